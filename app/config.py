@@ -1,0 +1,132 @@
+"""All configuration, read from the environment and validated in one place.
+
+`SERVICE_*` configures the service, `HOST_*` the code host. A value that is
+present but invalid counts as missing: readiness names it, and the process
+keeps running (liveness stays green) so an operator can see what is wrong.
+Secrets are kept in `Secret` wrappers so that a stray repr never prints them.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+DEFAULT_ARTIFACT_CAPABILITY_TTL_SECONDS = 900  # 15 minutes: long enough to open a report, short enough to leak little
+DEFAULT_READINESS_DB_TIMEOUT_MS = 1000
+DEFAULT_POOL_MAX = 50
+DEFAULT_JOB_MAX_ATTEMPTS = 5
+DEFAULT_WORKER_POLL_MS = 1000
+DEFAULT_WORKER_CONCURRENCY = 4
+DEFAULT_JOB_LEASE_SECONDS = 60
+DEFAULT_BIND = "127.0.0.1:8000"
+WEBHOOK_MAX_BODY_BYTES = 2 * 1024 * 1024
+
+
+class Secret:
+    """A string that never shows itself in logs, reprs or tracebacks."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str):
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret(***)"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+@dataclass(frozen=True)
+class Config:
+    database_url: str | None
+    data_dir: str
+    pool_max: int
+    readiness_db_timeout_ms: int
+    artifact_capability_ttl_seconds: int
+    self_hosted_runner_minimum_version: str | None
+    webhook_secret: Secret | None
+    marketplace_webhook_secret: Secret | None
+    job_max_attempts: int
+    job_lease_seconds: int
+    worker_poll_ms: int
+    worker_concurrency: int
+    bind: str
+    web_concurrency: int
+    web_threads: int
+    # Variables that are absent or invalid and that readiness must report.
+    missing: tuple[str, ...] = field(default=())
+    # Invalid values of variables that have a safe default: reported, default used.
+    invalid: tuple[str, ...] = field(default=())
+
+
+class _Reader:
+    def __init__(self, env: Mapping[str, str]):
+        self.env = env
+        self.missing: list[str] = []
+        self.invalid: list[str] = []
+
+    def text(self, name: str) -> str | None:
+        value = self.env.get(name)
+        return value if value not in (None, "") else None
+
+    def required_secret(self, name: str) -> Secret | None:
+        value = self.text(name)
+        if value is None:
+            self.missing.append(name)
+            return None
+        return Secret(value)
+
+    def integer(self, name: str, default: int, minimum: int, maximum: int | None = None,
+                required_valid: bool = False) -> int:
+        raw = self.text(name)
+        if raw is None:
+            return default
+        if re.fullmatch(r"[0-9]{1,12}", raw.strip()):
+            value = int(raw)
+            if value >= minimum and (maximum is None or value <= maximum):
+                return value
+        # An invalid value of a setting that shapes a public contract makes the
+        # service not ready; an invalid tuning knob falls back to its default.
+        (self.missing if required_valid else self.invalid).append(name)
+        return default
+
+
+def load(env: Mapping[str, str] | None = None) -> Config:
+    env = os.environ if env is None else env
+    r = _Reader(env)
+    webhook_secret = r.required_secret("HOST_WEBHOOK_SECRET")
+    marketplace_secret = r.required_secret("HOST_MARKETPLACE_WEBHOOK_SECRET")
+    ttl = r.integer("SERVICE_ARTIFACT_CAPABILITY_TTL_SECONDS", DEFAULT_ARTIFACT_CAPABILITY_TTL_SECONDS,
+                    minimum=1, required_valid=True)
+    runner_minimum = r.text("SERVICE_SELF_HOSTED_RUNNER_MINIMUM_VERSION")
+    web_concurrency = r.integer("SERVICE_WEB_CONCURRENCY", 2, minimum=1, maximum=64)
+    return Config(
+        database_url=r.text("SERVICE_DATABASE_URL"),
+        data_dir=r.text("SERVICE_DATA_DIR") or ".data",
+        pool_max=r.integer("SERVICE_DATABASE_POOL_MAX", DEFAULT_POOL_MAX, minimum=2, maximum=50),
+        readiness_db_timeout_ms=r.integer("SERVICE_READINESS_DB_TIMEOUT_MS", DEFAULT_READINESS_DB_TIMEOUT_MS,
+                                          minimum=10, maximum=60_000),
+        artifact_capability_ttl_seconds=ttl,
+        self_hosted_runner_minimum_version=runner_minimum.strip() if runner_minimum and runner_minimum.strip() else None,
+        webhook_secret=webhook_secret,
+        marketplace_webhook_secret=marketplace_secret,
+        job_max_attempts=r.integer("SERVICE_JOB_MAX_ATTEMPTS", DEFAULT_JOB_MAX_ATTEMPTS, minimum=1, maximum=100),
+        job_lease_seconds=r.integer("SERVICE_JOB_LEASE_SECONDS", DEFAULT_JOB_LEASE_SECONDS, minimum=1, maximum=3600),
+        worker_poll_ms=r.integer("SERVICE_WORKER_POLL_MS", DEFAULT_WORKER_POLL_MS, minimum=10, maximum=600_000),
+        worker_concurrency=r.integer("SERVICE_WORKER_CONCURRENCY", DEFAULT_WORKER_CONCURRENCY, minimum=1, maximum=64),
+        bind=r.text("SERVICE_BIND") or DEFAULT_BIND,
+        web_concurrency=web_concurrency,
+        web_threads=r.integer("SERVICE_WEB_THREADS", 16, minimum=1, maximum=256),
+        missing=tuple(r.missing),
+        invalid=tuple(r.invalid),
+    )

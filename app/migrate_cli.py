@@ -1,0 +1,25 @@
+"""`bin/migrate`: apply migrations and re-apply the SQL functions."""
+from __future__ import annotations
+
+import argparse
+
+from app import config as config_module
+from app import migrations, runtime
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bin/migrate", description=__doc__)
+    parser.add_argument("--rollback-all", action="store_true",
+                        help="roll back every migration (disposable databases only)")
+    args = parser.parse_args(argv)
+    url = runtime.database_url(config_module.load())
+    if args.rollback_all:
+        print("rolled back:", ", ".join(migrations.rollback_all(url)) or "nothing")
+        return
+    done = runtime.migrate(url)
+    print("migrations applied:", ", ".join(done["migrations"]) or "none pending")
+    print("functions applied:", ", ".join(done["functions"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Schema migrations (yoyo over sql/schema) and SQL functions (sql/functions).
+
+Migrations change tables and are applied once, each with a rollback. Functions
+and views are `CREATE OR REPLACE` and re-applied on every run, so a deploy
+always leaves the database with exactly the functions in the tree.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+from yoyo import get_backend, read_migrations
+
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+SCHEMA_DIR = SQL_DIR / "schema"
+FUNCTIONS_DIR = SQL_DIR / "functions"
+
+
+def _yoyo_url(url: str) -> str:
+    # yoyo names its psycopg 3 backend "postgresql+psycopg".
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def _backend(url: str):
+    return get_backend(_yoyo_url(url))
+
+
+def apply_functions(url: str) -> list[str]:
+    """Re-apply every file in sql/functions in name order, then the API role's grants."""
+    applied = []
+    with psycopg.connect(url) as conn:
+        for path in sorted(FUNCTIONS_DIR.glob("*.sql")):
+            conn.execute(path.read_text(encoding="utf-8"))
+            applied.append(path.name)
+        conn.execute("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA boardready TO boardready_api")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA ops TO boardready_api")
+    return applied
+
+
+def migrate(url: str) -> dict:
+    """Apply pending migrations, then the functions. Returns what was done."""
+    backend = _backend(url)
+    migrations = read_migrations(str(SCHEMA_DIR))
+    with backend.lock():
+        pending = backend.to_apply(migrations)
+        backend.apply_migrations(pending)
+    functions = apply_functions(url)
+    return {"migrations": [m.id for m in pending], "functions": functions}
+
+
+def rollback_all(url: str) -> list[str]:
+    """Roll back every applied migration (tests and disposable databases only)."""
+    backend = _backend(url)
+    migrations = read_migrations(str(SCHEMA_DIR))
+    with backend.lock():
+        applied = backend.to_rollback(migrations)
+        backend.rollback_migrations(applied)
+    return [m.id for m in applied]

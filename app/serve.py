@@ -1,0 +1,106 @@
+"""`bin/serve`: migrate, then run the API under gunicorn (gthread) and the workers.
+
+The embedded PostgreSQL, when used, lives in this parent process and stops
+when it exits; the children get its URL in SERVICE_DATABASE_URL.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+
+from app import config as config_module
+from app import runtime
+
+
+def gunicorn_command(config) -> list[str]:
+    return [
+        sys.executable, "-m", "gunicorn", "app.web.wsgi:application",
+        "--worker-class", "gthread",
+        "--workers", str(config.web_concurrency),
+        "--threads", str(config.web_threads),
+        "--bind", config.bind,
+        "--graceful-timeout", "20",
+        "--timeout", "60",
+        "--keep-alive", "5",
+        "--log-level", "warning",
+    ]
+
+
+def wait_until_live(base_url: str, process: subprocess.Popen, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"error: gunicorn exited with status {process.returncode}")
+        try:
+            if httpx.get(f"{base_url}/api/health/live", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"error: the API did not answer on {base_url} within {seconds:.0f} s")
+
+
+class Service:
+    """The API and worker processes, started and stopped together."""
+
+    def __init__(self, config, url: str, with_workers: bool = True, extra_env: dict | None = None):
+        self.config, self.url, self.with_workers = config, url, with_workers
+        self.env = dict(os.environ, SERVICE_DATABASE_URL=url, **(extra_env or {}))
+        self.children: list[subprocess.Popen] = []
+        self.base_url = f"http://{config.bind}"
+
+    def start(self) -> "Service":
+        api = subprocess.Popen(gunicorn_command(self.config), env=self.env)
+        self.children.append(api)
+        if self.with_workers:
+            self.children.append(subprocess.Popen([sys.executable, "-m", "workers"], env=self.env))
+        wait_until_live(self.base_url, api)
+        return self
+
+    def stop(self, timeout: float = 30) -> None:
+        for child in self.children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        for child in self.children:
+            try:
+                child.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+    def wait(self) -> int:
+        while all(child.poll() is None for child in self.children):
+            time.sleep(0.5)
+        return max((child.returncode or 0) for child in self.children if child.poll() is not None)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bin/serve", description=__doc__)
+    parser.add_argument("--no-workers", action="store_true", help="run the API only")
+    args = parser.parse_args(argv)
+    config = config_module.load()
+    url = runtime.database_url(config)
+    runtime.migrate(url)
+    service = Service(config, url, with_workers=not args.no_workers)
+    stopping = False
+
+    def on_signal(*_):
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    service.start()
+    print(f"boardready listening on {service.base_url}", flush=True)
+    while not stopping and all(child.poll() is None for child in service.children):
+        time.sleep(0.3)
+    service.stop()
+
+
+if __name__ == "__main__":
+    main()

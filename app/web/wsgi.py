@@ -1,0 +1,55 @@
+"""The Falcon application and the gunicorn entry point (`app.web.wsgi:application`)."""
+from __future__ import annotations
+
+import threading
+
+import falcon
+
+from app import config as config_module
+from app import database
+from app.web import errors
+from app.web.health import Live, Ready
+from app.web.lifecycle_webhook import LifecycleWebhook
+
+
+def create_app(config, pool) -> falcon.App:
+    app = falcon.App(cors_enable=False)
+    app.req_options.strip_url_path_trailing_slash = True
+    errors.install(app)
+    app.add_route("/api/health/live", Live())
+    app.add_route("/api/health/ready", Ready(config, pool))
+    app.add_route("/api/host/webhook", LifecycleWebhook(config, pool))
+    return app
+
+
+def pool_size_per_web_process(config) -> int:
+    # SERVICE_DATABASE_POOL_MAX caps the whole service: bin/serve splits it
+    # between the web processes and the worker; a thread uses one connection.
+    share = max(2, config.pool_max // (config.web_concurrency + 1))
+    return min(share, config.web_threads + 1)
+
+
+def _build_from_environment() -> falcon.App:
+    config = config_module.load()
+    if not config.database_url:
+        raise SystemExit("SERVICE_DATABASE_URL must be set for gunicorn workers (bin/serve sets it)")
+    pool = database.create_pool(config.database_url, max_size=pool_size_per_web_process(config), name="api")
+    return create_app(config, pool)
+
+
+class _LazyApplication:
+    """Build the app in each gunicorn worker after fork, not in the master."""
+
+    def __init__(self):
+        self._app = None
+        self._lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        if self._app is None:
+            with self._lock:
+                if self._app is None:
+                    self._app = _build_from_environment()
+        return self._app(environ, start_response)
+
+
+application = _LazyApplication()

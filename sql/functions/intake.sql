@@ -1,0 +1,54 @@
+-- Webhook intake: store a verified delivery and, for lifecycle events, its job,
+-- in one transaction. Idempotent on <provider>:<delivery_id>.
+
+CREATE OR REPLACE FUNCTION boardready.intake_accept_delivery(
+  p_provider        text,
+  p_delivery_id     text,
+  p_event           text,
+  p_action          text,
+  p_installation_id bigint,
+  p_actions         jsonb,
+  p_payload_sha256  text,
+  p_payload_bytes   integer,
+  p_now             timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, inbox_id bigint, job_id bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_key        text := p_provider || ':' || p_delivery_id;
+  -- ping and events the service does not act on are kept as processed evidence.
+  v_creates_job boolean := p_event IN ('installation', 'installation_repositories', 'pull_request');
+  v_inbox      bigint;
+  v_job        bigint;
+BEGIN
+  IF p_provider !~ '^[a-z][a-z0-9_-]{0,31}$' OR p_delivery_id !~ '^[A-Za-z0-9._:-]{1,200}$'
+     OR p_event !~ '^[a-z_]{1,64}$' THEN
+    RAISE EXCEPTION 'intake_invalid_identity' USING ERRCODE = '22023';
+  END IF;
+
+  INSERT INTO webhook_inbox AS i (provider, delivery_id, idempotency_key, event, action, installation_id,
+                                  actions, payload_sha256, payload_bytes, state, received_at, updated_at)
+  VALUES (p_provider, p_delivery_id, v_key, p_event, p_action, p_installation_id, p_actions,
+          p_payload_sha256, p_payload_bytes,
+          CASE WHEN v_creates_job THEN 'accepted' ELSE 'processed' END, p_now, p_now)
+  ON CONFLICT (idempotency_key) DO NOTHING
+  RETURNING i.id INTO v_inbox;
+
+  IF v_inbox IS NULL THEN
+    -- A concurrent or earlier delivery with this id won; report what it stored.
+    SELECT i.id, j.id INTO v_inbox, v_job
+      FROM webhook_inbox i LEFT JOIN lifecycle_jobs j ON j.inbox_id = i.id
+     WHERE i.idempotency_key = v_key;
+    RETURN QUERY SELECT 'duplicate'::text, v_inbox, v_job;
+    RETURN;
+  END IF;
+
+  IF v_creates_job THEN
+    INSERT INTO lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, action, actions,
+                                status, run_after, created_at, updated_at)
+    VALUES (v_inbox, v_key, p_installation_id, p_event, p_action, p_actions, 'accepted', p_now, p_now, p_now)
+    RETURNING id INTO v_job;
+    PERFORM pg_notify('lifecycle_jobs', '');
+  END IF;
+
+  RETURN QUERY SELECT 'accepted'::text, v_inbox, v_job;
+END $$;

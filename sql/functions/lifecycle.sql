@@ -1,0 +1,181 @@
+-- Lifecycle handlers: apply a job's normalized actions to installations,
+-- repositories and pull requests, and complete the job, in one transaction.
+-- Every handler is an upsert, so a redelivery or an out-of-order event converges.
+
+CREATE OR REPLACE FUNCTION boardready.lifecycle_upsert_account(p_account jsonb, p_now timestamptz)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint := (p_account ->> 'id')::bigint;
+BEGIN
+  IF v_id IS NULL THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO boardready.accounts AS a (id, login, type, created_at, updated_at)
+  VALUES (v_id, p_account ->> 'login', coalesce(p_account ->> 'type', 'Unknown'), p_now, p_now)
+  ON CONFLICT (id) DO UPDATE SET login = EXCLUDED.login, type = EXCLUDED.type, updated_at = p_now
+    WHERE (a.login, a.type) IS DISTINCT FROM (EXCLUDED.login, EXCLUDED.type);
+  RETURN v_id;
+END $$;
+
+-- Make sure the installation row exists. An event for an installation the
+-- service has not seen created (installed before the service ran, or events
+-- out of order) proves it exists; the account is filled in when known.
+CREATE OR REPLACE FUNCTION boardready.lifecycle_ensure_installation(p_installation jsonb, p_now timestamptz)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  v_id      bigint := (p_installation ->> 'id')::bigint;
+  v_account bigint := boardready.lifecycle_upsert_account(p_installation -> 'account', p_now);
+BEGIN
+  INSERT INTO boardready.installations AS i (id, account_id, status, created_at, updated_at)
+  VALUES (v_id, v_account, 'active', p_now, p_now)
+  ON CONFLICT (id) DO UPDATE SET account_id = coalesce(EXCLUDED.account_id, i.account_id), updated_at = p_now
+    WHERE v_account IS NOT NULL AND i.account_id IS DISTINCT FROM v_account;
+  RETURN v_id;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.lifecycle_upsert_repositories(
+  p_installation_id bigint, p_repositories jsonb, p_now timestamptz)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  v_count integer;
+BEGIN
+  INSERT INTO boardready.repositories AS r (id, installation_id, full_name, private, removed_at, created_at, updated_at)
+  SELECT (x ->> 'id')::bigint, p_installation_id, x ->> 'fullName', (x ->> 'private')::boolean, NULL, p_now, p_now
+    FROM jsonb_array_elements(coalesce(p_repositories, '[]'::jsonb)) AS x
+  ON CONFLICT (id) DO UPDATE
+     SET installation_id = EXCLUDED.installation_id, full_name = EXCLUDED.full_name,
+         private = coalesce(EXCLUDED.private, r.private), removed_at = NULL, updated_at = p_now;
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  RETURN v_count;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.lifecycle_remove_repositories(
+  p_installation_id bigint, p_repositories jsonb, p_now timestamptz)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  v_count integer;
+BEGIN
+  UPDATE boardready.repositories r SET removed_at = p_now, updated_at = p_now
+   WHERE r.installation_id = p_installation_id AND r.removed_at IS NULL
+     AND r.id IN (SELECT (x ->> 'id')::bigint FROM jsonb_array_elements(coalesce(p_repositories, '[]'::jsonb)) AS x);
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  RETURN v_count;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_installation(p_action text, p_actions jsonb, p_now timestamptz)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint := boardready.lifecycle_ensure_installation(p_actions -> 'installation', p_now);
+BEGIN
+  CASE p_action
+    WHEN 'created', 'new_permissions_accepted', 'unsuspend' THEN
+      UPDATE boardready.installations SET status = 'active', updated_at = p_now WHERE id = v_id AND status <> 'active';
+      PERFORM boardready.lifecycle_upsert_repositories(v_id, p_actions -> 'repositories', p_now);
+      RETURN 'installation_' || p_action;
+    WHEN 'suspend' THEN
+      UPDATE boardready.installations SET status = 'suspended', updated_at = p_now WHERE id = v_id;
+      RETURN 'installation_suspend';
+    WHEN 'deleted' THEN
+      UPDATE boardready.installations SET status = 'deleted', updated_at = p_now WHERE id = v_id;
+      UPDATE boardready.repositories SET removed_at = p_now, updated_at = p_now
+       WHERE installation_id = v_id AND removed_at IS NULL;
+      RETURN 'installation_deleted';
+    ELSE
+      RETURN 'noop';
+  END CASE;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_installation_repositories(
+  p_action text, p_actions jsonb, p_now timestamptz)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint := boardready.lifecycle_ensure_installation(p_actions -> 'installation', p_now);
+BEGIN
+  IF p_action NOT IN ('added', 'removed') THEN
+    RETURN 'noop';
+  END IF;
+  -- Both lists may be present on either action; apply both.
+  PERFORM boardready.lifecycle_upsert_repositories(v_id, p_actions -> 'repositoriesAdded', p_now);
+  PERFORM boardready.lifecycle_remove_repositories(v_id, p_actions -> 'repositoriesRemoved', p_now);
+  RETURN 'repositories_' || p_action;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_pull_request(
+  p_job_id bigint, p_action text, p_actions jsonb, p_now timestamptz)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  v_installation bigint := boardready.lifecycle_ensure_installation(p_actions -> 'installation', p_now);
+  v_repo         jsonb := p_actions -> 'repository';
+  v_pr           jsonb := p_actions -> 'pullRequest';
+  v_repo_id      bigint := (v_repo ->> 'id')::bigint;
+  v_number       integer := (v_pr ->> 'number')::integer;
+  v_status       text;
+  v_removed      timestamptz;
+  v_inserted     bigint;
+BEGIN
+  -- The repository is known from the installation events; a pull request
+  -- event for one not yet seen registers it (events can arrive out of order).
+  INSERT INTO boardready.repositories AS r (id, installation_id, full_name, private, created_at, updated_at)
+  VALUES (v_repo_id, v_installation, v_repo ->> 'fullName', (v_repo ->> 'private')::boolean, p_now, p_now)
+  ON CONFLICT (id) DO NOTHING;
+
+  INSERT INTO boardready.pull_requests AS p (repository_id, number, head_sha, head_ref, base_ref, state, draft, updated_at)
+  VALUES (v_repo_id, v_number, v_pr ->> 'headSha', v_pr ->> 'headRef', v_pr ->> 'baseRef',
+          coalesce(v_pr ->> 'state', 'open'), coalesce((v_pr ->> 'draft')::boolean, false), p_now)
+  ON CONFLICT (repository_id, number) DO UPDATE
+     SET head_sha = EXCLUDED.head_sha, head_ref = EXCLUDED.head_ref, base_ref = EXCLUDED.base_ref,
+         state = EXCLUDED.state, draft = EXCLUDED.draft, updated_at = p_now;
+
+  IF p_action NOT IN ('opened', 'synchronize', 'reopened', 'ready_for_review') THEN
+    RETURN 'pull_request_recorded';
+  END IF;
+
+  SELECT i.status, r.removed_at INTO v_status, v_removed
+    FROM boardready.repositories r JOIN boardready.installations i ON i.id = r.installation_id
+   WHERE r.id = v_repo_id;
+  IF v_status <> 'active' OR v_removed IS NOT NULL THEN
+    RETURN 'skipped_inactive_installation';
+  END IF;
+  -- A draft is not a release candidate until it is marked ready for review.
+  IF coalesce((v_pr ->> 'draft')::boolean, false) THEN
+    RETURN 'skipped_draft';
+  END IF;
+
+  INSERT INTO boardready.release_candidates (repository_id, pr_number, head_sha, trigger_action, job_id, created_at)
+  VALUES (v_repo_id, v_number, v_pr ->> 'headSha', p_action, p_job_id, p_now)
+  ON CONFLICT (repository_id, pr_number, head_sha) DO NOTHING
+  RETURNING id INTO v_inserted;
+  RETURN CASE WHEN v_inserted IS NULL THEN 'release_candidate_exists' ELSE 'release_candidate_recorded' END;
+END $$;
+
+-- The lifecycle handler: one transaction applies the effect and completes the
+-- job, and only while the caller's lease is still the current one.
+CREATE OR REPLACE FUNCTION boardready.lifecycle_job_process(
+  p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_job     lifecycle_jobs%ROWTYPE;
+  v_outcome text;
+BEGIN
+  SELECT * INTO v_job FROM lifecycle_jobs j
+   WHERE j.id = p_job_id AND j.status = 'leased' AND j.lease_token = p_lease_token
+   FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+
+  v_outcome := CASE v_job.kind
+    WHEN 'installation' THEN lifecycle_apply_installation(v_job.action, v_job.actions, p_now)
+    WHEN 'installation_repositories' THEN lifecycle_apply_installation_repositories(v_job.action, v_job.actions, p_now)
+    WHEN 'pull_request' THEN lifecycle_apply_pull_request(v_job.id, v_job.action, v_job.actions, p_now)
+    ELSE 'noop'
+  END;
+
+  UPDATE lifecycle_jobs
+     SET status = 'completed', outcome = v_outcome, completed_at = p_now,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_job_id;
+  RETURN QUERY SELECT v_outcome;
+END $$;

@@ -1,0 +1,1 @@
+"""Background workers: wake on NOTIFY or poll, claim with a lease, act, report through SQL."""

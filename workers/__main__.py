@@ -1,0 +1,37 @@
+"""`python -m workers`: run the background workers until SIGTERM or SIGINT."""
+from __future__ import annotations
+
+import signal
+import threading
+
+from app import config as config_module
+from app import database, runtime
+from workers.lifecycle import LifecycleQueue
+from workers.queue_worker import QueueWorker
+
+
+def build_workers(config, url: str, stop: threading.Event) -> list[QueueWorker]:
+    pool = database.create_pool(url, max_size=config.worker_concurrency + 2, name="worker")
+    return [
+        QueueWorker(LifecycleQueue(config), pool, url, concurrency=config.worker_concurrency,
+                    poll_ms=config.worker_poll_ms, stop=stop),
+    ]
+
+
+def main() -> None:
+    config = config_module.load()
+    url = runtime.database_url(config)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    workers = build_workers(config, url, stop)
+    threads = [threading.Thread(target=w.run, name=w.queue.name) for w in workers]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        for t in threads:
+            t.join(timeout=0.5)
+
+
+if __name__ == "__main__":
+    main()

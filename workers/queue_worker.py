@@ -1,0 +1,169 @@
+"""A queue loop shared by every worker kind.
+
+LISTEN on the queue's channel is only a hint that work may be waiting; the poll
+interval is the truth, so a lost notification delays work by at most one poll.
+Claims take a lease in the database; a worker that dies simply lets its lease
+expire and another claims the item again. Completion and failure are reported
+through SQL functions that refuse a lease that is no longer current.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
+
+import psycopg
+
+from app.jsonlog import log
+
+
+class Queue(Protocol):
+    name: str
+    channel: str
+
+    def claim(self, conn: psycopg.Connection, worker_id: str, limit: int) -> list[dict]: ...
+
+    def handle(self, pool, item: dict) -> str:
+        """Do the work and report completion; return the outcome. Raise to fail the attempt."""
+
+    def fail(self, conn: psycopg.Connection, item: dict, exc: BaseException) -> dict: ...
+
+    def release(self, conn: psycopg.Connection, item: dict) -> None: ...
+
+
+def worker_identity(kind: str) -> str:
+    return f"{kind}@{socket.gethostname()}:{os.getpid()}"
+
+
+class Listener(threading.Thread):
+    """Sets `wake` whenever a NOTIFY arrives on `channel`; reconnects with backoff."""
+
+    def __init__(self, url: str, channel: str, wake: threading.Event, stop: threading.Event):
+        super().__init__(name=f"listen-{channel}", daemon=True)
+        self.url, self.channel, self.wake, self.stop = url, channel, wake, stop
+
+    def run(self) -> None:
+        backoff = 0.5
+        while not self.stop.is_set():
+            try:
+                with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
+                    conn.execute(f"LISTEN {self.channel}")
+                    backoff = 0.5
+                    # A reconnect may have missed notifications: wake once to poll.
+                    self.wake.set()
+                    while not self.stop.is_set():
+                        for _ in conn.notifies(timeout=1.0):
+                            self.wake.set()
+            except psycopg.Error as exc:
+                log("worker.listen_failed", level="warning", channel=self.channel, errorClass=type(exc).__name__)
+                self.stop.wait(backoff)
+                backoff = min(backoff * 2, 10)
+
+
+class QueueWorker:
+    def __init__(self, queue: Queue, pool, listen_url: str, *, concurrency: int, poll_ms: int,
+                 stop: threading.Event | None = None):
+        self.queue = queue
+        self.pool = pool
+        self.listen_url = listen_url
+        self.concurrency = concurrency
+        self.poll_seconds = poll_ms / 1000
+        self.stop = stop or threading.Event()
+        self.wake = threading.Event()
+        self.worker_id = worker_identity(queue.name)
+        self._inflight = 0
+        self._inflight_lock = threading.Lock()
+        self.processed = 0
+
+    # -- one item ---------------------------------------------------------
+    def _run_one(self, item: dict) -> None:
+        try:
+            if self.stop.is_set():
+                # Shutting down before this item started: give it back untouched.
+                with self.pool.connection() as conn:
+                    self.queue.release(conn, item)
+                return
+            started = time.monotonic()
+            outcome = self.queue.handle(self.pool, item)
+            log("worker.item_done", queue=self.queue.name, itemId=item["job_id"], outcome=outcome,
+                attempt=item.get("attempts"), ms=round((time.monotonic() - started) * 1000, 1))
+            self.processed += 1
+        except Exception as exc:  # the attempt failed: report it, never crash the loop
+            self._report_failure(item, exc)
+        finally:
+            with self._inflight_lock:
+                self._inflight -= 1
+            self.wake.set()
+
+    def _report_failure(self, item: dict, exc: BaseException) -> None:
+        try:
+            with self.pool.connection() as conn:
+                result = self.queue.fail(conn, item, exc)
+            log("worker.item_failed", level="warning", queue=self.queue.name, itemId=item["job_id"],
+                attempt=item.get("attempts"), errorClass=type(exc).__name__, outcome=result.get("outcome"))
+        except Exception as report_exc:
+            # The database is gone too: the lease will expire and the item be claimed again.
+            log("worker.failure_report_failed", level="error", queue=self.queue.name, itemId=item["job_id"],
+                errorClass=type(exc).__name__, reportErrorClass=type(report_exc).__name__)
+
+    # -- the loop ---------------------------------------------------------
+    def _claim(self, limit: int) -> list[dict]:
+        try:
+            with self.pool.connection(timeout=5) as conn:
+                return self.queue.claim(conn, self.worker_id, limit)
+        except Exception as exc:
+            log("worker.claim_failed", level="warning", queue=self.queue.name, errorClass=type(exc).__name__)
+            return []
+
+    def run(self) -> None:
+        listener = Listener(self.listen_url, self.queue.channel, self.wake, self.stop)
+        listener.start()
+        log("worker.started", queue=self.queue.name, worker=self.worker_id, concurrency=self.concurrency)
+        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=self.queue.name) as executor:
+            while not self.stop.is_set():
+                self.wake.clear()
+                with self._inflight_lock:
+                    free = self.concurrency - self._inflight
+                claimed = self._claim(free) if free > 0 else []
+                for item in claimed:
+                    with self._inflight_lock:
+                        self._inflight += 1
+                    executor.submit(self._run_one, item)
+                if claimed and len(claimed) == free:
+                    # The queue may hold more: wait only for a free slot.
+                    self.wake.wait(self.poll_seconds)
+                    continue
+                self.wake.wait(self.poll_seconds)
+            # SIGTERM: no new claims; the executor's exit waits for running items,
+            # and items not yet started release their lease in _run_one.
+        log("worker.stopped", queue=self.queue.name, worker=self.worker_id, processed=self.processed)
+
+    def run_until_idle(self, max_seconds: float = 30) -> int:
+        """Claim and process until nothing is claimable (tests, demo). Returns items processed."""
+        deadline = time.monotonic() + max_seconds
+        before = self.processed
+        while time.monotonic() < deadline:
+            claimed = self._claim(self.concurrency)
+            if not claimed:
+                break
+            for item in claimed:
+                with self._inflight_lock:
+                    self._inflight += 1
+                self._run_one(item)
+        return self.processed - before
+
+
+def failure_codes(exc: BaseException) -> tuple[str, str]:
+    """A stable reason code and the error class; never the message (it may hold data)."""
+    reason = getattr(exc, "reason_code", None)
+    if reason is None:
+        if isinstance(exc, psycopg.OperationalError):
+            reason = "database_unavailable"
+        elif isinstance(exc, psycopg.Error):
+            reason = "database_error"
+        else:
+            reason = "handler_error"
+    return reason, type(exc).__name__
