@@ -51,6 +51,7 @@ class Config:
     database_url: str | None
     data_dir: str
     pool_max: int
+    db_acquire_timeout_ms: int
     readiness_db_timeout_ms: int
     artifact_capability_ttl_seconds: int
     self_hosted_runner_minimum_version: str | None
@@ -114,6 +115,7 @@ def load(env: Mapping[str, str] | None = None) -> Config:
         database_url=r.text("SERVICE_DATABASE_URL"),
         data_dir=r.text("SERVICE_DATA_DIR") or ".data",
         pool_max=r.integer("SERVICE_DATABASE_POOL_MAX", DEFAULT_POOL_MAX, minimum=2, maximum=50),
+        db_acquire_timeout_ms=r.integer("SERVICE_DATABASE_ACQUIRE_TIMEOUT_MS", 5000, minimum=10, maximum=60_000),
         readiness_db_timeout_ms=r.integer("SERVICE_READINESS_DB_TIMEOUT_MS", DEFAULT_READINESS_DB_TIMEOUT_MS,
                                           minimum=10, maximum=60_000),
         artifact_capability_ttl_seconds=ttl,

@@ -24,8 +24,18 @@ def _yoyo_url(url: str) -> str:
     return url
 
 
-def _backend(url: str):
-    return get_backend(_yoyo_url(url))
+class _Backend:
+    """A yoyo backend that closes its connection on exit, so that a migrated
+    database can serve as a template right away."""
+
+    def __init__(self, url: str):
+        self.backend = get_backend(_yoyo_url(url))
+
+    def __enter__(self):
+        return self.backend
+
+    def __exit__(self, *exc):
+        self.backend.connection.close()
 
 
 def apply_functions(url: str) -> list[str]:
@@ -42,9 +52,8 @@ def apply_functions(url: str) -> list[str]:
 
 def migrate(url: str) -> dict:
     """Apply pending migrations, then the functions. Returns what was done."""
-    backend = _backend(url)
     migrations = read_migrations(str(SCHEMA_DIR))
-    with backend.lock():
+    with _Backend(url) as backend, backend.lock():
         pending = backend.to_apply(migrations)
         backend.apply_migrations(pending)
     functions = apply_functions(url)
@@ -53,9 +62,8 @@ def migrate(url: str) -> dict:
 
 def rollback_all(url: str) -> list[str]:
     """Roll back every applied migration (tests and disposable databases only)."""
-    backend = _backend(url)
     migrations = read_migrations(str(SCHEMA_DIR))
-    with backend.lock():
+    with _Backend(url) as backend, backend.lock():
         applied = backend.to_rollback(migrations)
         backend.rollback_migrations(applied)
     return [m.id for m in applied]

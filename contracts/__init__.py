@@ -25,3 +25,22 @@ def run_result_validator():
     schema = load("run-result.schema.json")
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
+
+
+
+def openapi_response_validator(path: str, method: str, status: int):
+    """A validator for the JSON body of one documented response of openapi.json."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    doc = load("openapi.json")
+    response = doc["paths"][path][method.lower()]["responses"][str(status)]
+    if "$ref" in response:
+        response = doc["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
+    schema = response["content"]["application/json"]["schema"]
+    # Resolve "#/components/..." references against the whole document.
+    registry = Registry().with_resource("urn:openapi", Resource.from_contents(doc, default_specification=DRAFT202012))
+    if "$ref" in schema:
+        schema = {"$ref": "urn:openapi" + schema["$ref"]}
+    return Draft202012Validator(schema, registry=registry)

@@ -28,7 +28,7 @@ class LifecycleWebhook:
             raise ApiError(400, "missing_or_invalid_field", f"{exc.field} {exc.message}") from None
 
         try:
-            with self.pool.connection(timeout=5) as conn:
+            with self.pool.connection(timeout=self.config.db_acquire_timeout_ms / 1000) as conn:
                 row = database.call_one(
                     conn, "intake_accept_delivery",
                     p_provider=PROVIDER, p_delivery_id=delivery.delivery_id, p_event=delivery.event,

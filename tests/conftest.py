@@ -1,0 +1,27 @@
+"""Shared by every test: where the repository and the shared fixtures are."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED = REPO_ROOT.parent / "shared"
+FIXTURES = SHARED / "fixtures"
+WEBHOOK_FIXTURES = FIXTURES / "webhooks"
+
+
+def webhook_fixture(name: str) -> bytes:
+    """The raw bytes of a real webhook payload from ../shared/fixtures/webhooks/."""
+    return (WEBHOOK_FIXTURES / name).read_bytes()
+
+
+def webhook_fixture_json(name: str) -> dict:
+    return json.loads(webhook_fixture(name))
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    assert FIXTURES.is_dir(), f"shared fixtures not found at {FIXTURES}"
+    return FIXTURES

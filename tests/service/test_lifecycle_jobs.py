@@ -1,0 +1,271 @@
+"""The lifecycle job queue: handlers on real payloads, leases, races, backoff
+and dead letters, all through the SQL functions the workers call."""
+from __future__ import annotations
+
+import datetime as dt
+import threading
+
+import psycopg
+import pytest
+
+from app import database
+from tests.conftest import webhook_fixture
+from tests.service.conftest import post_webhook
+from workers.lifecycle import LifecycleQueue
+from workers.queue_worker import QueueWorker
+
+LEASE = 60
+MAX_ATTEMPTS = 3
+
+
+def deliver(client, name: str, delivery_id: str | None = None):
+    event = name.split(".")[0]
+    result = post_webhook(client, webhook_fixture(name), event, delivery_id=delivery_id or f"d-{name}")
+    assert result.status_code == 202, result.json
+    return result
+
+
+def run_worker(config, pool, db_url) -> int:
+    worker = QueueWorker(LifecycleQueue(config), pool, db_url, concurrency=2, poll_ms=50)
+    return worker.run_until_idle()
+
+
+def claim(pool, worker="w", limit=10, now=None):
+    with pool.connection() as conn:
+        return database.call(conn, "job_claim", p_worker=worker, p_limit=limit, p_lease_seconds=LEASE,
+                             p_max_attempts=MAX_ATTEMPTS, p_now=now or dt.datetime.now(dt.timezone.utc))
+
+
+def process(pool, item, now=None):
+    with pool.connection() as conn:
+        return database.call_one(conn, "lifecycle_job_process", p_job_id=item["job_id"],
+                                 p_lease_token=item["lease_token"],
+                                 p_now=now or dt.datetime.now(dt.timezone.utc))["outcome"]
+
+
+def fail(pool, item, now=None, reason="handler_error", error_class="RuntimeError"):
+    with pool.connection() as conn:
+        return database.call_one(conn, "job_fail", p_job_id=item["job_id"], p_lease_token=item["lease_token"],
+                                 p_reason_code=reason, p_error_class=error_class, p_max_attempts=MAX_ATTEMPTS,
+                                 p_now=now or dt.datetime.now(dt.timezone.utc))
+
+
+def job(owner, job_id=None):
+    if job_id is None:
+        return owner.execute("SELECT * FROM lifecycle_jobs ORDER BY id DESC LIMIT 1").fetchone()
+    return owner.execute("SELECT * FROM lifecycle_jobs WHERE id = %s", (job_id,)).fetchone()
+
+
+def inbox_state(owner, job_id):
+    return owner.execute("SELECT i.state FROM webhook_inbox i JOIN lifecycle_jobs j ON j.inbox_id = i.id "
+                         "WHERE j.id = %s", (job_id,)).fetchone()["state"]
+
+
+# -- handlers on the real payloads ------------------------------------------
+
+def test_installation_lifecycle(client, owner, pool, config, db_url):
+    deliver(client, "installation.created.1.json")
+    assert run_worker(config, pool, db_url) == 1
+    inst = owner.execute("SELECT * FROM ops.installations").fetchone()
+    assert (inst["id"], inst["account"], inst["status"], inst["repositories"]) == (957387, "Codertocat", "active", 1)
+    assert owner.execute("SELECT full_name FROM repositories").fetchone()["full_name"] == "Codertocat/Hello-World"
+    assert owner.execute("SELECT state FROM webhook_inbox").fetchone()["state"] == "processed"
+    assert job(owner)["outcome"] == "installation_created"
+
+    deliver(client, "installation_repositories.added.0.json")
+    deliver(client, "installation_repositories.added.1.json")
+    run_worker(config, pool, db_url)
+    repos = owner.execute("SELECT full_name FROM repositories WHERE installation_id = 957387 AND removed_at IS NULL "
+                          "ORDER BY full_name").fetchall()
+    assert len(repos) >= 2
+
+    deliver(client, "installation.new_permissions_accepted.4.json")
+    run_worker(config, pool, db_url)
+    assert job(owner)["outcome"] == "installation_new_permissions_accepted"
+
+
+def test_suspend_and_unsuspend(client, owner, pool, config, db_url):
+    deliver(client, "installation.suspend.5.json")
+    run_worker(config, pool, db_url)
+    assert owner.execute("SELECT status FROM installations WHERE id = 16598467").fetchone()["status"] == "suspended"
+    deliver(client, "installation.unsuspend.6.json")
+    run_worker(config, pool, db_url)
+    assert owner.execute("SELECT status FROM installations WHERE id = 16598467").fetchone()["status"] == "active"
+
+
+def test_deleted_installation_removes_its_repositories(client, owner, pool, config, db_url):
+    deliver(client, "installation_repositories.removed.2.json")  # installation 2 with a repository
+    deliver(client, "installation.deleted.0.json")
+    run_worker(config, pool, db_url)
+    assert owner.execute("SELECT status FROM installations WHERE id = 2").fetchone()["status"] == "deleted"
+    assert owner.execute("SELECT count(*) AS n FROM repositories WHERE installation_id = 2 AND removed_at IS NULL"
+                         ).fetchone()["n"] == 0
+
+
+def test_repositories_removed(client, owner, pool, config, db_url):
+    payload_name = "installation_repositories.removed.2.json"
+    deliver(client, payload_name)
+    run_worker(config, pool, db_url)
+    import json
+    removed = json.loads(webhook_fixture(payload_name))["repositories_removed"]
+    for repo in removed:
+        row = owner.execute("SELECT removed_at FROM repositories WHERE id = %s", (repo["id"],)).fetchone()
+        assert row is None or row["removed_at"] is not None
+
+
+@pytest.mark.parametrize("name", ["pull_request.opened.12.json", "pull_request.reopened.18.json",
+                                  "pull_request.synchronize.22.json", "pull_request.ready_for_review.16.json"])
+def test_pull_request_head_becomes_a_release_candidate(client, owner, pool, config, db_url, name):
+    import json
+    payload = json.loads(webhook_fixture(name))
+    deliver(client, name)
+    run_worker(config, pool, db_url)
+    outcome = job(owner)["outcome"]
+    if payload["pull_request"]["draft"]:
+        assert outcome == "skipped_draft"
+        assert owner.execute("SELECT count(*) AS n FROM release_candidates").fetchone()["n"] == 0
+        return
+    assert outcome == "release_candidate_recorded"
+    candidate = owner.execute("SELECT * FROM release_candidates").fetchone()
+    assert candidate["head_sha"] == payload["pull_request"]["head"]["sha"]
+    assert candidate["pr_number"] == payload["pull_request"]["number"]
+    assert candidate["trigger_action"] == payload["action"]
+    # The same head delivered again (another delivery id) is not a second candidate.
+    deliver(client, name, delivery_id="again")
+    run_worker(config, pool, db_url)
+    assert job(owner)["outcome"] == "release_candidate_exists"
+    assert owner.execute("SELECT count(*) AS n FROM release_candidates").fetchone()["n"] == 1
+
+
+@pytest.mark.parametrize("name", ["pull_request.closed.3.json", "pull_request.labeled.8.json",
+                                  "pull_request.assigned.1.json", "pull_request.locked.10.json"])
+def test_other_pull_request_actions_only_record_the_pull_request(client, owner, pool, config, db_url, name):
+    deliver(client, name)
+    run_worker(config, pool, db_url)
+    assert job(owner)["status"] == "completed"
+    assert job(owner)["outcome"] == "pull_request_recorded"
+    assert owner.execute("SELECT count(*) AS n FROM release_candidates").fetchone()["n"] == 0
+
+
+def test_no_release_candidate_for_a_suspended_installation(client, owner, pool, config, db_url):
+    deliver(client, "pull_request.opened.12.json", delivery_id="first")
+    run_worker(config, pool, db_url)
+    owner.execute("UPDATE installations SET status = 'suspended' WHERE id = 1")
+    deliver(client, "pull_request.synchronize.22.json")
+    run_worker(config, pool, db_url)
+    assert job(owner)["outcome"] == "skipped_inactive_installation"
+
+
+# -- leases, races, failures ---------------------------------------------------
+
+def test_worker_killed_mid_job_lease_expires_and_the_job_completes_once(client, owner, pool):
+    deliver(client, "installation.created.1.json")
+    t0 = dt.datetime.now(dt.timezone.utc)
+    [first] = claim(pool, worker="killed", now=t0)
+    assert job(owner, first["job_id"])["status"] == "leased"
+    assert inbox_state(owner, first["job_id"]) == "processing"
+    # The worker dies. Before the lease expires nobody else can claim it...
+    assert claim(pool, worker="other", now=t0 + dt.timedelta(seconds=LEASE - 1)) == []
+    # ...after, another worker does, with a new lease.
+    [second] = claim(pool, worker="other", now=t0 + dt.timedelta(seconds=LEASE + 1))
+    assert second["job_id"] == first["job_id"] and second["lease_token"] != first["lease_token"]
+    assert second["attempts"] == 2
+    # The first worker comes back to life: its completion is refused.
+    assert process(pool, first) == "lease_lost"
+    assert process(pool, second) == "installation_created"
+    assert process(pool, second) == "lease_lost"
+    row = job(owner, first["job_id"])
+    assert row["status"] == "completed" and row["leased_by"] is None
+    assert inbox_state(owner, first["job_id"]) == "processed"
+    assert owner.execute("SELECT count(*) AS n FROM installations").fetchone()["n"] == 1
+
+
+def test_two_workers_racing_never_share_a_job(client, owner, pool, db_url):
+    for i in range(20):
+        deliver(client, "pull_request.opened.12.json", delivery_id=f"race-{i}")
+    barrier = threading.Barrier(2)
+    results: dict[str, list] = {}
+
+    def racer(name):
+        with psycopg.connect(db_url, row_factory=psycopg.rows.dict_row) as conn:
+            barrier.wait()
+            results[name] = database.call(conn, "job_claim", p_worker=name, p_limit=15, p_lease_seconds=LEASE,
+                                          p_max_attempts=MAX_ATTEMPTS)
+
+    threads = [threading.Thread(target=racer, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    a = {r["job_id"] for r in results["a"]}
+    b = {r["job_id"] for r in results["b"]}
+    assert not a & b
+    assert len(a | b) == 20
+
+
+def test_failures_back_off_then_dead_letter_after_the_last_attempt(client, owner, pool):
+    deliver(client, "installation.created.1.json")
+    now = dt.datetime.now(dt.timezone.utc)
+    run_afters = []
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        [item] = claim(pool, now=now)
+        assert item["attempts"] == attempt
+        result = fail(pool, item, now=now, reason="host_unavailable", error_class="ConnectError")
+        if attempt < MAX_ATTEMPTS:
+            assert result["outcome"] == "retry_scheduled"
+            assert result["run_after"] > now
+            run_afters.append(result["run_after"] - now)
+            assert claim(pool, now=now) == []  # not before its backoff
+            now = result["run_after"]
+        else:
+            assert result["outcome"] == "dead_letter"
+    assert run_afters[1] > run_afters[0]  # exponential: 1 s then 2 s, +-25 % jitter
+    row = job(owner)
+    assert (row["status"], row["reason_code"], row["error_class"], row["attempts"]) == (
+        "dead_letter", "host_unavailable", "ConnectError", MAX_ATTEMPTS)
+    assert inbox_state(owner, row["id"]) == "dead_letter"
+    assert claim(pool, now=now + dt.timedelta(days=1)) == []
+    dead = owner.execute("SELECT * FROM ops.dead_letters").fetchone()
+    assert (dead["item_type"], dead["reason_code"], dead["attempts"]) == ("job", "host_unavailable", MAX_ATTEMPTS)
+
+
+def test_expired_lease_on_the_last_attempt_dead_letters(client, owner, pool):
+    deliver(client, "installation.created.1.json")
+    now = dt.datetime.now(dt.timezone.utc)
+    for _ in range(MAX_ATTEMPTS):
+        [item] = claim(pool, now=now)
+        now += dt.timedelta(seconds=LEASE + 1)  # the worker dies every time
+    assert claim(pool, now=now) == []
+    row = job(owner)
+    assert (row["status"], row["reason_code"], row["error_class"]) == ("dead_letter", "lease_expired", "LeaseExpired")
+
+
+def test_failure_codes_must_be_stable_codes(client, pool):
+    deliver(client, "installation.created.1.json")
+    [item] = claim(pool)
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        fail(pool, item, reason='duplicate key value violates unique constraint "x"')
+
+
+def test_release_gives_the_job_back_without_using_an_attempt(client, owner, pool):
+    deliver(client, "installation.created.1.json")
+    [item] = claim(pool)
+    with pool.connection() as conn:
+        assert database.call_one(conn, "job_release", p_job_id=item["job_id"],
+                                 p_lease_token=item["lease_token"])["outcome"] == "released"
+    row = job(owner)
+    assert (row["status"], row["attempts"]) == ("accepted", 0)
+    assert inbox_state(owner, row["id"]) == "accepted"
+
+
+def test_a_failing_handler_is_reported_by_the_worker_loop(client, owner, pool, config, db_url):
+    deliver(client, "installation.created.1.json")
+
+    class Exploding(LifecycleQueue):
+        def handle(self, pool, item):
+            raise ConnectionResetError("peer reset")
+
+    QueueWorker(Exploding(config), pool, db_url, concurrency=1, poll_ms=50).run_until_idle()
+    row = job(owner)
+    assert (row["status"], row["reason_code"], row["error_class"], row["attempts"]) == (
+        "accepted", "handler_error", "ConnectionResetError", 1)
