@@ -1,0 +1,138 @@
+"""Fault switches: make chosen requests fail the way the real host sometimes does.
+
+A fault matches by method and/or a path pattern and/or operationId. The pattern
+is either a path template (``/repos/{owner}/{repo}/check-runs``; ``{x}`` matches
+one segment) or a glob (``/repos/*/check-runs*``). Effects, in order: delay
+(``delay_ms``; a long delay is how a hang past the client's timeout is made),
+then either drop the connection without an answer, or answer ``status`` with
+``body`` and ``headers``; a fault with only a delay lets the request through.
+``count`` applies it to the next N matching requests; without it, until cleared.
+"""
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Fault:
+    id: int
+    method: str | None = None
+    path: str | None = None
+    operation_id: str | None = None
+    status: int | None = None
+    body: object = None
+    headers: dict = field(default_factory=dict)
+    delay_ms: int = 0
+    drop: bool = False
+    count: int | None = None  # None: persistent until cleared
+    hits: int = 0
+
+    def matches(self, method: str, path: str, operation_id: str | None) -> bool:
+        if self.method and self.method.upper() != method.upper():
+            return False
+        if self.operation_id and self.operation_id != operation_id:
+            return False
+        if self.path and not _path_matches(self.path, path):
+            return False
+        return True
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _path_matches(pattern: str, path: str) -> bool:
+    if "{" in pattern:
+        regex = "^" + re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(pattern)) + "$"
+        return re.match(regex, path) is not None
+    return fnmatch.fnmatchcase(path, pattern)
+
+
+def preset(name: str, reset_in_seconds: int = 60) -> dict:
+    """Ready-made answers of the real host: primary and secondary rate limits, overload."""
+    reset = str(int(time.time()) + reset_in_seconds)
+    docs = "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api"
+    if name == "rate_limit":
+        return {
+            "status": 403,
+            "headers": {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
+                        "X-RateLimit-Reset": reset, "X-RateLimit-Resource": "core"},
+            "body": {"message": "API rate limit exceeded for installation.", "documentation_url": docs, "status": "403"},
+        }
+    if name == "rate_limit_429":
+        return {
+            "status": 429,
+            "headers": {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
+                        "X-RateLimit-Reset": reset, "X-RateLimit-Resource": "core"},
+            "body": {"message": "API rate limit exceeded for installation.", "documentation_url": docs, "status": "429"},
+        }
+    if name == "secondary_rate_limit":
+        return {
+            "status": 403,
+            "headers": {"Retry-After": str(reset_in_seconds)},
+            "body": {"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+                     "documentation_url": docs, "status": "403"},
+        }
+    if name == "server_error":
+        return {"status": 500, "body": {"message": "Server Error", "status": "500"}}
+    if name == "bad_gateway":
+        return {"status": 502, "body": "<html><body><h1>502 Bad Gateway</h1></body></html>",
+                "headers": {"Content-Type": "text/html"}}
+    raise ValueError(f"unknown fault preset {name!r}")
+
+
+class FaultSwitches:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._faults: list[Fault] = []
+        self._ids = itertools.count(1)
+
+    def add(self, **spec) -> Fault:
+        """Add a fault; ``preset=`` fills status/headers/body from ``preset()``."""
+        if "preset" in spec:
+            name = spec.pop("preset")
+            for key, value in preset(name, int(spec.pop("reset_in_seconds", 60))).items():
+                spec.setdefault(key, value)
+        unknown = set(spec) - {"method", "path", "operation_id", "status", "body", "headers", "delay_ms", "drop", "count"}
+        if unknown:
+            raise ValueError(f"unknown fault fields: {sorted(unknown)}")
+        if not (spec.get("status") or spec.get("drop") or spec.get("delay_ms")):
+            raise ValueError("a fault needs a status, drop or delay_ms")
+        if spec.get("count") is not None and int(spec["count"]) < 1:
+            raise ValueError("count must be at least 1")
+        with self._lock:
+            fault = Fault(id=next(self._ids), **spec)
+            fault.headers = dict(fault.headers or {})
+            self._faults.append(fault)
+            return fault
+
+    def take(self, method: str, path: str, operation_id: str | None) -> Fault | None:
+        """The first fault matching this request, counting it as used."""
+        with self._lock:
+            for fault in self._faults:
+                if fault.matches(method, path, operation_id):
+                    fault.hits += 1
+                    if fault.count is not None:
+                        fault.count -= 1
+                        if fault.count == 0:
+                            self._faults.remove(fault)
+                    return fault
+        return None
+
+    def list(self) -> list[dict]:
+        with self._lock:
+            return [f.to_dict() for f in self._faults]
+
+    def remove(self, fault_id: int) -> bool:
+        with self._lock:
+            before = len(self._faults)
+            self._faults = [f for f in self._faults if f.id != fault_id]
+            return len(self._faults) != before
+
+    def clear(self) -> None:
+        with self._lock:
+            self._faults.clear()
