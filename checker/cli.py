@@ -1,0 +1,143 @@
+"""``bin/check PATH``: command line of the readiness checker.
+
+Exit codes: 0 ready (or the gate passed), 1 gate failed, 2 usage error,
+3 invalid or hostile input, 4 the service refused a published result.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from contracts import run_result_validator
+
+from .errors import HostileInputError
+from .profiles import available
+from .publish import PublishError, RunnerContext, RunnerEnvironmentError, publish, send_runner_result
+from .runner import RunOptions, check
+
+EXIT_READY, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INPUT, EXIT_PUBLISH = 0, 1, 2, 3, 4
+_FAILS = {"blocked": {"blocked"}, "at-risk": {"blocked", "at-risk"}, "never": set()}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bin/check", description="KiCad release-readiness checker")
+    parser.add_argument("path", nargs="?", type=Path, help="project folder or .kicad_pro (runner mode: the checkout)")
+    parser.add_argument("--root", type=Path, help="repository root for relative paths (default: PATH's folder)")
+    parser.add_argument("--bom", type=Path, help="BOM CSV to compare with the schematic")
+    parser.add_argument("--format", choices=("human", "json", "sarif"), default="human")
+    parser.add_argument("--output", "-o", type=Path, help="write the report here instead of stdout")
+    parser.add_argument("--html", type=Path, metavar="FILE", help="also write the self-contained HTML report")
+    parser.add_argument("--profile", choices=available(), help="fab profile (overrides .boardready.toml)")
+    parser.add_argument("--baseline", type=Path, metavar="RESULT.json", help="earlier --format json result")
+    parser.add_argument("--gate", choices=("all", "new"), default="all",
+                        help="new: only findings absent from the baseline block")
+    parser.add_argument("--fail-on", choices=("blocked", "at-risk", "never"), default="blocked")
+    parser.add_argument("--erc-report", type=Path, help="import a kicad-cli ERC JSON report")
+    parser.add_argument("--drc-report", type=Path, help="import a kicad-cli DRC JSON report")
+    parser.add_argument("--no-kicad-cli", action="store_true", help="do not run kicad-cli even when installed")
+    parser.add_argument("--trigger", choices=("pull_request", "push", "manual", "schedule", "release"),
+                        default="manual", help="triggerKind in the result")
+    parser.add_argument("--repository", help="owner/name in the result")
+    parser.add_argument("--repository-id", help="the code host's numeric repository id (needed by --publish)")
+    parser.add_argument("--head-sha", help="commit checked")
+    parser.add_argument("--publish", action="store_true",
+                        help="POST the result to $SERVICE_URL/api/v1/runs with $SERVICE_API_TOKEN")
+    parser.add_argument("--runner", action="store_true",
+                        help="readiness-workflow mode: inputs from the runner, result to the OIDC callback")
+    parser.add_argument("--no-color", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.gate == "new" and args.baseline is None:
+        parser.error("--gate new needs --baseline")
+    runner_context = None
+    if args.runner:
+        try:
+            runner_context = RunnerContext.from_environment()
+        except RunnerEnvironmentError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    elif args.path is None:
+        parser.error("PATH is required")
+    if args.publish and not (os.environ.get("SERVICE_URL") and os.environ.get("SERVICE_API_TOKEN")):
+        parser.error("--publish needs SERVICE_URL and SERVICE_API_TOKEN in the environment")
+    if args.path is not None and not args.path.exists():
+        parser.error(f"{args.path} does not exist")
+    options = RunOptions(
+        path=args.path or (runner_context.workspace if runner_context else Path(".")),
+        root=args.root or (runner_context.workspace if runner_context else None),
+        bom=args.bom, profile=args.profile, baseline=args.baseline, gate=args.gate,
+        erc_report=args.erc_report, drc_report=args.drc_report, run_kicad_cli=not args.no_kicad_cli,
+        trigger_kind="pull_request" if runner_context else args.trigger,
+        repository=runner_context.repository if runner_context else args.repository,
+        repository_id=args.repository_id,
+        head_sha=runner_context.head_sha if runner_context else args.head_sha,
+        progress=lambda message: print(f"boardready: {message}", file=sys.stderr),
+    )
+    try:
+        outcome = check(options)
+    except HostileInputError as exc:
+        if args.format == "json":
+            print(json.dumps({"ok": False, "code": exc.code, "message": exc.message, "path": exc.path,
+                              "line": exc.line, "column": exc.column}))
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    result = outcome.result
+    # The contract is checked on the way out: emitting something the service
+    # would refuse is a checker bug we want to see here, not in the service.
+    errors = sorted(run_result_validator().iter_errors(result), key=lambda e: list(e.path))
+    if errors:
+        raise AssertionError(f"run result violates the contract: {errors[0].message}")
+    _write_report(args, result)
+    if args.html:
+        from .report_html import write_html
+
+        write_html(outcome, args.html)
+    if args.publish:
+        try:
+            publish(result, os.environ["SERVICE_URL"], os.environ["SERVICE_API_TOKEN"])
+        except PublishError as exc:
+            print(f"error: the service refused the result: {exc.code}: {exc.message}", file=sys.stderr)
+            return EXIT_PUBLISH
+        except Exception as exc:  # network failures: say so, exit as refused
+            print(f"error: publishing failed: {exc}", file=sys.stderr)
+            return EXIT_PUBLISH
+    if runner_context is not None:
+        try:
+            send_runner_result(result, runner_context)
+        except PublishError as exc:
+            print(f"error: the service refused the result: {exc.code}: {exc.message}", file=sys.stderr)
+            print(exc.code)
+            return EXIT_PUBLISH
+        except Exception as exc:
+            print(f"error: sending the result failed: {exc}", file=sys.stderr)
+            return EXIT_PUBLISH
+    return EXIT_GATE_FAILED if result["readiness"] in _FAILS[args.fail_on] else EXIT_READY
+
+
+def _write_report(args, result: dict) -> None:
+    if args.format == "json":
+        text = json.dumps(result, indent=2, sort_keys=True) + "\n"
+    elif args.format == "sarif":
+        from .sarif import to_sarif
+
+        text = json.dumps(to_sarif(result), indent=2) + "\n"
+    else:
+        from .report_text import render
+
+        stream_is_tty = args.output is None and sys.stdout.isatty()
+        text = render(result, colour=stream_is_tty and not args.no_color and "NO_COLOR" not in os.environ)
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

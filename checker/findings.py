@@ -1,0 +1,59 @@
+"""Findings and their stable fingerprints."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+SEVERITIES = ("error", "high", "medium", "low", "info")
+
+
+@dataclass
+class Finding:
+    rule_id: str
+    message: str
+    identity: tuple[str, ...]          # what the finding is about, never where it is drawn
+    severity: str = ""                 # filled from the catalogue unless set
+    path: str | None = None
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    title: str | None = None
+    source: str = "boardready"
+    baseline: str | None = None
+    waived: bool = False
+    extra: dict = field(default_factory=dict)   # for the HTML report (x/y of a marker)
+
+    @property
+    def fingerprint(self) -> str:
+        """sha-256 over the rule and the identities of the items involved.
+
+        Coordinates are deliberately excluded so that moving a part does not
+        turn an accepted finding into a "new" one under --baseline.
+        """
+        text = "\x1f".join((self.rule_id, *self.identity))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+    def to_json(self) -> dict:
+        out: dict = {
+            "ruleId": self.rule_id,
+            "severity": self.severity,
+            "message": self.message[:4000] or self.rule_id,
+            "fingerprint": self.fingerprint,
+            "source": self.source,
+        }
+        if self.title:
+            out["title"] = self.title[:255]
+        if self.path:
+            out["path"] = self.path
+        if self.line:
+            out["startLine"] = self.line
+            out["endLine"] = self.end_line or self.line
+            if self.column:
+                out["startColumn"] = self.column
+                out["endColumn"] = self.end_column or self.column
+        if self.baseline:
+            out["baseline"] = self.baseline
+        if self.waived:
+            out["waived"] = True
+        return out

@@ -1,0 +1,28 @@
+"""Everything the rules look at for one project, loaded once."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .board import Board
+from .bom import BomRow
+from .config import CheckerConfig
+from .profiles import FabProfile
+from .project import ProjectFiles
+from .schematic import Schematic
+from .sexpr import Node
+
+
+@dataclass
+class ProjectModel:
+    files: ProjectFiles
+    config: CheckerConfig
+    profile: FabProfile
+    pro_path: str | None = None
+    pro: dict = field(default_factory=dict)
+    schematic: Schematic | None = None
+    board: Board | None = None
+    dru: Node | None = None
+    dru_path: str | None = None
+    footprint_libraries: set[str] = field(default_factory=set)   # names in the project's fp-lib-table
+    bom: list[BomRow] | None = None
+    bom_path: str | None = None

@@ -1,0 +1,1 @@
+"""The rule catalogue and the rule functions, one module per subject."""

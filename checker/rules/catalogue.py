@@ -1,0 +1,131 @@
+"""Every rule the checker can report: id, default severity, what it checks,
+the KiCad ERC/DRC key it mirrors, and how to fix it.
+
+docs/rules.md is generated from this table (``python -m checker.docs``) and a
+test keeps the two identical, so the documentation cannot drift.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: str
+    title: str
+    checks: str
+    mirrors: str          # KiCad ERC/DRC violation key, or "-" when KiCad has none
+    fix: str
+
+
+_RULES = [
+    # Schematic
+    Rule("sch.unannotated", "error", "Unannotated reference",
+         "A placed symbol instance whose reference ends in '?' or has no number (per sheet instance).",
+         "ERC unannotated", "Run Tools > Annotate Schematic."),
+    Rule("sch.duplicate-reference", "error", "Duplicate reference",
+         "Two symbol instances share a reference and unit, or one reference names different parts. "
+         "Checked per sheet instance, so a sheet used twice must get distinct references.",
+         "ERC duplicate_reference", "Re-annotate, or give the instances distinct references."),
+    Rule("sch.footprint-missing", "error", "No footprint assigned",
+         "A symbol that goes on the board has an empty Footprint field.",
+         "DRC parity missing_footprint", "Assign a footprint (Tools > Assign Footprints)."),
+    Rule("sch.footprint-no-library", "error", "Footprint without library",
+         "The Footprint field has no 'Library:' prefix, so KiCad cannot resolve it.",
+         "ERC footprint_link_issues", "Use the full 'Library:Footprint' identifier."),
+    Rule("sch.footprint-library-unknown", "high", "Footprint library unknown",
+         "The footprint's library is neither in the project's fp-lib-table nor a standard KiCad library.",
+         "ERC footprint_link_issues / DRC lib_footprint_issues",
+         "Add the library to the project fp-lib-table (and commit it) or pick a standard footprint."),
+    Rule("sch.title-revision-missing", "low", "Title block has no revision",
+         "The root sheet's title block has no 'rev'.", "-", "Fill in Page Settings > Revision."),
+    Rule("sch.title-date-missing", "low", "Title block has no date",
+         "The root sheet's title block has no 'date'.", "-", "Fill in Page Settings > Issue Date."),
+    Rule("sch.sheet-missing", "error", "Sheet file missing or unreachable",
+         "A hierarchical sheet names a file that does not exist, cannot be read, or is not a schematic.",
+         "-", "Commit the sheet file or fix the sheet's file name."),
+    # Schematic / board parity
+    Rule("parity.missing-footprint", "error", "Symbol missing from the board",
+         "A symbol with 'on board' set has no footprint with its reference on the board.",
+         "DRC parity missing_footprint", "Update PCB from Schematic (F8)."),
+    Rule("parity.extra-footprint", "high", "Footprint not in the schematic",
+         "A board footprint (not 'board only') has no symbol with its reference.",
+         "DRC parity extra_footprint", "Delete it, mark it board-only, or add the symbol."),
+    Rule("parity.footprint-mismatch", "high", "Footprint differs from the schematic",
+         "The board footprint's library id differs from the symbol's Footprint field.",
+         "DRC parity footprint_symbol_mismatch", "Update PCB from Schematic with 'update footprints'."),
+    # Board
+    Rule("board.outline-missing", "error", "No board outline",
+         "Nothing is drawn on Edge.Cuts, so a fab cannot cut the board.",
+         "DRC invalid_outline", "Draw a closed outline on Edge.Cuts."),
+    Rule("board.outline-open", "error", "Board outline not closed",
+         "An Edge.Cuts line or arc ends where no other outline item starts (0.01 mm tolerance).",
+         "DRC invalid_outline", "Join the outline segments end to end."),
+    Rule("board.track-width", "error", "Track narrower than the fab can make",
+         "A track is narrower than the fab profile's minimum track width.",
+         "DRC track_width", "Widen the track, or choose a fab profile that supports it."),
+    Rule("board.via-drill", "error", "Via drill below the fab minimum",
+         "A via's drill is smaller than the fab profile's minimum via drill.",
+         "DRC drill_out_of_range", "Use a larger via drill."),
+    Rule("board.via-diameter", "error", "Via diameter below the fab minimum",
+         "A via's pad diameter is smaller than the fab profile's minimum via diameter.",
+         "DRC via_diameter", "Use a larger via."),
+    Rule("board.annular-ring", "error", "Via annular ring below the fab minimum",
+         "(via diameter - drill) / 2 is below the fab profile's minimum annular ring.",
+         "DRC annular_width", "Increase the via diameter or reduce its drill."),
+    Rule("board.crossing-tracks", "error", "Tracks of different nets touch",
+         "Two tracks on the same copper layer belong to different nets and cross or overlap (a short).",
+         "DRC shorting_items / tracks_crossing", "Reroute one of the tracks."),
+    Rule("board.edge-clearance", "high", "Copper too close to the board edge",
+         "A track or via is closer to the outline than the fab profile's copper-to-edge clearance.",
+         "DRC copper_edge_clearance", "Move the copper away from the edge."),
+    Rule("board.duplicate-reference", "error", "Duplicate board reference",
+         "Two footprints on the board carry the same reference.",
+         "DRC duplicate_footprints", "Re-annotate and update the board from the schematic."),
+    Rule("board.unannotated", "error", "Unannotated board reference",
+         "A footprint's reference ends in '?' or '*' or has no number.",
+         "-", "Annotate the schematic and update the board, or set a reference."),
+    # Design rules
+    Rule("rules.below-fab", "medium", "Project design rule below the fab profile",
+         "A minimum in the .kicad_pro design rules, a net class or a .kicad_dru constraint is below "
+         "what the fab profile can make, so KiCad's DRC would pass a board the fab rejects.",
+         "-", "Raise the rule to the fab minimum (Board Setup > Design Rules)."),
+    # BOM
+    Rule("bom.mpn-missing", "medium", "BOM part without a manufacturer part number",
+         "A part that goes into the BOM has none of the configured MPN-like fields filled in.",
+         "-", "Add an MPN field (names are configurable in .boardready.toml)."),
+    Rule("bom.dnp-in-bom", "medium", "Do-not-populate part still in the BOM",
+         "A symbol marked DNP is still included in the BOM (in_bom yes), or appears in the BOM CSV.",
+         "-", "Set 'Exclude from BOM' on the symbol, or remove the row from the BOM."),
+    Rule("bom.csv-mismatch", "high", "BOM CSV disagrees with the schematic",
+         "A reference is in the BOM CSV but not the schematic (or the reverse), or its value or "
+         "footprint differs.", "-", "Regenerate the BOM from the current schematic."),
+    # Formats
+    Rule("format.legacy", "high", "Legacy KiCad file format",
+         "A board in KiCad 5 format (module tokens, version 20171130 or older).",
+         "-", "Open and save the project in KiCad 6 or later."),
+    Rule("format.too-new", "medium", "File format newer than this checker knows",
+         "A file version newer than KiCad 9's; it was read best-effort.", "-",
+         "Update boardready, or save with a supported KiCad version."),
+    # KiCad ERC/DRC
+    Rule("kicad.erc", "error", "KiCad ERC violation",
+         "A violation from KiCad's own ERC report (severity taken from the report: error stays "
+         "error, warning becomes medium; excluded violations are skipped).",
+         "ERC (any key; the key is in the finding's title)", "Fix it in Eeschema, or exclude it there."),
+    Rule("kicad.drc", "error", "KiCad DRC violation",
+         "A violation, unconnected item or schematic-parity entry from KiCad's own DRC report "
+         "(severity as for ERC).", "DRC (any key; the key is in the finding's title)",
+         "Fix it in Pcbnew, or exclude it there."),
+    Rule("kicad.erc-unverified", "high", "ERC could not be verified",
+         "An ERC report was asked for but is missing or unreadable, or kicad-cli failed. "
+         "A missing report is never read as clean.", "-", "Provide a readable report or fix kicad-cli."),
+    Rule("kicad.drc-unverified", "high", "DRC could not be verified",
+         "A DRC report was asked for but is missing or unreadable, or kicad-cli failed.",
+         "-", "Provide a readable report or fix kicad-cli."),
+    Rule("report.truncated", "info", "Findings truncated",
+         "More findings than the run-result contract carries (10000); the least severe were dropped.",
+         "-", "Fix the most frequent finding first."),
+]
+
+RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}

@@ -1,0 +1,243 @@
+"""One checker run: discover, guard, load, apply rules, baseline, score, build the run result."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from contracts import RUN_RESULT_SCHEMA_VERSION
+
+from . import TOOL_NAME, TOOL_VERSION, kicad_reports
+from .board import load_board
+from .bom import read_bom
+from .config import CheckerConfig, load_config
+from .errors import NoProjectFound
+from .findings import SEVERITIES, Finding
+from .limits import DEFAULT_LIMITS, Limits
+from .model import ProjectModel
+from .profiles import load_profile
+from .project import KICAD_SUFFIXES, InputReader, ProjectFiles, discover
+from .rules import board_rules, bom_rules, design_rules, format_rules, parity, schematic_rules
+from .rules.catalogue import RULES
+from .schematic import load_schematic
+from .scoring import judge
+from .versions import major_for
+
+RULE_MODULES = (format_rules, schematic_rules, parity, board_rules, design_rules, bom_rules)
+MAX_FINDINGS = 10_000
+LARGE_PROJECT_BYTES = 2 * 1024 * 1024   # above this, progress goes to stderr
+
+
+@dataclass
+class RunOptions:
+    path: Path
+    root: Path | None = None                 # repository root (default: PATH's folder)
+    bom: Path | None = None
+    profile: str | None = None               # overrides .boardready.toml
+    baseline: Path | None = None
+    gate: str = "all"
+    erc_report: Path | None = None
+    drc_report: Path | None = None
+    run_kicad_cli: bool = True               # when kicad-cli 8+ is on the PATH
+    trigger_kind: str = "manual"
+    repository: str | None = None
+    repository_id: str | None = None
+    head_sha: str | None = None
+    ref: str | None = None
+    limits: Limits = DEFAULT_LIMITS
+    progress: Callable[[str], None] | None = None
+
+
+@dataclass
+class RunOutcome:
+    result: dict
+    findings: list[Finding]
+    models: list[ProjectModel] = field(default_factory=list)
+
+
+def _root_for(options: RunOptions) -> Path:
+    if options.root is not None:
+        return Path(os.path.abspath(options.root))
+    path = Path(os.path.abspath(options.path))
+    return path if path.is_dir() else path.parent
+
+
+def check(options: RunOptions) -> RunOutcome:
+    root = _root_for(options)
+    reader = InputReader(root, options.limits)
+    config = load_config(root, reader)
+    target = Path(os.path.abspath(options.path))
+    if config.project and target == root:
+        target = reader.resolve_inside(root, config.project, what="configured project")
+    projects = discover(target, reader)
+    _reserve_inputs(projects, options, reader)
+    big = reader.bytes_read + sum(os.stat(p).st_size for p in _all_inputs(projects, options)) > LARGE_PROJECT_BYTES
+    say = options.progress if (options.progress and big) else (lambda _message: None)
+    profile = load_profile(options.profile or config.profile)
+    models: list[ProjectModel] = []
+    for files in projects:
+        say(f"reading {reader.relative(files.pro or files.board or files.schematic or files.folder)}")
+        models.append(_load(files, config, profile, reader, options))
+    models = _drop_subsheet_projects(models)
+    findings: list[Finding] = []
+    for model in models:
+        say(f"checking {model.files.name}")
+        for module in RULE_MODULES:
+            findings += module.check(model)
+        findings += _kicad_findings(model, options, reader)
+    _settle(findings, config)
+    if options.baseline is not None:
+        _apply_baseline(findings, options.baseline)
+    findings = _dedupe_and_sort(findings)
+    if len(findings) > MAX_FINDINGS:
+        dropped = len(findings) - (MAX_FINDINGS - 1)
+        findings = findings[: MAX_FINDINGS - 1]
+        findings.append(Finding("report.truncated", f"{dropped} less severe findings were left out",
+                                identity=("truncated",), severity="info"))
+    readiness, score = judge(findings, options.gate)
+    result = {
+        "schemaVersion": RUN_RESULT_SCHEMA_VERSION,
+        "triggerKind": options.trigger_kind,
+        "readiness": readiness,
+        "score": score,
+        "tool": {"name": TOOL_NAME, "version": TOOL_VERSION},
+        "project": reader.relative(target) if target != root else ".",
+        "profile": profile.name,
+        "gate": options.gate,
+        "findings": [f.to_json() for f in findings],
+    }
+    newest = _newest_kicad(models)
+    if newest:
+        result["kicadVersion"] = newest
+    for key, value in (("repository", options.repository), ("repositoryId", options.repository_id),
+                       ("headSha", options.head_sha), ("ref", options.ref)):
+        if value:
+            result[key] = value
+    return RunOutcome(result=result, findings=findings, models=models)
+
+
+def _all_inputs(projects: list[ProjectFiles], options: RunOptions) -> list[Path]:
+    paths: list[Path] = []
+    folders = []
+    for files in projects:
+        paths += files.known_inputs()
+        if files.folder not in folders:
+            folders.append(files.folder)
+    # Every KiCad file in the project folders counts, so a 65 MiB sheet is
+    # refused before the hierarchy walk would reach (and read) it.
+    for folder in folders:
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if entry.name.endswith(KICAD_SUFFIXES) and Path(entry.path) not in paths:
+                paths.append(Path(entry.path))
+    if options.bom:
+        paths.append(Path(os.path.abspath(options.bom)))
+    return paths
+
+
+def _reserve_inputs(projects: list[ProjectFiles], options: RunOptions, reader: InputReader) -> None:
+    reader.reserve(_all_inputs(projects, options))
+
+
+def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputReader,
+          options: RunOptions) -> ProjectModel:
+    model = ProjectModel(files=files, config=config, profile=profile)
+    if files.pro:
+        model.pro_path = reader.relative(files.pro)
+        data = reader.read_json(files.pro)
+        model.pro = data if isinstance(data, dict) else {}
+    if files.fp_lib_table:
+        table = reader.read_sexpr(files.fp_lib_table)
+        model.footprint_libraries = {lib.value("name") or "" for lib in table.nodes("lib")}
+    if files.dru:
+        model.dru_path = reader.relative(files.dru)
+        model.dru = reader.read_sexpr(files.dru, multiple=True)
+    if files.schematic:
+        model.schematic = load_schematic(files.schematic, reader, files.name)
+    if files.board:
+        model.board = load_board(files.board, reader)
+    if model.schematic is None and model.board is None and files.pro is None:
+        raise NoProjectFound("the project has no schematic and no board", path=files.name)
+    if options.bom:
+        model.bom_path = reader.relative(Path(os.path.abspath(options.bom)))
+        model.bom = read_bom(Path(os.path.abspath(options.bom)), reader)
+    return model
+
+
+def _drop_subsheet_projects(models: list[ProjectModel]) -> list[ProjectModel]:
+    """Without a .kicad_pro, a sub-sheet file looks like a project of its own;
+    drop it when another project's hierarchy already includes it."""
+    used: set[str] = set()
+    for model in models:
+        if model.schematic:
+            used.update(model.schematic.files[1:])
+    kept = [m for m in models if m.files.pro or m.board or not m.schematic or m.schematic.root_file not in used]
+    return kept or models
+
+
+def _kicad_findings(model: ProjectModel, options: RunOptions, reader: InputReader) -> list[Finding]:
+    findings: list[Finding] = []
+    cli = kicad_reports.kicad_cli() if options.run_kicad_cli else None
+    for kind, given, source in (("erc", options.erc_report, model.files.schematic),
+                                ("drc", options.drc_report, model.files.board)):
+        if source is None:
+            continue
+        if given is not None:
+            path = Path(given)
+            findings += kicad_reports.import_report(kind, path if path.exists() else None, model, reader,
+                                                    None if path.exists() else f"{given} does not exist")
+        elif cli:
+            report, error = kicad_reports.run_kicad_cli(kind, source, cli)
+            findings += kicad_reports.import_report(kind, report, model, reader, error)
+    return findings
+
+
+def _settle(findings: list[Finding], config: CheckerConfig) -> None:
+    """Default severities from the catalogue, then .boardready.toml overrides and waivers."""
+    for finding in findings:
+        if not finding.severity:
+            finding.severity = RULES[finding.rule_id].severity
+        if finding.title is None:
+            finding.title = RULES[finding.rule_id].title
+        if finding.rule_id in config.severity:
+            finding.severity = config.severity[finding.rule_id]
+        if finding.fingerprint in config.waived:
+            finding.waived = True
+
+
+def _apply_baseline(findings: list[Finding], baseline: Path) -> None:
+    from .errors import MalformedJson
+
+    try:
+        with open(baseline, "rb") as handle:
+            data = json.loads(handle.read(DEFAULT_LIMITS.max_total_bytes).decode("utf-8"))
+        known = {f["fingerprint"] for f in data["findings"] if isinstance(f, dict) and "fingerprint" in f}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise MalformedJson(f"baseline is not a run result: {exc}", path=str(baseline)) from None
+    for finding in findings:
+        finding.baseline = "existing" if finding.fingerprint in known else "new"
+
+
+def _dedupe_and_sort(findings: list[Finding]) -> list[Finding]:
+    seen: set[str] = set()
+    unique = []
+    for finding in findings:
+        if finding.fingerprint in seen:
+            continue
+        seen.add(finding.fingerprint)
+        unique.append(finding)
+    order = {s: i for i, s in enumerate(SEVERITIES)}
+    unique.sort(key=lambda f: (order[f.severity], f.rule_id, f.path or "", f.line or 0, f.fingerprint))
+    return unique
+
+
+def _newest_kicad(models: list[ProjectModel]) -> str | None:
+    majors = []
+    for model in models:
+        if model.board:
+            majors.append(major_for("board", model.board.version))
+        if model.schematic:
+            majors += [major_for("schematic", v) for v in model.schematic.versions.values()]
+    majors = [m for m in majors if m]
+    return str(max(majors)) if majors else None

@@ -1,0 +1,58 @@
+"""SARIF 2.1.0 for code scanning: one run, one rule per catalogue entry used."""
+from __future__ import annotations
+
+from . import TOOL_NAME, TOOL_VERSION
+from .rules.catalogue import RULES
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {"error": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
+
+
+def to_sarif(result: dict) -> dict:
+    used = sorted({f["ruleId"] for f in result["findings"]})
+    rules = []
+    for rule_id in used:
+        rule = RULES.get(rule_id)
+        entry = {"id": rule_id, "name": rule_id}
+        if rule:
+            entry.update({
+                "shortDescription": {"text": rule.title},
+                "fullDescription": {"text": rule.checks},
+                "help": {"text": f"{rule.fix} (KiCad: {rule.mirrors})"},
+                "defaultConfiguration": {"level": _LEVEL[rule.severity]},
+            })
+        rules.append(entry)
+    index = {rule_id: i for i, rule_id in enumerate(used)}
+    results = []
+    for finding in result["findings"]:
+        item = {
+            "ruleId": finding["ruleId"],
+            "ruleIndex": index[finding["ruleId"]],
+            "level": _LEVEL[finding["severity"]],
+            "message": {"text": finding["message"]},
+            "partialFingerprints": {"boardready/v1": finding["fingerprint"]},
+            "properties": {"severity": finding["severity"], "source": finding.get("source", "boardready")},
+        }
+        if finding.get("path"):
+            location = {"physicalLocation": {"artifactLocation": {"uri": finding["path"]}}}
+            if finding.get("startLine"):
+                region = {"startLine": finding["startLine"], "endLine": finding.get("endLine", finding["startLine"])}
+                if finding.get("startColumn"):
+                    region["startColumn"] = finding["startColumn"]
+                location["physicalLocation"]["region"] = region
+            item["locations"] = [location]
+        if finding.get("waived"):
+            item["suppressions"] = [{"kind": "external", "justification": "waived in .boardready.toml"}]
+        if finding.get("baseline"):
+            item["baselineState"] = "unchanged" if finding["baseline"] == "existing" else "new"
+        results.append(item)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": TOOL_NAME, "version": TOOL_VERSION,
+                                "informationUri": "https://boardready.dev/docs/rules", "rules": rules}},
+            "results": results,
+            "properties": {"readiness": result["readiness"], "score": result["score"]},
+        }],
+    }
