@@ -81,6 +81,6 @@ def check(model: ProjectModel) -> list[Finding]:
     for problem in schematic.problems:
         findings.append(Finding("sch.sheet-missing",
                                 f"sheet {problem.sheet_name!r} -> {problem.sheet_file!r}: {problem.reason}",
-                                identity=(problem.parent_file, problem.sheet_file or problem.sheet_name),
+                                identity=(problem.parent_file, problem.sheet_file, problem.sheet_name),
                                 path=problem.parent_file, line=problem.line, column=problem.column))
     return findings

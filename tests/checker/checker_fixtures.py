@@ -1,0 +1,14 @@
+"""Where the real KiCad fixtures live: ../shared/fixtures/kicad beside the repository."""
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+KICAD = FIXTURES / "kicad"
+
+
+def fixture_project(relative: str) -> Path:
+    path = KICAD / relative
+    assert path.exists(), f"missing fixture {path}"
+    return path
