@@ -140,13 +140,17 @@ class OidcIssuer:
         """Sign ``claims`` (adding iss, iat, nbf, exp, jti unless given).
 
         ``header_kid`` replaces the kid in the header (e.g. one the JWKS does not
-        have); ``unpublished_key`` signs with a throw-away key the JWKS never shows.
+        have); ``unpublished_key`` signs with a throw-away key the JWKS never shows,
+        under the current kid.
         """
         now = int(time.time()) if issued_at is None else int(issued_at)
         full = {"iss": self.issuer, "jti": str(uuid.uuid4()), "iat": now, "nbf": now, "exp": now + lifetime_seconds}
         full.update(claims)
         full = {k: v for k, v in full.items() if v is not None}
         with self._lock:
-            key = _new_key() if unpublished_key else self._keys[-1]
-        headers = {"kid": header_kid or key.kid, "typ": "JWT"}
+            current = self._keys[-1]
+        # An unpublished key still claims the current kid: the verifier finds a key and
+        # must notice that the signature does not match it.
+        key = _new_key() if unpublished_key else current
+        headers = {"kid": header_kid or current.kid, "typ": "JWT"}
         return jwt.encode(full, key.private_key, algorithm="RS256", headers=headers)
