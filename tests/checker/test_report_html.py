@@ -1,0 +1,98 @@
+"""The HTML report in headless Chromium (Debian's, driven by playwright)."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from checker.report_html import render_html
+from checker.runner import RunOptions, check
+from checker_fixtures import KICAD, REPO_ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _report(tmp_path: Path, relative: str) -> tuple[Path, object]:
+    outcome = check(RunOptions(path=KICAD / relative, run_kicad_cli=False))
+    page = tmp_path / "report.html"
+    page.write_text(render_html(outcome), encoding="utf-8")
+    return page, outcome
+
+
+def test_report_is_self_contained(tmp_path):
+    page, outcome = _report(tmp_path, "v6/stickhub")
+    text = page.read_text()
+    assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "").replace("https://", "")
+    assert "<script src" not in text and "<link" not in text
+    assert outcome.result["readiness"].upper() in text
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Debian chromium is missing at /usr/bin/chromium (bin/test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield instance
+        instance.close()
+
+
+@pytest.mark.browser
+def test_finding_click_highlights_marker_offline(browser, tmp_path):
+    page_file, outcome = _report(tmp_path, "v9/kicad_bot_examples/drc-violation")
+    crossing = next(f for f in outcome.findings if f.rule_id == "board.crossing-tracks")
+    context = browser.new_context(offline=True)
+    page = context.new_page()
+    problems: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda message: message.type == "error" and problems.append(message.text))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("request", lambda request: not request.url.startswith("file:") and requests.append(request.url))
+    page.goto(page_file.as_uri())
+    assert page.locator("#verdict").inner_text() == "BLOCKED"
+    marker = page.locator(f"#marker-{crossing.fingerprint}")
+    assert "active" not in (marker.get_attribute("class") or "")
+    page.locator(f'li[data-fingerprint="{crossing.fingerprint}"]').click()
+    assert "active" in marker.get_attribute("class")
+    assert problems == [] and requests == []
+    context.close()
+
+
+@pytest.mark.browser
+def test_bom_search_and_filters(browser, tmp_path):
+    page_file, outcome = _report(tmp_path, "v6/complex_hierarchy")
+    page = browser.new_page()
+    page.goto(page_file.as_uri())
+    total = page.locator("#bom tbody tr").count()
+    assert total > 50
+    page.fill("#bom-search", "C1")
+    assert 0 < page.locator("#bom tbody tr").count() < total
+    page.fill("#bom-search", "")
+    page.check("#filter-dnp")
+    assert page.locator("#bom tbody tr").count() == 0  # the demo has no DNP parts
+    page.uncheck("#filter-dnp")
+    page.check("#filter-mpn")
+    assert page.locator("#bom tbody tr").count() == total  # and no MPNs at all
+    page.close()
+
+
+@pytest.mark.browser
+def test_screenshot_of_a_real_board(browser, tmp_path):
+    page_file, _ = _report(tmp_path, "v6/stickhub")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(page_file.as_uri())
+    page.locator("ul.findings li").first.click()
+    shot = tmp_path / "report.png"
+    page.screenshot(path=str(shot), full_page=False)
+    page.close()
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+    out = REPO_ROOT / "out"
+    out.mkdir(exist_ok=True)
+    shutil.copy(shot, out / "checker-report.png")  # kept for people to look at (out/ is git-ignored)
