@@ -219,6 +219,7 @@ def repository(base: str, repo: Repository) -> dict:
             "permissions": {"admin": False, "maintain": False, "push": False, "triage": False, "pull": True},
             "allow_forking": False,
             "web_commit_signoff_required": False,
+            "custom_properties": {},
             "license": None,
         }
     )
@@ -253,6 +254,9 @@ def pull_request(base: str, repo: Repository, pull: PullRequest) -> dict:
     html = f"{base}/{repo.full_name}/pull/{pull.number}"
     full_repo = repository(base, repo)
     full_repo.pop("permissions", None)
+    # The repositories inside a pull request also carry the merge settings.
+    full_repo.update({"allow_merge_commit": True, "allow_rebase_merge": True, "allow_squash_merge": True,
+                      "allow_auto_merge": False, "delete_branch_on_merge": False})
 
     def side(ref: str, sha: str) -> dict:
         return {
