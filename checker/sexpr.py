@@ -201,32 +201,36 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool) -> Node:
         line, column = source.position(offset)
         raise error_type(message, path=path, line=line, column=column)
 
+    new_node = Node
+    leaf_atoms = _leaf_atoms
+    # Leaves are checked for depth through their parent: a list is refused one
+    # level early, so no leaf can sit deeper than max_depth.
     for match in _TOKEN.finditer(text):
         kind = match.lastindex
         if kind <= 2:  # a leaf list: name plus atoms, no nested list
             name, rest = match.group(1, 2)
-            offset = match.start(1) - 1
             if not stack and top.items and not multiple:
-                fail(MalformedSexpr, "text after the top-level list", offset)
-            if len(stack) >= max_depth:
-                fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
-            if len(rest) > max_atom and any(len(a) > max_atom for a in _leaf_atoms(rest)):
-                fail(AtomTooLong, f"atom longer than {max_atom} characters", offset)
-            parts = _leaf_atoms(rest) if '"' in rest else rest.split()
-            items.append(Node(name, parts, offset, source))
+                fail(MalformedSexpr, "text after the top-level list", match.start(1) - 1)
+            if len(rest) > max_atom and any(len(a) > max_atom for a in leaf_atoms(rest)):
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(1) - 1)
+            parts = leaf_atoms(rest) if '"' in rest else rest.split()
+            items.append(new_node(name, parts, match.start(1) - 1, source))
             tokens += len(parts) + 3
-        elif kind <= 4:  # "(" opening a list with nested lists, optionally named
+            continue
+        if kind <= 4:  # "(" opening a list with nested lists, optionally named
             offset = match.start(3)
-            if len(stack) >= max_depth:
+            if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
             if not stack and top.items and not multiple:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            node = Node(match.group(4), [], offset, source)
+            node = new_node(match.group(4), [], offset, source)
             items.append(node)
             stack.append(current)
             current = node
             items = node.items
             tokens += 2
+            if tokens > max_tokens:
+                raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
         elif kind == 5:
             if not stack:
                 fail(MalformedSexpr, "unbalanced ')'", match.start(5))
@@ -242,12 +246,14 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool) -> Node:
                 atom = _unescape(atom)
             items.append(atom)
             tokens += 1
+            if tokens > max_tokens:
+                raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
         else:  # kind 8: a character no token accepts, e.g. an unterminated quote
             offset = match.start(8)
             what = "unterminated string" if text[offset] == '"' else "unexpected character"
             fail(MalformedSexpr, what, offset)
-        if tokens > max_tokens:
-            raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
+    if tokens > max_tokens:
+        raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
     if stack:
         raise MalformedSexpr(f"{len(stack)} list(s) left open at end of file", path=path,
                              line=current.line, column=current.column)
