@@ -44,6 +44,6 @@ def test_comment_pagination(installed):
 
 def test_pull_request_route(installed):
     pr = installed.emu.open_pull_request(installed.full_name, head_ref="rev-b", draft=True)
-    got = installed.client.get(f"/repos/{installed.full_name}/pulls/{pr['number']}", validate=False)
+    got = installed.client.get(f"/repos/{installed.full_name}/pulls/{pr['number']}")
     assert got.status_code == 200
     assert (got.json()["head"]["sha"], got.json()["draft"]) == (pr["head"]["sha"], True)
