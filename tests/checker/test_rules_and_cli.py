@@ -191,3 +191,21 @@ def test_cli_formats_and_exit_codes(tmp_path, capsys):
     with pytest.raises(SystemExit) as usage:
         cli.main([str(ready), "--gate", "new"])
     assert usage.value.code == 2
+
+
+def test_docs_rules_md_is_generated_from_the_catalogue():
+    from checker.docs import render
+    from checker_fixtures import REPO_ROOT
+
+    assert (REPO_ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == render()
+
+
+def test_every_rule_the_code_emits_is_in_the_catalogue():
+    from checker.rules.catalogue import RULES
+    from checker_fixtures import REPO_ROOT
+
+    emitted = set()
+    for source in (REPO_ROOT / "checker").rglob("*.py"):
+        emitted.update(re.findall(r'Finding\(\s*"([a-z][a-z0-9_.-]+)"', source.read_text()))
+    emitted.update({"kicad.erc", "kicad.drc", "kicad.erc-unverified", "kicad.drc-unverified"})
+    assert emitted <= set(RULES) and len(emitted) >= 25
