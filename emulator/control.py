@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Callable
 
 from emulator import auth, shapes, webhooks
-from emulator.errors import HostError
 from emulator.faults import FaultSwitches
 from emulator.oidc import OidcIssuer
 from emulator.request_log import RequestLog

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import itertools
 import json
 import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -206,7 +204,6 @@ class WebhookSender:
         self.hook_ids = {"app": 400_000_001, "marketplace": 400_000_002}
         self._lock = threading.Lock()
         self._deliveries: dict[str, Delivery] = {}
-        self._order = itertools.count()
 
     def configure(self, target: str, url: str | None = None, secret: str | None = None) -> None:
         with self._lock:
