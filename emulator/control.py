@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import threading
 from datetime import timedelta
 from pathlib import Path
 from typing import Callable
@@ -28,11 +27,13 @@ from emulator.state import (
     Installation,
     PullRequest,
     Repository,
+    RunAttempt,
     RunSettings,
     State,
     Token,
     User,
     Workflow,
+    WorkflowRun,
     iso,
     random_sha,
     utcnow,
@@ -68,7 +69,6 @@ class Controller:
         self._base_url = base_url
         # Private keys the emulator generated, so app_jwt() can sign for tests. Never logged.
         self._app_private_keys: dict[int, str] = {}
-        self._mutation = threading.Lock()
 
     # ---- apps, installations, repositories ---------------------------------------------------
 
@@ -557,8 +557,6 @@ class Controller:
                 base = self.issuer.run_claims(repo, run, run.current, audience)
             elif repository is not None:
                 repo = self._repo(repository)
-                from emulator.state import RunAttempt, WorkflowRun
-
                 fake = WorkflowRun(id=self.state.next_id("run"), repository_id=repo.id, workflow_id=0,
                                    workflow_file=DEFAULT_WORKFLOW, run_number=1, head_branch=repo.default_branch,
                                    head_sha=repo.head_sha, ref=f"refs/heads/{repo.default_branch}", inputs={},
