@@ -8,6 +8,7 @@ so a bug in Python cannot bypass the functions.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import psycopg
@@ -23,12 +24,10 @@ _FUNCTION_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 def _configure_api_connection(conn: psycopg.Connection) -> None:
     conn.execute(f"SET ROLE {API_ROLE}")
     conn.execute(f"SET search_path = {SCHEMA}, pg_temp")
-    conn.commit()
 
 
 def _configure_owner_connection(conn: psycopg.Connection) -> None:
     conn.execute(f"SET search_path = {SCHEMA}, public, pg_temp")
-    conn.commit()
 
 
 def create_pool(url: str, *, max_size: int, min_size: int = 1, name: str = "api",
@@ -39,9 +38,15 @@ def create_pool(url: str, *, max_size: int, min_size: int = 1, name: str = "api"
         min_size=min(min_size, max_size),
         max_size=max_size,
         name=name,
-        kwargs={"row_factory": dict_row, "connect_timeout": 5, "application_name": f"boardready-{name}"},
+        # Autocommit: a function call is one statement and so its own
+        # transaction; no extra COMMIT round trip. Multi-statement work uses
+        # `with conn.transaction()`.
+        kwargs={"row_factory": dict_row, "connect_timeout": 5, "application_name": f"boardready-{name}",
+                "autocommit": True},
         configure=_configure_api_connection if as_api_role else _configure_owner_connection,
-        check=ConnectionPool.check_connection,
+        # No check on every checkout: it costs a round trip per request. A
+        # connection that broke (database restarted) fails its request once
+        # and is discarded when returned in a bad state.
         reconnect_timeout=24 * 3600,  # keep trying to reconnect: the database may be down for a while
         open=False,
     )
@@ -53,16 +58,18 @@ def call(conn: psycopg.Connection, function: str, /, **params: Any) -> list[dict
     """Call `boardready.<function>(p_name => value, ...)` and return its rows.
 
     The function name comes from code, never from a request; values are always
-    bound parameters. The caller owns the transaction (use `with conn.transaction()`
-    or the pool's context manager, which commits on success).
+    bound parameters. Pool connections are in autocommit, so the call is its
+    own transaction unless the caller opened one with `conn.transaction()`.
     """
+    return conn.execute(_call_query(function, tuple(params)), params).fetchall()
+
+
+@lru_cache(maxsize=512)
+def _call_query(function: str, names: tuple[str, ...]) -> sql.Composed:
     if not _FUNCTION_NAME.match(function):
         raise ValueError(f"not a function name: {function!r}")
-    args = sql.SQL(", ").join(
-        sql.SQL("{} => {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in params
-    )
-    query = sql.SQL("SELECT * FROM {}.{}({})").format(sql.Identifier(SCHEMA), sql.Identifier(function), args)
-    return conn.execute(query, params).fetchall()
+    args = sql.SQL(", ").join(sql.SQL("{} => {}").format(sql.Identifier(n), sql.Placeholder(n)) for n in names)
+    return sql.SQL("SELECT * FROM {}.{}({})").format(sql.Identifier(SCHEMA), sql.Identifier(function), args)
 
 
 def call_one(conn: psycopg.Connection, function: str, /, **params: Any) -> dict:

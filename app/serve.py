@@ -49,17 +49,20 @@ def wait_until_live(base_url: str, process: subprocess.Popen, seconds: float = 6
 class Service:
     """The API and worker processes, started and stopped together."""
 
-    def __init__(self, config, url: str, with_workers: bool = True, extra_env: dict | None = None):
+    def __init__(self, config, url: str, with_workers: bool = True, extra_env: dict | None = None,
+                 log_path: str | None = None):
         self.config, self.url, self.with_workers = config, url, with_workers
+        self.log_file = open(log_path, "a", encoding="utf-8") if log_path else None
         self.env = dict(os.environ, SERVICE_DATABASE_URL=url, **(extra_env or {}))
         self.children: list[subprocess.Popen] = []
         self.base_url = f"http://{config.bind}"
 
     def start(self) -> "Service":
-        api = subprocess.Popen(gunicorn_command(self.config), env=self.env)
+        api = subprocess.Popen(gunicorn_command(self.config), env=self.env, stderr=self.log_file)
         self.children.append(api)
         if self.with_workers:
-            self.children.append(subprocess.Popen([sys.executable, "-m", "workers"], env=self.env))
+            self.children.append(subprocess.Popen([sys.executable, "-m", "workers"], env=self.env,
+                                                  stderr=self.log_file))
         wait_until_live(self.base_url, api)
         return self
 
@@ -72,6 +75,8 @@ class Service:
                 child.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 child.kill()
+        if self.log_file:
+            self.log_file.close()
 
     def wait(self) -> int:
         while all(child.poll() is None for child in self.children):

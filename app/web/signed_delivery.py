@@ -46,7 +46,9 @@ def _read_bounded(req, limit: int) -> bytes:
     # Enforced while reading too (chunked bodies, lying Content-Length):
     # never hold more than limit + 1 bytes.
     chunks, total = [], 0
-    stream = req.bounded_stream
+    # Without Content-Length (chunked transfer), Falcon's bounded stream reads
+    # nothing; gunicorn's input stream decodes the chunks and ends cleanly.
+    stream = req.bounded_stream if declared is not None else req.stream
     while True:
         chunk = stream.read(min(READ_CHUNK, limit + 1 - total))
         if not chunk:

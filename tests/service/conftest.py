@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import tempfile
 import uuid
 from urllib.parse import quote
 from dataclasses import dataclass
@@ -47,10 +48,13 @@ class Server:
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory) -> Server:
+def pg_server() -> Server:
     url = os.environ.get("SERVICE_TEST_DATABASE_URL")
     if not url:
-        url = embedded_pg.start(tmp_path_factory.mktemp("pg"), database="postgres")
+        # Not under pytest's basetemp: a concurrent pytest run prunes old
+        # basetemp folders, and with them a live cluster's data directory.
+        data_dir = tempfile.mkdtemp(prefix="boardready-test-pg-")
+        url = embedded_pg.start(data_dir, database="postgres")
     info = conninfo_to_dict(url)
     return Server(host=info.get("host") or "127.0.0.1", port=int(info.get("port") or 5432),
                   user=info.get("user") or "postgres", password=info.get("password"))
