@@ -115,14 +115,14 @@ def walkthrough(base_url: str, url: str, secret: str, delivery_ids: list[str]) -
             time.sleep(0.1)
         print("\n== inbox and jobs (psql: SELECT * FROM ops.inbox)")
         print_table(rows, ["delivery", "event", "action", "inbox", "job", "job_status"])
-        print("\n== installations (ops.installations) and release candidates (ops.release_candidates)")
+        print("\n== installations (ops.installations) and release runs (ops.release_runs)")
         print_table(conn.execute("SELECT id, account, status, repositories FROM ops.installations "
                                  "WHERE id = %s", (DEMO_INSTALLATION,)).fetchall(),
                     ["id", "account", "status", "repositories"])
         print()
-        print_table(conn.execute("SELECT repository, pr_number, head_sha, trigger_action FROM ops.release_candidates "
+        print_table(conn.execute("SELECT repository, pr_number, head_sha, status FROM ops.release_runs "
                                  "ORDER BY id DESC LIMIT 1").fetchall(),
-                    ["repository", "pr_number", "head_sha", "trigger_action"])
+                    ["repository", "pr_number", "head_sha", "status"])
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -42,6 +42,8 @@ def apply_functions(url: str) -> list[str]:
     """Re-apply every file in sql/functions in name order, then the API role's grants."""
     applied = []
     with psycopg.connect(url) as conn:
+        # Bodies refer to functions in other files: validate at call time, as pg_dump does.
+        conn.execute("SET LOCAL check_function_bodies = off")
         for path in sorted(FUNCTIONS_DIR.glob("*.sql")):
             conn.execute(path.read_text(encoding="utf-8"))
             applied.append(path.name)

@@ -1,5 +1,5 @@
 -- Lifecycle job queue: claim with a lease, fail with backoff or dead-letter,
--- release on shutdown. Completion is the handler's own function
+-- release on shutdown (the rules live in queue.sql). Completion is the handler's own function
 -- (lifecycle_job_process), which applies the effect and completes in one
 -- transaction. The inbox state follows the job through a trigger, so every
 -- path (claim, fail, replay, reconciliation) keeps the projection.
@@ -48,28 +48,11 @@ RETURNS TABLE (job_id bigint, lease_token uuid, kind text, action text, installa
                actions jsonb, attempts integer)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  -- A worker that died holding its last attempt does not get another run.
-  UPDATE lifecycle_jobs j
-     SET status = 'dead_letter', reason_code = 'lease_expired', error_class = 'LeaseExpired',
-         failed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE j.id IN (SELECT x.id FROM lifecycle_jobs x
-                   WHERE x.status = 'leased' AND x.leased_until < p_now AND x.attempts >= p_max_attempts
-                   FOR UPDATE SKIP LOCKED);
-
   RETURN QUERY
-  WITH due AS (
-    SELECT x.id FROM lifecycle_jobs x
-     WHERE (x.status = 'accepted' AND x.run_after <= p_now)
-        OR (x.status = 'leased' AND x.leased_until < p_now)
-     ORDER BY x.id
-     FOR UPDATE SKIP LOCKED
-     LIMIT p_limit)
-  UPDATE lifecycle_jobs j
-     SET status = 'leased', attempts = j.attempts + 1, lease_token = gen_random_uuid(),
-         leased_until = p_now + make_interval(secs => p_lease_seconds), leased_by = p_worker, updated_at = p_now
-    FROM due
-   WHERE j.id = due.id
-  RETURNING j.id, j.lease_token, j.kind, j.action, j.installation_id, j.actions, j.attempts;
+  SELECT j.id, c.lease_token, j.kind, j.action, j.installation_id, j.actions, c.attempts
+    FROM queue_claim('lifecycle_jobs', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now) c
+    JOIN lifecycle_jobs j ON j.id = c.id
+   ORDER BY j.id;
 END $$;
 
 CREATE OR REPLACE FUNCTION boardready.job_fail(
@@ -80,37 +63,10 @@ CREATE OR REPLACE FUNCTION boardready.job_fail(
   p_max_attempts  integer,
   p_now           timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, run_after timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_attempts integer;
-  v_delay    double precision;
-BEGIN
-  PERFORM job_check_failure_codes(p_reason_code, p_error_class);
-  SELECT j.attempts INTO v_attempts FROM lifecycle_jobs j
-   WHERE j.id = p_job_id AND j.status = 'leased' AND j.lease_token = p_lease_token
-   FOR UPDATE;
-  IF NOT FOUND THEN
-    RETURN QUERY SELECT 'lease_lost'::text, NULL::timestamptz;
-    RETURN;
-  END IF;
-
-  IF v_attempts >= p_max_attempts THEN
-    UPDATE lifecycle_jobs SET status = 'dead_letter', reason_code = p_reason_code, error_class = p_error_class,
-           failed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-     WHERE id = p_job_id;
-    RETURN QUERY SELECT 'dead_letter'::text, NULL::timestamptz;
-    RETURN;
-  END IF;
-
-  -- Exponential backoff, 1 s doubling per attempt, capped at 5 minutes, with
-  -- +-25 % jitter so that a burst of failures does not retry in lockstep.
-  v_delay := least(300, power(2, v_attempts - 1)) * (0.75 + random() * 0.5);
-  UPDATE lifecycle_jobs SET status = 'accepted', reason_code = p_reason_code, error_class = p_error_class,
-         failed_at = p_now, run_after = p_now + make_interval(secs => v_delay),
-         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE id = p_job_id;
-  RETURN QUERY SELECT 'retry_scheduled'::text, p_now + make_interval(secs => v_delay);
-END $$;
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT * FROM queue_fail('lifecycle_jobs', p_job_id, p_lease_token, p_reason_code, p_error_class,
+                           p_max_attempts, p_now)
+$$;
 
 -- Give a claimed job back untouched (a worker shutting down): not an attempt.
 CREATE OR REPLACE FUNCTION boardready.job_release(
@@ -118,11 +74,7 @@ CREATE OR REPLACE FUNCTION boardready.job_release(
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  UPDATE lifecycle_jobs j
-     SET status = 'accepted', attempts = greatest(j.attempts - 1, 0), run_after = p_now,
-         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE j.id = p_job_id AND j.status = 'leased' AND j.lease_token = p_lease_token;
-  IF FOUND THEN
+  IF queue_release('lifecycle_jobs', p_job_id, p_lease_token, p_now) THEN
     PERFORM pg_notify('lifecycle_jobs', '');
     RETURN QUERY SELECT 'released'::text;
   ELSE

@@ -1,3 +1,6 @@
+-- The pull_request handler lost its job id argument when release runs replaced release candidates.
+DROP FUNCTION IF EXISTS boardready.lifecycle_apply_pull_request(bigint, text, jsonb, timestamptz);
+
 -- Lifecycle handlers: apply a job's normalized actions to installations,
 -- repositories and pull requests, and complete the job, in one transaction.
 -- Every handler is an upsert, so a redelivery or an out-of-order event converges.
@@ -101,7 +104,7 @@ BEGIN
 END $$;
 
 CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_pull_request(
-  p_job_id bigint, p_action text, p_actions jsonb, p_now timestamptz)
+  p_action text, p_actions jsonb, p_now timestamptz)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   v_installation bigint := boardready.lifecycle_ensure_installation(p_actions -> 'installation', p_now);
@@ -111,7 +114,7 @@ DECLARE
   v_number       integer := (v_pr ->> 'number')::integer;
   v_status       text;
   v_removed      timestamptz;
-  v_inserted     bigint;
+  v_opened       text;
 BEGIN
   -- The repository is known from the installation events; a pull request
   -- event for one not yet seen registers it (events can arrive out of order).
@@ -136,16 +139,15 @@ BEGIN
   IF v_status <> 'active' OR v_removed IS NOT NULL THEN
     RETURN 'skipped_inactive_installation';
   END IF;
-  -- A draft is not a release candidate until it is marked ready for review.
+  -- A draft is not checked until it is marked ready for review.
   IF coalesce((v_pr ->> 'draft')::boolean, false) THEN
     RETURN 'skipped_draft';
   END IF;
 
-  INSERT INTO boardready.release_candidates (repository_id, pr_number, head_sha, trigger_action, job_id, created_at)
-  VALUES (v_repo_id, v_number, v_pr ->> 'headSha', p_action, p_job_id, p_now)
-  ON CONFLICT (repository_id, pr_number, head_sha) DO NOTHING
-  RETURNING id INTO v_inserted;
-  RETURN CASE WHEN v_inserted IS NULL THEN 'release_candidate_exists' ELSE 'release_candidate_recorded' END;
+  SELECT o.outcome INTO v_opened
+    FROM boardready.release_run_open(v_repo_id, v_installation, v_number, v_pr ->> 'headSha',
+                                     coalesce(v_pr ->> 'baseRef', 'main'), p_action, p_now) o;
+  RETURN v_opened;
 END $$;
 
 -- The lifecycle handler: one transaction applies the effect and completes the
@@ -169,7 +171,7 @@ BEGIN
   v_outcome := CASE v_job.kind
     WHEN 'installation' THEN lifecycle_apply_installation(v_job.action, v_job.actions, p_now)
     WHEN 'installation_repositories' THEN lifecycle_apply_installation_repositories(v_job.action, v_job.actions, p_now)
-    WHEN 'pull_request' THEN lifecycle_apply_pull_request(v_job.id, v_job.action, v_job.actions, p_now)
+    WHEN 'pull_request' THEN lifecycle_apply_pull_request(v_job.action, v_job.actions, p_now)
     ELSE 'noop'
   END;
 

@@ -115,7 +115,7 @@ def test_repositories_removed(client, owner, pool, config, db_url):
 
 @pytest.mark.parametrize("name", ["pull_request.opened.12.json", "pull_request.reopened.18.json",
                                   "pull_request.synchronize.22.json", "pull_request.ready_for_review.16.json"])
-def test_pull_request_head_becomes_a_release_candidate(client, owner, pool, config, db_url, name):
+def test_pull_request_head_opens_a_release_run(client, owner, pool, config, db_url, name):
     import json
     payload = json.loads(webhook_fixture(name))
     deliver(client, name)
@@ -123,18 +123,24 @@ def test_pull_request_head_becomes_a_release_candidate(client, owner, pool, conf
     outcome = job(owner)["outcome"]
     if payload["pull_request"]["draft"]:
         assert outcome == "skipped_draft"
-        assert owner.execute("SELECT count(*) AS n FROM release_candidates").fetchone()["n"] == 0
+        assert owner.execute("SELECT count(*) AS n FROM release_runs").fetchone()["n"] == 0
         return
-    assert outcome == "release_candidate_recorded"
-    candidate = owner.execute("SELECT * FROM release_candidates").fetchone()
-    assert candidate["head_sha"] == payload["pull_request"]["head"]["sha"]
-    assert candidate["pr_number"] == payload["pull_request"]["number"]
-    assert candidate["trigger_action"] == payload["action"]
-    # The same head delivered again (another delivery id) is not a second candidate.
+    assert outcome == "release_run_opened"
+    run = owner.execute("SELECT * FROM release_runs").fetchone()
+    assert run["head_sha"] == payload["pull_request"]["head"]["sha"]
+    assert run["pr_number"] == payload["pull_request"]["number"]
+    assert run["trigger_action"] == payload["action"]
+    assert run["status"] == "queued"
+    attempt = owner.execute("SELECT * FROM release_run_attempts").fetchone()
+    assert (attempt["id"], attempt["attempt_number"]) == (run["current_attempt_id"], 1)
+    assert len(attempt["nonce"]) == 32
+    outbox = owner.execute("SELECT kind, status FROM outbox_items").fetchall()
+    assert outbox == [{"kind": "check_run_create", "status": "accepted"}]
+    # The same head delivered again (another delivery id) is not a second run.
     deliver(client, name, delivery_id="again")
     run_worker(config, pool, db_url)
-    assert job(owner)["outcome"] == "release_candidate_exists"
-    assert owner.execute("SELECT count(*) AS n FROM release_candidates").fetchone()["n"] == 1
+    assert job(owner)["outcome"] == "release_run_exists"
+    assert owner.execute("SELECT count(*) AS n FROM release_runs").fetchone()["n"] == 1
 
 
 @pytest.mark.parametrize("name", ["pull_request.closed.3.json", "pull_request.labeled.8.json",
@@ -144,10 +150,10 @@ def test_other_pull_request_actions_only_record_the_pull_request(client, owner, 
     run_worker(config, pool, db_url)
     assert job(owner)["status"] == "completed"
     assert job(owner)["outcome"] == "pull_request_recorded"
-    assert owner.execute("SELECT count(*) AS n FROM release_candidates").fetchone()["n"] == 0
+    assert owner.execute("SELECT count(*) AS n FROM release_runs").fetchone()["n"] == 0
 
 
-def test_no_release_candidate_for_a_suspended_installation(client, owner, pool, config, db_url):
+def test_no_release_run_for_a_suspended_installation(client, owner, pool, config, db_url):
     deliver(client, "pull_request.opened.12.json", delivery_id="first")
     run_worker(config, pool, db_url)
     owner.execute("UPDATE installations SET status = 'suspended' WHERE id = 1")

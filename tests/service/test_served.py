@@ -55,7 +55,7 @@ def test_delivery_flows_to_processed_through_the_real_server(served, owner):
     assert response.status_code == 202
     state = wait_for(lambda: owner.execute("SELECT state FROM ops.inbox").fetchone()["state"] == "processed")
     assert state
-    assert owner.execute("SELECT count(*) AS n FROM ops.release_candidates").fetchone()["n"] == 1
+    assert owner.execute("SELECT count(*) AS n FROM ops.release_runs").fetchone()["n"] == 1
     ready = httpx.get(f"{served.base_url}/api/health/ready")
     assert ready.status_code == 200 and ready.json()["ok"] is True
 

@@ -1,0 +1,175 @@
+-- The outbox: code host calls for release runs, claimed with a lease by the
+-- outbox worker, which reports each result through one function here.
+
+CREATE OR REPLACE FUNCTION boardready.outbox_claim(
+  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, kind text, params jsonb,
+               installation_id bigint, release_run_id bigint, attempt_id bigint, attempt_ref text,
+               repository text, pr_number integer, head_sha text, check_run_id bigint, run_status text,
+               is_current boolean)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  RETURN QUERY
+  SELECT o.id, c.lease_token, c.attempts, o.kind, o.params, o.installation_id, rr.id, a.id,
+         a.id || '-' || a.nonce, r.full_name, rr.pr_number, rr.head_sha, rr.check_run_id, rr.status,
+         (rr.status IN ('queued', 'dispatched') AND rr.current_attempt_id = a.id)
+    FROM queue_claim('outbox_items', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now) c
+    JOIN outbox_items o ON o.id = c.id
+    JOIN release_runs rr ON rr.id = o.release_run_id
+    JOIN repositories r ON r.id = rr.repository_id
+    LEFT JOIN release_run_attempts a ON a.id = o.attempt_id
+   ORDER BY o.id;
+END $$;
+
+-- Nothing to do any more (the run was superseded or already closed).
+CREATE OR REPLACE FUNCTION boardready.outbox_skip(
+  p_item_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, p_outcome, p_now) THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  UPDATE release_run_attempts a SET dispatch_state = 'skipped'
+    FROM outbox_items o WHERE o.id = p_item_id AND o.kind = 'workflow_dispatch' AND a.id = o.attempt_id
+     AND a.dispatch_state = 'pending';
+  RETURN QUERY SELECT p_outcome;
+END $$;
+
+-- The check run exists (created now, or found by its external_id after a
+-- crash): remember it, then dispatch the workflow, or close the check run if
+-- the release run was superseded meanwhile.
+CREATE OR REPLACE FUNCTION boardready.outbox_check_run_created(
+  p_item_id bigint, p_lease_token uuid, p_check_run_id bigint, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item outbox_items%ROWTYPE;
+  v_run  release_runs%ROWTYPE;
+BEGIN
+  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'check_run_created', p_now) THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  SELECT * INTO v_item FROM outbox_items WHERE id = p_item_id;
+  UPDATE release_runs SET check_run_id = p_check_run_id, updated_at = p_now
+   WHERE id = v_item.release_run_id RETURNING * INTO v_run;
+
+  IF v_run.status = 'superseded' THEN
+    PERFORM release_run_enqueue_check_run_completion(v_run.id, 'cancelled', 'Superseded by a newer commit',
+      'A newer commit was pushed to this pull request; its readiness check replaces this one.', p_now);
+    RETURN QUERY SELECT 'check_run_created_superseded'::text;
+    RETURN;
+  END IF;
+  PERFORM outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'workflow_dispatch',
+                         'workflow_dispatch:' || v_run.current_attempt_id, v_item.params, p_now);
+  RETURN QUERY SELECT 'check_run_created'::text;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.outbox_dispatch_succeeded(
+  p_item_id bigint, p_lease_token uuid, p_workflow_run_id bigint, p_installation_id bigint,
+  p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item outbox_items%ROWTYPE;
+BEGIN
+  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'dispatched', p_now) THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  SELECT * INTO v_item FROM outbox_items WHERE id = p_item_id;
+  UPDATE release_run_attempts SET dispatch_state = 'dispatched', workflow_run_id = p_workflow_run_id,
+         host_installation_id = p_installation_id, dispatched_at = p_now
+   WHERE id = v_item.attempt_id;
+  UPDATE release_runs SET status = 'dispatched', updated_at = p_now
+   WHERE id = v_item.release_run_id AND status = 'queued';
+  RETURN QUERY SELECT 'dispatched'::text;
+END $$;
+
+-- The repository has no readiness workflow: the run fails, and the check run
+-- tells the engineer what to add.
+CREATE OR REPLACE FUNCTION boardready.outbox_dispatch_workflow_missing(
+  p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item outbox_items%ROWTYPE;
+BEGIN
+  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'workflow_missing', p_now) THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  SELECT * INTO v_item FROM outbox_items WHERE id = p_item_id;
+  UPDATE release_run_attempts SET dispatch_state = 'failed' WHERE id = v_item.attempt_id;
+  UPDATE release_runs SET status = 'failed', failure_reason = 'workflow_missing', decision = 'UNKNOWN',
+         conclusion = 'failure', completed_at = p_now, updated_at = p_now
+   WHERE id = v_item.release_run_id AND status IN ('queued', 'dispatched');
+  IF FOUND THEN
+    PERFORM release_run_enqueue_check_run_completion(v_item.release_run_id, 'failure',
+      'Readiness check could not start',
+      'boardready could not start the readiness check because this repository has no '
+      || '`.github/workflows/readiness-runner.yml` on the branch it runs from. Add the workflow from the '
+      || 'boardready documentation (it checks out this commit and runs the KiCad checks), then push a new '
+      || 'commit or re-run this check. Until then this board cannot be marked ready.', p_now);
+  END IF;
+  RETURN QUERY SELECT 'workflow_missing'::text;
+END $$;
+
+-- The dispatch request was sent but no answer came back: the workflow may or
+-- may not be running. Retrying could start it twice, so the item becomes a
+-- dead letter that replay refuses (reconciliation resolves it).
+CREATE OR REPLACE FUNCTION boardready.outbox_dispatch_uncertain(
+  p_item_id bigint, p_lease_token uuid, p_error_class text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_result record;
+BEGIN
+  SELECT * INTO v_result FROM queue_fail('outbox_items', p_item_id, p_lease_token, 'dispatch_uncertain',
+                                         p_error_class, 1, p_now, NULL, true);
+  IF v_result.outcome = 'lease_lost' THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  UPDATE outbox_items SET replay_safe = false WHERE id = p_item_id;
+  UPDATE release_run_attempts a SET dispatch_state = 'uncertain'
+    FROM outbox_items o WHERE o.id = p_item_id AND a.id = o.attempt_id;
+  RETURN QUERY SELECT 'dispatch_uncertain'::text;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.outbox_check_run_completed(
+  p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'check_run_completed', p_now) THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  UPDATE release_runs rr SET check_run_published_at = p_now, updated_at = p_now
+    FROM outbox_items o WHERE o.id = p_item_id AND rr.id = o.release_run_id;
+  RETURN QUERY SELECT 'check_run_completed'::text;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.outbox_fail(
+  p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
+  p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, run_after timestamptz)
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT * FROM queue_fail('outbox_items', p_item_id, p_lease_token, p_reason_code, p_error_class,
+                           p_max_attempts, p_now, p_not_before, p_final)
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.outbox_release(p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  IF queue_release('outbox_items', p_item_id, p_lease_token, p_now) THEN
+    PERFORM pg_notify('outbox_items', '');
+    RETURN QUERY SELECT 'released'::text;
+  ELSE
+    RETURN QUERY SELECT 'lease_lost'::text;
+  END IF;
+END $$;

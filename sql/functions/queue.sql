@@ -1,0 +1,124 @@
+-- The lease, retry, backoff and dead-letter rules, written once for every
+-- queue table (lifecycle_jobs, outbox_items). Each queue wraps these with its
+-- own claim (which returns its own context) and its own completions.
+
+CREATE OR REPLACE FUNCTION boardready.queue_check_table(p_table text)
+RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  IF p_table NOT IN ('lifecycle_jobs', 'outbox_items') THEN
+    RAISE EXCEPTION 'queue_unknown_table' USING ERRCODE = '22023';
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.queue_claim(
+  p_table text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
+  p_now timestamptz)
+RETURNS TABLE (id bigint, lease_token uuid, attempts integer)
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM boardready.queue_check_table(p_table);
+  -- A worker that died holding its last attempt does not get another run.
+  EXECUTE format($q$
+    UPDATE boardready.%1$I q
+       SET status = 'dead_letter', reason_code = 'lease_expired', error_class = 'LeaseExpired',
+           failed_at = $1, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $1
+     WHERE q.id IN (SELECT x.id FROM boardready.%1$I x
+                     WHERE x.status = 'leased' AND x.leased_until < $1 AND x.attempts >= $2
+                     FOR UPDATE SKIP LOCKED)$q$, p_table)
+  USING p_now, p_max_attempts;
+
+  RETURN QUERY EXECUTE format($q$
+    WITH due AS (
+      SELECT x.id FROM boardready.%1$I x
+       WHERE (x.status = 'accepted' AND x.run_after <= $1)
+          OR (x.status = 'leased' AND x.leased_until < $1)
+       ORDER BY x.id
+       FOR UPDATE SKIP LOCKED
+       LIMIT $2)
+    UPDATE boardready.%1$I q
+       SET status = 'leased', attempts = q.attempts + 1, lease_token = gen_random_uuid(),
+           leased_until = $1 + make_interval(secs => $3), leased_by = $4, updated_at = $1
+      FROM due
+     WHERE q.id = due.id
+    RETURNING q.id, q.lease_token, q.attempts$q$, p_table)
+  USING p_now, p_limit, p_lease_seconds, p_worker;
+END $$;
+
+-- Lock the item if the caller's lease is still the current one.
+CREATE OR REPLACE FUNCTION boardready.queue_lock_leased(p_table text, p_id bigint, p_lease_token uuid)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  v_attempts integer;
+BEGIN
+  PERFORM boardready.queue_check_table(p_table);
+  EXECUTE format('SELECT attempts FROM boardready.%I WHERE id = $1 AND status = ''leased'' AND lease_token = $2 '
+                 'FOR UPDATE', p_table)
+    INTO v_attempts USING p_id, p_lease_token;
+  RETURN v_attempts;  -- NULL: the lease was lost
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.queue_complete(
+  p_table text, p_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  IF boardready.queue_lock_leased(p_table, p_id, p_lease_token) IS NULL THEN
+    RETURN false;
+  END IF;
+  EXECUTE format('UPDATE boardready.%I SET status = ''completed'', outcome = $2, completed_at = $3, '
+                 'lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $3 WHERE id = $1', p_table)
+    USING p_id, p_outcome, p_now;
+  RETURN true;
+END $$;
+
+-- A failed attempt: back off and retry, or dead-letter after the last attempt
+-- (or at once when p_final). p_not_before honours the code host's Retry-After.
+CREATE OR REPLACE FUNCTION boardready.queue_fail(
+  p_table text, p_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text,
+  p_max_attempts integer, p_now timestamptz, p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false)
+RETURNS TABLE (outcome text, run_after timestamptz)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_attempts integer;
+  v_delay    double precision;
+  v_after    timestamptz;
+BEGIN
+  PERFORM boardready.job_check_failure_codes(p_reason_code, p_error_class);
+  v_attempts := boardready.queue_lock_leased(p_table, p_id, p_lease_token);
+  IF v_attempts IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text, NULL::timestamptz;
+    RETURN;
+  END IF;
+
+  IF p_final OR v_attempts >= p_max_attempts THEN
+    EXECUTE format('UPDATE boardready.%I SET status = ''dead_letter'', reason_code = $2, error_class = $3, '
+                   'failed_at = $4, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $4 '
+                   'WHERE id = $1', p_table)
+      USING p_id, p_reason_code, p_error_class, p_now;
+    RETURN QUERY SELECT 'dead_letter'::text, NULL::timestamptz;
+    RETURN;
+  END IF;
+
+  -- Exponential backoff, 1 s doubling per attempt, capped at 5 minutes, with
+  -- +-25 % jitter so that a burst of failures does not retry in lockstep.
+  v_delay := least(300, power(2, v_attempts - 1)) * (0.75 + random() * 0.5);
+  v_after := greatest(p_now + make_interval(secs => v_delay), p_not_before);
+  EXECUTE format('UPDATE boardready.%I SET status = ''accepted'', reason_code = $2, error_class = $3, failed_at = $4, '
+                 'run_after = $5, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $4 '
+                 'WHERE id = $1', p_table)
+    USING p_id, p_reason_code, p_error_class, p_now, v_after;
+  RETURN QUERY SELECT 'retry_scheduled'::text, v_after;
+END $$;
+
+-- Give a claimed item back untouched (a worker shutting down): not an attempt.
+CREATE OR REPLACE FUNCTION boardready.queue_release(p_table text, p_id bigint, p_lease_token uuid, p_now timestamptz)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  IF boardready.queue_lock_leased(p_table, p_id, p_lease_token) IS NULL THEN
+    RETURN false;
+  END IF;
+  EXECUTE format('UPDATE boardready.%I SET status = ''accepted'', attempts = greatest(attempts - 1, 0), '
+                 'run_after = $2, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $2 '
+                 'WHERE id = $1', p_table)
+    USING p_id, p_now;
+  RETURN true;
+END $$;

@@ -1,0 +1,16 @@
+DROP VIEW IF EXISTS ops.release_runs;
+DROP VIEW IF EXISTS ops.outbox;
+DROP TABLE boardready.outbox_items;
+ALTER TABLE boardready.release_runs DROP CONSTRAINT release_runs_current_attempt;
+DROP TABLE boardready.release_run_attempts;
+DROP TABLE boardready.release_runs;
+CREATE TABLE boardready.release_candidates (
+  id             bigserial PRIMARY KEY,
+  repository_id  bigint NOT NULL REFERENCES boardready.repositories (id),
+  pr_number      integer NOT NULL,
+  head_sha       text NOT NULL,
+  trigger_action text NOT NULL,
+  job_id         bigint NOT NULL REFERENCES boardready.lifecycle_jobs (id),
+  created_at     timestamptz NOT NULL,
+  UNIQUE (repository_id, pr_number, head_sha)
+);
