@@ -21,6 +21,12 @@ DEFAULT_WORKER_CONCURRENCY = 4
 DEFAULT_JOB_LEASE_SECONDS = 60
 DEFAULT_BIND = "127.0.0.1:8000"
 WEBHOOK_MAX_BODY_BYTES = 2 * 1024 * 1024
+DEFAULT_HOST_API_URL = "https://api.github.com"
+DEFAULT_HOST_TIMEOUT_MS = 10_000
+DEFAULT_AUTH_RATE_LIMIT_PER_MINUTE = 20
+DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE = 20
+OPERATOR_TOKEN = re.compile(r"^[\x21-\x7e]{32,512}$")      # at least 32 visible ASCII characters
+OPERATOR_ACTOR_ID = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
 
 
 class Secret:
@@ -64,6 +70,17 @@ class Config:
     bind: str
     web_concurrency: int
     web_threads: int
+    # Accounts and access. The operator API is enabled only when both the token
+    # and the actor id are set and valid.
+    auth_rate_limit_per_minute: int = DEFAULT_AUTH_RATE_LIMIT_PER_MINUTE
+    operator_rate_limit_per_minute: int = DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE
+    operator_api_token: Secret | None = None
+    operator_actor_id: str | None = None
+    # The code host app: its id, RSA private key (PEM) and REST API address.
+    host_app_id: str | None = None
+    host_app_private_key: Secret | None = None
+    host_api_url: str = DEFAULT_HOST_API_URL
+    host_timeout_ms: int = DEFAULT_HOST_TIMEOUT_MS
     # Variables that are absent or invalid and that readiness must report.
     missing: tuple[str, ...] = field(default=())
     # Invalid values of variables that have a safe default: reported, default used.
@@ -87,6 +104,26 @@ class _Reader:
             return None
         return Secret(value)
 
+    def matching_secret(self, name: str, pattern: re.Pattern) -> Secret | None:
+        # Optional: absent disables what it configures; present but invalid is
+        # reported (never echoed) and disables it too.
+        value = self.text(name)
+        if value is None:
+            return None
+        if not pattern.fullmatch(value):
+            self.invalid.append(name)
+            return None
+        return Secret(value)
+
+    def matching_text(self, name: str, pattern: re.Pattern) -> str | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        if not pattern.fullmatch(value):
+            self.invalid.append(name)
+            return None
+        return value
+
     def integer(self, name: str, default: int, minimum: int, maximum: int | None = None,
                 required_valid: bool = False) -> int:
         raw = self.text(name)
@@ -102,6 +139,38 @@ class _Reader:
         return default
 
 
+def _host_app(r: _Reader) -> tuple[str | None, Secret | None]:
+    """HOST_APP_ID and the app's private key (HOST_APP_PRIVATE_KEY, or a file in
+    HOST_APP_PRIVATE_KEY_FILE); both required, the key must be an RSA PEM."""
+    app_id = r.text("HOST_APP_ID")
+    if app_id is None or not re.fullmatch(r"[0-9]{1,20}", app_id.strip()):
+        r.missing.append("HOST_APP_ID")
+        app_id = None
+    pem = r.text("HOST_APP_PRIVATE_KEY")
+    key_name = "HOST_APP_PRIVATE_KEY"
+    if pem is None and r.text("HOST_APP_PRIVATE_KEY_FILE"):
+        key_name = "HOST_APP_PRIVATE_KEY_FILE"
+        try:
+            with open(r.text(key_name), encoding="utf-8") as handle:
+                pem = handle.read(64 * 1024)
+        except OSError:
+            pem = None
+    if pem is None or not _is_rsa_private_key(pem):
+        r.missing.append(key_name)
+        return (app_id.strip() if app_id else None), None
+    return (app_id.strip() if app_id else None), Secret(pem)
+
+
+def _is_rsa_private_key(pem: str) -> bool:
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    try:
+        return isinstance(load_pem_private_key(pem.encode(), password=None), RSAPrivateKey)
+    except (ValueError, TypeError):
+        return False
+
+
 def load(env: Mapping[str, str] | None = None) -> Config:
     env = os.environ if env is None else env
     r = _Reader(env)
@@ -110,6 +179,7 @@ def load(env: Mapping[str, str] | None = None) -> Config:
     ttl = r.integer("SERVICE_ARTIFACT_CAPABILITY_TTL_SECONDS", DEFAULT_ARTIFACT_CAPABILITY_TTL_SECONDS,
                     minimum=1, required_valid=True)
     runner_minimum = r.text("SERVICE_SELF_HOSTED_RUNNER_MINIMUM_VERSION")
+    host_app_id, host_app_private_key = _host_app(r)
     web_concurrency = r.integer("SERVICE_WEB_CONCURRENCY", 2, minimum=1, maximum=64)
     return Config(
         database_url=r.text("SERVICE_DATABASE_URL"),
@@ -129,6 +199,16 @@ def load(env: Mapping[str, str] | None = None) -> Config:
         bind=r.text("SERVICE_BIND") or DEFAULT_BIND,
         web_concurrency=web_concurrency,
         web_threads=r.integer("SERVICE_WEB_THREADS", 16, minimum=1, maximum=256),
+        host_app_id=host_app_id,
+        host_app_private_key=host_app_private_key,
+        host_api_url=(r.text("HOST_API_URL") or DEFAULT_HOST_API_URL).rstrip("/"),
+        host_timeout_ms=r.integer("SERVICE_HOST_TIMEOUT_MS", DEFAULT_HOST_TIMEOUT_MS, minimum=100, maximum=120_000),
+        auth_rate_limit_per_minute=r.integer("SERVICE_AUTH_RATE_LIMIT_PER_MINUTE", DEFAULT_AUTH_RATE_LIMIT_PER_MINUTE,
+                                             minimum=1, maximum=100_000),
+        operator_rate_limit_per_minute=r.integer("SERVICE_OPERATOR_RATE_LIMIT_PER_MINUTE",
+                                                 DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE, minimum=1, maximum=100_000),
+        operator_api_token=r.matching_secret("SERVICE_OPERATOR_API_TOKEN", OPERATOR_TOKEN),
+        operator_actor_id=r.matching_text("SERVICE_OPERATOR_ACTOR_ID", OPERATOR_ACTOR_ID),
         missing=tuple(r.missing),
         invalid=tuple(r.invalid),
     )

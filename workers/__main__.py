@@ -6,16 +6,28 @@ import threading
 
 from app import config as config_module
 from app import database, runtime
+from app.host.client import HostClient
+from app.jsonlog import log
 from workers.lifecycle import LifecycleQueue
+from workers.outbox import OutboxQueue
 from workers.queue_worker import QueueWorker
 
 
 def build_workers(config, url: str, stop: threading.Event) -> list[QueueWorker]:
-    pool = database.create_pool(url, max_size=config.worker_concurrency + 2, name="worker")
-    return [
+    pool = database.create_pool(url, max_size=2 * config.worker_concurrency + 2, name="worker")
+    workers = [
         QueueWorker(LifecycleQueue(config), pool, url, concurrency=config.worker_concurrency,
                     poll_ms=config.worker_poll_ms, stop=stop),
     ]
+    if config.host_app_id and config.host_app_private_key:
+        host = HostClient(config.host_api_url, config.host_app_id, config.host_app_private_key,
+                          timeout_ms=config.host_timeout_ms)
+        workers.append(QueueWorker(OutboxQueue(config, host), pool, url, concurrency=config.worker_concurrency,
+                                   poll_ms=config.worker_poll_ms, stop=stop))
+    else:
+        # Readiness reports the missing variables; lifecycle jobs still run.
+        log("worker.outbox_disabled", level="warning", reason="host app configuration missing")
+    return workers
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ class LeaseLost(Exception):
 class LifecycleQueue:
     name = "lifecycle"
     channel = "lifecycle_jobs"
+    id_field = "job_id"
 
     def __init__(self, config):
         self.config = config

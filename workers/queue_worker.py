@@ -23,6 +23,7 @@ from app.jsonlog import log
 class Queue(Protocol):
     name: str
     channel: str
+    id_field: str  # the claimed row's id column
 
     def claim(self, conn: psycopg.Connection, worker_id: str, limit: int) -> list[dict]: ...
 
@@ -88,7 +89,7 @@ class QueueWorker:
                 return
             started = time.monotonic()
             outcome = self.queue.handle(self.pool, item)
-            log("worker.item_done", queue=self.queue.name, itemId=item["job_id"], outcome=outcome,
+            log("worker.item_done", queue=self.queue.name, itemId=item[self.queue.id_field], outcome=outcome,
                 attempt=item.get("attempts"), ms=round((time.monotonic() - started) * 1000, 1))
             self.processed += 1
         except Exception as exc:  # the attempt failed: report it, never crash the loop
@@ -102,11 +103,11 @@ class QueueWorker:
         try:
             with self.pool.connection() as conn:
                 result = self.queue.fail(conn, item, exc)
-            log("worker.item_failed", level="warning", queue=self.queue.name, itemId=item["job_id"],
+            log("worker.item_failed", level="warning", queue=self.queue.name, itemId=item[self.queue.id_field],
                 attempt=item.get("attempts"), errorClass=type(exc).__name__, outcome=result.get("outcome"))
         except Exception as report_exc:
             # The database is gone too: the lease will expire and the item be claimed again.
-            log("worker.failure_report_failed", level="error", queue=self.queue.name, itemId=item["job_id"],
+            log("worker.failure_report_failed", level="error", queue=self.queue.name, itemId=item[self.queue.id_field],
                 errorClass=type(exc).__name__, reportErrorClass=type(report_exc).__name__)
 
     # -- the loop ---------------------------------------------------------

@@ -1,3 +1,5 @@
+-- Views over these tables are re-created by the next migrate.
+DROP VIEW IF EXISTS ops.dead_letters;
 DROP VIEW IF EXISTS ops.release_runs;
 DROP VIEW IF EXISTS ops.outbox;
 DROP TABLE boardready.outbox_items;

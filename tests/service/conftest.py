@@ -6,6 +6,7 @@ points the suite at another server (CI runs it against the machine's own).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
@@ -94,8 +95,22 @@ def pool(db_url):
     pool.close()
 
 
+@functools.lru_cache(maxsize=1)
+def test_app_private_key() -> str:
+    """An RSA key for HOST_APP_PRIVATE_KEY in tests that do not talk to the emulator."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
 def make_config(**overrides):
     env = {
+        "HOST_APP_ID": "4242",
+        "HOST_APP_PRIVATE_KEY": test_app_private_key(),
+        "HOST_API_URL": "http://127.0.0.1:9",  # nothing listens: tests that call the host use the emulator
         "HOST_WEBHOOK_SECRET": WEBHOOK_SECRET,
         "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
         "SERVICE_JOB_MAX_ATTEMPTS": "3",

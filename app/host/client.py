@@ -1,0 +1,127 @@
+"""The code host REST calls the outbox makes, with real paths and bodies
+(see ../shared/fixtures/code-host/rest-openapi-subset.json)."""
+from __future__ import annotations
+
+import datetime as dt
+from urllib.parse import quote
+
+import httpx
+
+from app.config import Secret
+from app.host.app_auth import InstallationTokens, app_jwt
+from app.host.errors import HostError, HostRetryable, HostUncertain, classify_response
+
+API_VERSION = "2022-11-28"
+CHECK_RUN_NAME = "boardready / release readiness"
+WORKFLOW_FILE = "readiness-runner.yml"
+
+
+def _repo_path(full_name: str) -> str:
+    owner, name = full_name.split("/", 1)
+    return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
+
+
+class HostClient:
+    def __init__(self, api_url: str, app_id: str, private_key: Secret, timeout_ms: int = 10_000,
+                 transport: httpx.BaseTransport | None = None):
+        self.app_id = app_id
+        self.private_key = private_key
+        timeout = timeout_ms / 1000
+        self.http = httpx.Client(
+            base_url=api_url, transport=transport,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
+            headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION,
+                     "User-Agent": "boardready"})
+        self.tokens = InstallationTokens(self._fetch_installation_token)
+
+    def close(self) -> None:
+        self.http.close()
+
+    # -- transport and classification --------------------------------------
+    def _send(self, method: str, path: str, auth: str, json: dict | None = None, params: dict | None = None):
+        try:
+            response = self.http.request(method, path, json=json, params=params,
+                                         headers={"Authorization": auth})
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            # The request never reached the host: safe to send again.
+            raise HostRetryable(f"connection failed: {type(exc).__name__}", reason_code="host_unreachable") from None
+        except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise HostUncertain(f"no answer after sending: {type(exc).__name__}") from None
+        error = classify_response(response)
+        if error:
+            raise error
+        return response
+
+    def _installation_call(self, installation_id: int, method: str, path: str, json: dict | None = None,
+                           params: dict | None = None):
+        token = self.tokens.get(installation_id)
+        try:
+            return self._send(method, path, f"token {token.reveal()}", json=json, params=params)
+        except HostError as exc:
+            if exc.status == 401:
+                self.tokens.invalidate(installation_id)
+            raise
+
+    def _fetch_installation_token(self, installation_id: int) -> tuple[Secret, dt.datetime]:
+        response = self._send("POST", f"/app/installations/{int(installation_id)}/access_tokens",
+                              f"Bearer {app_jwt(self.app_id, self.private_key)}")
+        body = response.json()
+        expires_at = dt.datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00"))
+        return Secret(body["token"]), expires_at
+
+    # -- check runs ----------------------------------------------------------
+    def find_check_run(self, installation_id: int, repository: str, head_sha: str, external_id: str) -> dict | None:
+        """Our check run for this head, found by external_id (after a crash between create and report)."""
+        response = self._installation_call(
+            installation_id, "GET", f"{_repo_path(repository)}/commits/{head_sha}/check-runs",
+            params={"check_name": CHECK_RUN_NAME, "filter": "all", "per_page": 100})
+        for check_run in response.json().get("check_runs", []):
+            if check_run.get("external_id") == external_id:
+                return check_run
+        return None
+
+    def create_check_run(self, installation_id: int, repository: str, head_sha: str, external_id: str,
+                         summary: str) -> dict:
+        return self._installation_call(installation_id, "POST", f"{_repo_path(repository)}/check-runs", json={
+            "name": CHECK_RUN_NAME, "head_sha": head_sha, "external_id": external_id, "status": "queued",
+            "output": {"title": "Readiness check queued", "summary": summary},
+        }).json()
+
+    def update_check_run(self, installation_id: int, repository: str, check_run_id: int, body: dict) -> dict:
+        return self._installation_call(installation_id, "PATCH",
+                                       f"{_repo_path(repository)}/check-runs/{int(check_run_id)}", json=body).json()
+
+    def get_check_run(self, installation_id: int, repository: str, check_run_id: int) -> dict:
+        return self._installation_call(installation_id, "GET",
+                                       f"{_repo_path(repository)}/check-runs/{int(check_run_id)}").json()
+
+    # -- workflows -------------------------------------------------------------
+    def dispatch_workflow(self, installation_id: int, repository: str, ref: str, inputs: dict) -> dict:
+        """Dispatch readiness-runner.yml; returns {workflow_run_id, run_url, html_url}."""
+        response = self._installation_call(
+            installation_id, "POST", f"{_repo_path(repository)}/actions/workflows/{WORKFLOW_FILE}/dispatches",
+            json={"ref": ref, "inputs": inputs, "return_run_details": True})
+        if response.status_code == 204 or not response.content:
+            # An older host without run details: the run id is found by reconciliation.
+            return {}
+        return response.json()
+
+    def get_workflow_run(self, installation_id: int, repository: str, run_id: int) -> dict:
+        return self._installation_call(installation_id, "GET",
+                                       f"{_repo_path(repository)}/actions/runs/{int(run_id)}").json()
+
+    # -- pull request comments --------------------------------------------------
+    def create_comment(self, installation_id: int, repository: str, number: int, body: str) -> dict:
+        return self._installation_call(installation_id, "POST",
+                                       f"{_repo_path(repository)}/issues/{int(number)}/comments",
+                                       json={"body": body}).json()
+
+    def update_comment(self, installation_id: int, repository: str, comment_id: int, body: str) -> dict:
+        return self._installation_call(installation_id, "PATCH",
+                                       f"{_repo_path(repository)}/issues/comments/{int(comment_id)}",
+                                       json={"body": body}).json()
+
+    def list_comments(self, installation_id: int, repository: str, number: int) -> list[dict]:
+        return self._installation_call(installation_id, "GET",
+                                       f"{_repo_path(repository)}/issues/{int(number)}/comments",
+                                       params={"per_page": 100}).json()

@@ -1,0 +1,84 @@
+"""How a code host call ended, in the terms the outbox acts on.
+
+- HostRetryable: try again later (5xx, 429, secondary rate limits, a
+  connection that never reached the host); `not_before` honours Retry-After
+  and X-RateLimit-Reset.
+- HostPermanent: the same request will fail again (404, 422, other 4xx).
+- HostUncertain: the request was sent and no answer came back; the host may
+  have acted on it. Never retried blindly.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+
+class HostError(Exception):
+    reason_code = "host_error"
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class HostRetryable(HostError):
+    reason_code = "host_retryable"
+
+    def __init__(self, message: str, status: int | None = None, not_before: dt.datetime | None = None,
+                 reason_code: str | None = None):
+        super().__init__(message, status)
+        self.not_before = not_before
+        if reason_code:
+            self.reason_code = reason_code
+
+
+class HostPermanent(HostError):
+    reason_code = "host_rejected"
+
+    def __init__(self, message: str, status: int | None = None, reason_code: str | None = None):
+        super().__init__(message, status)
+        if reason_code:
+            self.reason_code = reason_code
+
+
+class HostUncertain(HostError):
+    reason_code = "host_response_lost"
+
+
+def _retry_after(headers, now: dt.datetime) -> dt.datetime | None:
+    value = headers.get("retry-after")
+    if value and value.strip().isdigit():
+        return now + dt.timedelta(seconds=min(int(value.strip()), 3600))
+    if headers.get("x-ratelimit-remaining") == "0":
+        reset = headers.get("x-ratelimit-reset")
+        if reset and reset.strip().isdigit():
+            return min(dt.datetime.fromtimestamp(int(reset.strip()), dt.timezone.utc), now + dt.timedelta(hours=1))
+    return None
+
+
+def classify_response(response, now: dt.datetime | None = None) -> HostError | None:
+    """None for 2xx; otherwise the error to raise."""
+    status = response.status_code
+    if 200 <= status < 300:
+        return None
+    now = now or dt.datetime.now(dt.timezone.utc)
+    not_before = _retry_after(response.headers, now)
+    if status == 429:
+        return HostRetryable("rate limited", status, not_before, reason_code="host_rate_limited")
+    if status == 403 and (not_before is not None or _mentions_rate_limit(response)):
+        return HostRetryable("secondary rate limit", status, not_before, reason_code="host_rate_limited")
+    if status >= 500:
+        return HostRetryable(f"host answered {status}", status, not_before, reason_code="host_unavailable")
+    if status == 404:
+        return HostPermanent("not found", status, reason_code="host_not_found")
+    if status == 401:
+        # The installation token expired or was revoked under us: a new one fixes it.
+        return HostRetryable("unauthorized", status, reason_code="host_unauthorized")
+    return HostPermanent(f"host refused the request ({status})", status, reason_code=f"host_rejected_{status}")
+
+
+def _mentions_rate_limit(response) -> bool:
+    try:
+        message = str(response.json().get("message", ""))
+    except ValueError:
+        return False
+    return "rate limit" in message.lower()
