@@ -10,16 +10,35 @@ from app import database
 from app.web import errors
 from app.web.health import Live, Ready
 from app.web.lifecycle_webhook import LifecycleWebhook
+from app.web import operator, paid
+from app.web.bearer_auth import BearerAuth
+from app.web.marketplace_webhook import MarketplaceWebhook
+from app.web.tokens import Tokens
 
 
 def create_app(config, pool) -> falcon.App:
-    app = falcon.App(cors_enable=False)
+    # BearerAuth authenticates every /api/v1 route whose resource does not
+    # declare another `auth` (see app/web/bearer_auth.py).
+    app = falcon.App(cors_enable=False, middleware=[BearerAuth(config, pool)])
     app.req_options.strip_url_path_trailing_slash = True
     errors.install(app)
     app.add_route("/api/health/live", Live())
     app.add_route("/api/health/ready", Ready(config, pool))
     app.add_route("/api/host/webhook", LifecycleWebhook(config, pool))
+    add_access_routes(app, config, pool)
     return app
+
+
+def add_access_routes(app: falcon.App, config, pool) -> None:
+    """Accounts and access: marketplace webhook, tokens, paid endpoints, operator API."""
+    app.add_route("/api/host/marketplace/webhook", MarketplaceWebhook(config, pool))
+    app.add_route("/api/v1/tokens", Tokens(config, pool))
+    app.add_route("/api/v1/billing/checkout", paid.PaidCheckout())
+    app.add_route("/api/v1/billing/portal", paid.PaidPortal())
+    gate = operator.OperatorGate(config, pool)
+    base = "/api/v1/operator/installations/{installation_id}/dead-letters"
+    app.add_route(base, operator.DeadLetters(config, pool, gate))
+    app.add_route(base + "/{item_type}/{item_id}/replay", operator.Replay(config, pool, gate))
 
 
 def pool_size_per_web_process(config) -> int:

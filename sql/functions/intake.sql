@@ -15,8 +15,11 @@ RETURNS TABLE (outcome text, inbox_id bigint, job_id bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_key        text := p_provider || ':' || p_delivery_id;
-  -- ping and events the service does not act on are kept as processed evidence.
-  v_creates_job boolean := p_event IN ('installation', 'installation_repositories', 'pull_request');
+  -- ping and events the service does not act on are kept as processed evidence,
+  -- and so are lifecycle events of an account whose marketplace subscription is
+  -- canceled: new lifecycle jobs are blocked for it (marketplace.sql).
+  v_creates_job boolean := p_event IN ('installation', 'installation_repositories', 'pull_request')
+    AND NOT installation_account_canceled(p_installation_id, (p_actions #>> '{installation,account,id}')::bigint);
   v_inbox      bigint;
   v_job        bigint;
 BEGIN

@@ -1,0 +1,66 @@
+"""Failed-authentication throttling, kept in PostgreSQL so that every replica
+shares the counters (sql/functions/auth_throttle.sql).
+
+The client key is the first hop of X-Forwarded-For, else the peer address.
+Trust assumption: the service runs behind a reverse proxy that sets (or
+overwrites) X-Forwarded-For; a client that reaches the service directly can
+choose its own key. The bearer and operator paths use separate limiters.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from contextlib import contextmanager
+
+import psycopg
+
+from app import database
+from app.jsonlog import log
+from app.web.errors import ApiError
+
+BEARER = "bearer"
+OPERATOR = "operator"
+MAX_CLIENT_KEY = 100
+
+
+def now() -> dt.datetime:
+    """The clock the auth paths pass to SQL as p_now (tests replace it)."""
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def client_key(req) -> str:
+    forwarded = req.get_header("X-Forwarded-For")
+    if forwarded:
+        first = forwarded.split(",", 1)[0].strip()
+        if first:
+            return first[:MAX_CLIENT_KEY]
+    return (req.remote_addr or "unknown")[:MAX_CLIENT_KEY]
+
+
+@contextmanager
+def connection(pool, config):
+    """A pool connection; the database being unreachable is a 503 `unavailable`."""
+    try:
+        with pool.connection(timeout=config.db_acquire_timeout_ms / 1000) as conn:
+            yield conn
+    except psycopg.OperationalError as exc:
+        log("auth.database_unavailable", level="error", errorClass=type(exc).__name__)
+        raise ApiError(503, "unavailable", "the service cannot check credentials right now; retry later") from None
+
+
+def refuse_if_limited(conn, limiter: str, key: str, limit: int, at: dt.datetime) -> None:
+    """429 with Retry-After while the client's failures in this window reached the limit.
+
+    Runs before any credential is looked at, so a limited client learns
+    nothing, not even with the right token; the refusal itself is not counted.
+    """
+    row = database.call_one(conn, "auth_throttle_check", p_limiter=limiter, p_client_key=key, p_limit=limit,
+                            p_now=at)
+    if row["limited"]:
+        raise ApiError(429, "too_many_auth_failures",
+                       "too many failed authentications from this client; retry after the window resets",
+                       headers={"Retry-After": str(row["retry_after_seconds"])})
+
+
+def record_failure(conn, limiter: str, key: str, at: dt.datetime) -> int:
+    return database.call_one(conn, "auth_throttle_record_failure", p_limiter=limiter, p_client_key=key,
+                             p_now=at)["failures"]

@@ -1,0 +1,63 @@
+"""POST /api/host/marketplace/webhook: marketplace_purchase and ping.
+
+Same reading rules as the lifecycle webhook (app/web/signed_delivery.py) with
+its own secret, HOST_MARKETPLACE_WEBHOOK_SECRET. The account state changes
+synchronously: storing the delivery and applying it is one SQL statement
+(marketplace_apply_event), so the answer is 200 with what happened.
+"""
+from __future__ import annotations
+
+import falcon
+import psycopg
+
+from app import database
+from app.config import WEBHOOK_MAX_BODY_BYTES
+from app.jsonlog import log
+from app.lifecycle_events import InvalidPayload
+from app.marketplace_events import normalize
+from app.web.errors import ApiError
+from app.web.signed_delivery import read_signed_delivery
+
+
+class MarketplaceWebhook:
+    def __init__(self, config, pool):
+        self.config = config
+        self.pool = pool
+
+    def on_post(self, req, resp):
+        delivery = read_signed_delivery(req, self.config.marketplace_webhook_secret,
+                                        "HOST_MARKETPLACE_WEBHOOK_SECRET", WEBHOOK_MAX_BODY_BYTES)
+        if delivery.event == "ping":
+            # Reachability and signature only: nothing is stored.
+            resp.media = {"ok": True, "outcome": "pong", "deliveryId": delivery.delivery_id}
+            return
+        if delivery.event != "marketplace_purchase":
+            raise ApiError(400, "unsupported_event", "this endpoint handles marketplace_purchase and ping")
+        try:
+            event = normalize(delivery.payload)
+        except InvalidPayload as exc:
+            raise ApiError(400, "missing_or_invalid_field", f"{exc.field} {exc.message}") from None
+
+        try:
+            with self.pool.connection(timeout=self.config.db_acquire_timeout_ms / 1000) as conn:
+                row = database.call_one(
+                    conn, "marketplace_apply_event",
+                    p_delivery_id=delivery.delivery_id, p_action=event.action, p_account_id=event.account_id,
+                    p_account_login=event.account_login, p_account_type=event.account_type,
+                    p_effective_date=event.effective_date, p_payload_sha256=delivery.raw_sha256,
+                    p_payload_bytes=delivery.raw_bytes,
+                )
+        except psycopg.OperationalError as exc:  # pool timeout, connection lost, server down
+            log("marketplace.persist_failed", level="error", deliveryId=delivery.delivery_id,
+                errorClass=type(exc).__name__)
+            raise ApiError(503, "persistence_unavailable",
+                           "the delivery could not be stored; it was not acknowledged, send it again") from None
+
+        log("marketplace.delivery", deliveryId=delivery.delivery_id, action=event.action,
+            accountId=event.account_id, outcome=row["outcome"], accountState=row["account_state"],
+            tokensRevoked=row["tokens_revoked"], erasureRequestId=row["erasure_request_id"])
+        resp.status = falcon.HTTP_200
+        body = {"ok": True, "outcome": row["outcome"], "deliveryId": delivery.delivery_id}
+        if row["account_state"] is not None:
+            body["accountState"] = row["account_state"]
+        resp.media = body

@@ -1,0 +1,186 @@
+"""The operator API: an installation's dead letters, and their replay.
+
+    GET  /api/v1/operator/installations/{installationId}/dead-letters?limit=&before=
+    POST /api/v1/operator/installations/{installationId}/dead-letters/{itemType}/{itemId}/replay
+
+Enabled only when SERVICE_OPERATOR_API_TOKEN and SERVICE_OPERATOR_ACTOR_ID
+are both set and valid; otherwise 503 `unavailable`. Checks, in order: the
+client's operator failure limiter (429 with Retry-After before the token is
+compared, even the correct one), then the token (byte length, then a
+constant-time comparison; 401 `invalid_operator_token`, counted). The audit
+actor is always the configured actor id.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+import re
+import uuid
+
+import falcon
+
+from app import database
+from app.jsonlog import log
+from app.web import auth_throttle
+from app.web.errors import ApiError
+from app.web.tokens import iso
+
+ID = re.compile(r"^[1-9][0-9]{0,17}$")
+IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
+ITEM_TYPES = ("job", "outbox")
+DEFAULT_PAGE, MAX_PAGE = 50, 100
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="boardready-operator"'}
+
+
+class OperatorGate:
+    def __init__(self, config, pool):
+        self.config = config
+        self.pool = pool
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.operator_api_token is not None and self.config.operator_actor_id is not None
+
+    def authenticate(self, req) -> str:
+        """The configured actor id, once the caller proved it holds the operator token."""
+        if not self.enabled:
+            raise ApiError(503, "unavailable", "the operator API is not configured")
+        key = auth_throttle.client_key(req)
+        at = auth_throttle.now()
+        with auth_throttle.connection(self.pool, self.config) as conn:
+            auth_throttle.refuse_if_limited(conn, auth_throttle.OPERATOR, key,
+                                            self.config.operator_rate_limit_per_minute, at)
+            if not self._matches(req.get_header("Authorization")):
+                auth_throttle.record_failure(conn, auth_throttle.OPERATOR, key, at)
+                raise ApiError(401, "invalid_operator_token", "a valid operator token is required",
+                               headers=CHALLENGE)
+        return self.config.operator_actor_id
+
+    def _matches(self, header: str | None) -> bool:
+        if not header:
+            return False
+        scheme, _, presented = header.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        try:
+            presented_bytes = presented.strip().encode("ascii")
+        except UnicodeEncodeError:
+            return False
+        expected = self.config.operator_api_token.reveal().encode("ascii")
+        # Lengths first (compare_digest needs equal lengths to be constant
+        # time); the length of a fixed configured token is no secret worth keeping.
+        return len(presented_bytes) == len(expected) and hmac.compare_digest(presented_bytes, expected)
+
+
+def _installation_id(value: str) -> int:
+    if not ID.match(value):
+        raise ApiError(400, "invalid_installation_id", "installationId must be an installation id")
+    return int(value)
+
+
+def _page_size(raw: str | None) -> int:
+    if raw is None:
+        return DEFAULT_PAGE
+    if not re.fullmatch(r"[0-9]{1,3}", raw) or not 1 <= int(raw) <= MAX_PAGE:
+        raise ApiError(400, "invalid_limit", f"limit must be an integer from 1 to {MAX_PAGE}")
+    return int(raw)
+
+
+def _before(raw: str | None) -> dt.datetime | None:
+    if raw is None:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(raw.strip()) if len(raw) <= 64 else None
+    except ValueError:
+        value = None
+    if value is None or value.tzinfo is None:
+        raise ApiError(400, "invalid_before", "before must be an ISO 8601 timestamp with an offset (nextBefore)")
+    return value
+
+
+def page_of(rows: list[dict], limit: int) -> tuple[list[dict], dt.datetime | None]:
+    """Cut one page and its nextBefore from up to limit + 1 rows, newest first.
+
+    The cursor is a timestamp only (the spec's nextBefore), so a page never
+    ends in the middle of a group of items that failed at the same instant:
+    the group moves to the next page, whose cursor is the instant plus one
+    microsecond. Only a group larger than a whole page is cut (the rest of that
+    instant is then skipped; ops.dead_letters in psql shows everything).
+    """
+    if len(rows) <= limit:
+        return rows, None
+    page, boundary = rows[:limit], rows[limit - 1]["failed_at"]
+    if rows[limit]["failed_at"] != boundary:
+        return page, boundary
+    whole_groups = [r for r in page if r["failed_at"] != boundary]
+    if whole_groups:
+        return whole_groups, boundary + dt.timedelta(microseconds=1)
+    return page, boundary
+
+
+class DeadLetters:
+    auth = "operator"
+
+    def __init__(self, config, pool, gate: OperatorGate):
+        self.config, self.pool, self.gate = config, pool, gate
+
+    def on_get(self, req, resp, installation_id):
+        self.gate.authenticate(req)
+        installation = _installation_id(installation_id)
+        limit = _page_size(req.get_param("limit"))
+        before = _before(req.get_param("before"))
+        with auth_throttle.connection(self.pool, self.config) as conn:
+            rows = database.call(conn, "dead_letter_list", p_installation_id=installation, p_before=before,
+                                 p_limit=limit + 1)
+        page, next_before = page_of(rows, limit)
+        resp.media = {
+            "ok": True,
+            "items": [{
+                "itemType": r["item_type"], "itemId": str(r["item_id"]), "repository": r["repository"],
+                "reasonCode": r["reason_code"], "errorClass": r["error_class"], "attempts": r["attempts"],
+                "failedAt": iso(r["failed_at"]), "replaySafe": bool(r["replay_safe"]),
+            } for r in page],
+            "nextBefore": iso(next_before),
+        }
+
+
+_REPLAY_ERRORS = {
+    "not_found": (404, "not_found", "no such dead-letter item in this installation"),
+    "not_replayable": (409, "not_replayable", "the item is not safe to replay; reconcile or handle it manually"),
+    "idempotency_key_reused": (409, "idempotency_key_reused",
+                               "this Idempotency-Key was already used for another replay request"),
+}
+
+
+class Replay:
+    auth = "operator"
+
+    def __init__(self, config, pool, gate: OperatorGate):
+        self.config, self.pool, self.gate = config, pool, gate
+
+    def on_post(self, req, resp, installation_id, item_type, item_id):
+        actor = self.gate.authenticate(req)
+        installation = _installation_id(installation_id)
+        if item_type not in ITEM_TYPES:
+            raise ApiError(400, "invalid_item_type", "itemType must be job or outbox")
+        if not ID.match(item_id):
+            raise ApiError(400, "invalid_item_id", "itemId must be an item id")
+        key = req.get_header("Idempotency-Key")
+        if key is None:
+            raise ApiError(400, "missing_idempotency_key", "the Idempotency-Key header is required")
+        if not IDEMPOTENCY_KEY.match(key):
+            raise ApiError(400, "invalid_idempotency_key", "Idempotency-Key must be 1-200 visible ASCII characters")
+
+        operation_id = str(uuid.uuid4())
+        with auth_throttle.connection(self.pool, self.config) as conn:
+            row = database.call_one(conn, "dead_letter_replay", p_installation_id=installation,
+                                    p_item_type=item_type, p_item_id=int(item_id), p_idempotency_key=key,
+                                    p_actor=actor, p_operation_id=operation_id)
+        log("operator.replay", installationId=installation, itemType=item_type, itemId=item_id,
+            outcome=row["outcome"], operationId=operation_id, actor=actor,
+            auditEventId=str(row["audit_event_id"]) if row["audit_event_id"] else None)
+        if row["outcome"] in _REPLAY_ERRORS:
+            raise ApiError(*_REPLAY_ERRORS[row["outcome"]])
+        resp.status = falcon.HTTP_200
+        resp.media = {"ok": True, "outcome": row["outcome"], "auditEventId": str(row["audit_event_id"]),
+                      "itemType": item_type, "itemId": item_id}

@@ -1,0 +1,130 @@
+"""POST /api/v1/tokens, GET /api/v1/tokens?repositoryId=, DELETE /api/v1/tokens?tokenId=.
+
+All three require a bearer token with the admin scope for the same
+repository. The token value is returned once, by POST, and never stored.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import falcon
+
+from app import api_tokens, database
+from app.jsonlog import log
+from app.web import auth_throttle
+from app.web.bearer_auth import require
+from app.web.errors import ApiError
+
+MAX_BODY_BYTES = 16 * 1024
+CREATE_FIELDS = {"repositoryId", "name", "scopes", "durationDays"}
+NOT_FOUND_OUTCOMES = ("repository_not_found", "repository_removed")
+
+
+def iso(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def read_json_object(req, limit: int = MAX_BODY_BYTES) -> dict:
+    if (req.content_type or "").split(";", 1)[0].strip().lower() != "application/json":
+        raise ApiError(400, "invalid_content_type", "Content-Type must be application/json")
+    if req.content_length is not None and req.content_length > limit:
+        raise ApiError(413, "payload_too_large", f"body above {limit} bytes")
+    raw = req.bounded_stream.read(limit + 1)
+    if len(raw) > limit:
+        raise ApiError(413, "payload_too_large", f"body above {limit} bytes")
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "malformed_json", "body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "malformed_json", "body must be a JSON object")
+    return body
+
+
+def _invalid(exc: api_tokens.InvalidTokenRequest) -> ApiError:
+    return ApiError(400, exc.code, exc.message)
+
+
+def token_record(row: dict, token_id_key: str = "token_id") -> dict:
+    return {
+        "id": str(row[token_id_key]),
+        "name": row["name"],
+        "tokenPrefix": row["token_prefix"],
+        "scopes": list(row["scopes"]),
+        "expiresAt": iso(row["expires_at"]),
+        "createdAt": iso(row["created_at"]),
+    }
+
+
+class Tokens:
+    auth = "bearer"
+
+    def __init__(self, config, pool):
+        self.config = config
+        self.pool = pool
+
+    def on_post(self, req, resp):
+        auth = require(req, scope="admin")
+        body = read_json_object(req)
+        unknown = sorted(set(body) - CREATE_FIELDS)
+        if unknown:
+            raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}")
+        try:
+            if "repositoryId" not in body:
+                raise api_tokens.InvalidTokenRequest("invalid_repository_id", "repositoryId is required")
+            repository_id = api_tokens.repository_id(body["repositoryId"])
+            if "name" not in body:
+                raise api_tokens.InvalidTokenRequest("invalid_name", "name is required")
+            name = api_tokens.name(body["name"])
+            scopes = api_tokens.scopes(body.get("scopes"))
+            duration = api_tokens.duration_days(body.get("durationDays"))
+        except api_tokens.InvalidTokenRequest as exc:
+            raise _invalid(exc) from None
+        require(req, repository_id=repository_id)
+
+        new = api_tokens.generate()
+        with auth_throttle.connection(self.pool, self.config) as conn:
+            row = database.call_one(conn, "token_create", p_repository_id=repository_id, p_name=name,
+                                    p_scopes=scopes, p_duration_days=duration, p_token_sha256=new.sha256,
+                                    p_token_prefix=new.prefix, p_created_by=f"token:{auth.token_id}")
+        if row["outcome"] in NOT_FOUND_OUTCOMES:
+            raise ApiError(404, "repository_not_found", "no such repository in any installation")
+        if row["outcome"] == "account_canceled":
+            raise ApiError(403, "account_canceled", "the account's marketplace subscription is canceled")
+        log("token.created", tokenId=str(row["token_id"]), repositoryId=repository_id, createdBy=auth.token_id)
+        resp.status = falcon.HTTP_201
+        resp.media = {"ok": True, "token": new.value, "tokenRecord": token_record(
+            {**row, "name": name, "token_prefix": new.prefix, "scopes": scopes})}
+
+    def on_get(self, req, resp):
+        require(req, scope="admin")
+        try:
+            repository_id = api_tokens.repository_id(req.get_param("repositoryId"))
+        except api_tokens.InvalidTokenRequest as exc:
+            raise _invalid(exc) from None
+        require(req, repository_id=repository_id)
+        with auth_throttle.connection(self.pool, self.config) as conn:
+            rows = database.call(conn, "token_list", p_repository_id=repository_id)
+        resp.media = {"ok": True, "repositoryId": str(repository_id), "tokens": [
+            {**token_record(r), "status": r["status"], "lastUsedAt": iso(r["last_used_at"]),
+             "revokedAt": iso(r["revoked_at"])}
+            for r in rows]}
+
+    def on_delete(self, req, resp):
+        auth = require(req, scope="admin")
+        try:
+            token_id = api_tokens.token_id(req.get_param("tokenId"))
+        except api_tokens.InvalidTokenRequest as exc:
+            raise _invalid(exc) from None
+        with auth_throttle.connection(self.pool, self.config) as conn:
+            # Scoped to the caller's repository: another repository's token is not_found.
+            row = database.call_one(conn, "token_revoke", p_token_id=token_id,
+                                    p_repository_id=int(auth.repository_id), p_reason="api")
+        if row["outcome"] == "not_found":
+            raise ApiError(404, "not_found", "no such token for this repository")
+        log("token.revoked", tokenId=token_id, outcome=row["outcome"], revokedBy=auth.token_id)
+        resp.media = {"ok": True, "outcome": row["outcome"], "tokenId": token_id,
+                      "revokedAt": iso(row["revoked_at"])}

@@ -1,0 +1,121 @@
+-- Repository-scoped API tokens. The service hashes the value (SHA-256) before
+-- it reaches the database; the plaintext never does.
+
+CREATE OR REPLACE FUNCTION boardready.token_create(
+  p_repository_id  bigint,
+  p_name           text,
+  p_scopes         text[],
+  p_duration_days  integer,         -- NULL: never expires
+  p_token_sha256   bytea,
+  p_token_prefix   text,
+  p_created_by     text,
+  p_now            timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, token_id uuid, created_at timestamptz, expires_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_denial text;
+  v_row    api_tokens%ROWTYPE;
+BEGIN
+  -- The API validates first and answers 400; these are invariants.
+  IF p_duration_days IS NOT NULL AND p_duration_days NOT BETWEEN 1 AND 365 THEN
+    RAISE EXCEPTION 'token_invalid_duration' USING ERRCODE = '22023';
+  END IF;
+  IF p_created_by IS NULL OR p_created_by !~ '^[A-Za-z0-9._:@-]{1,200}$' THEN
+    RAISE EXCEPTION 'token_invalid_creator' USING ERRCODE = '22023';
+  END IF;
+
+  -- A token is only for a repository the service knows from an installation,
+  -- that is still part of it, and whose account is not canceled.
+  SELECT repository_access_denial(p_repository_id) INTO v_denial;
+  IF v_denial IS NOT NULL THEN
+    RETURN QUERY SELECT v_denial, NULL::uuid, NULL::timestamptz, NULL::timestamptz;
+    RETURN;
+  END IF;
+
+  INSERT INTO api_tokens (repository_id, name, token_sha256, token_prefix, scopes, expires_at, created_by, created_at)
+  VALUES (p_repository_id, p_name, p_token_sha256, p_token_prefix,
+          ARRAY(SELECT DISTINCT s FROM unnest(p_scopes) AS s ORDER BY s),
+          p_now + make_interval(days => p_duration_days), p_created_by, p_now)
+  RETURNING * INTO v_row;
+  RETURN QUERY SELECT 'created'::text, v_row.id, v_row.created_at, v_row.expires_at;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.token_list(p_repository_id bigint, p_now timestamptz DEFAULT now())
+RETURNS TABLE (token_id uuid, name text, token_prefix text, scopes text[], status text, created_at timestamptz,
+               expires_at timestamptz, last_used_at timestamptz, revoked_at timestamptz, created_by text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT t.id, t.name, t.token_prefix, t.scopes,
+         CASE WHEN t.revoked_at IS NOT NULL THEN 'revoked'
+              WHEN t.expires_at <= p_now THEN 'expired'
+              ELSE 'active' END,
+         t.created_at, t.expires_at, t.last_used_at, t.revoked_at, t.created_by
+    FROM api_tokens t
+   WHERE t.repository_id = p_repository_id
+   ORDER BY t.created_at DESC, t.id
+$$;
+
+-- Revoke one token. p_repository_id is the caller's repository scope (the API
+-- passes the bearer token's repository): a token of another repository is
+-- not_found, exactly like one that does not exist. NULL (operator CLI) means any.
+CREATE OR REPLACE FUNCTION boardready.token_revoke(
+  p_token_id uuid, p_repository_id bigint, p_reason text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, revoked_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_revoked timestamptz;
+  v_found   boolean;
+BEGIN
+  IF p_reason NOT IN ('api', 'operator_cli') THEN
+    RAISE EXCEPTION 'token_invalid_revoke_reason' USING ERRCODE = '22023';
+  END IF;
+  UPDATE api_tokens t SET revoked_at = p_now, revoked_reason = p_reason
+   WHERE t.id = p_token_id AND (p_repository_id IS NULL OR t.repository_id = p_repository_id)
+     AND t.revoked_at IS NULL
+  RETURNING t.revoked_at INTO v_revoked;
+  IF v_revoked IS NOT NULL THEN
+    RETURN QUERY SELECT 'revoked'::text, v_revoked;
+    RETURN;
+  END IF;
+  SELECT true, t.revoked_at INTO v_found, v_revoked FROM api_tokens t
+   WHERE t.id = p_token_id AND (p_repository_id IS NULL OR t.repository_id = p_repository_id);
+  IF v_found THEN
+    RETURN QUERY SELECT 'already_revoked'::text, v_revoked;
+  ELSE
+    RETURN QUERY SELECT 'not_found'::text, NULL::timestamptz;
+  END IF;
+END $$;
+
+-- Authenticate a bearer token by the SHA-256 of its value. Outcomes: valid,
+-- unknown, revoked, expired, account_canceled, repository_removed.
+-- last_used_at is written only when the stored value is at least 60 s old, so
+-- a busy token costs at most one write a minute, not one per request.
+CREATE OR REPLACE FUNCTION boardready.token_verify(p_token_sha256 bytea, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, token_id uuid, repository_id bigint, scopes text[], expires_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_token  api_tokens%ROWTYPE;
+  v_denial text;
+  v_result text;
+BEGIN
+  SELECT * INTO v_token FROM api_tokens t WHERE t.token_sha256 = p_token_sha256;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'unknown'::text, NULL::uuid, NULL::bigint, NULL::text[], NULL::timestamptz;
+    RETURN;
+  END IF;
+
+  v_denial := repository_access_denial(v_token.repository_id);
+  -- A canceled account fails closed first: its tokens were revoked with it.
+  v_result := CASE
+    WHEN v_denial = 'account_canceled' THEN 'account_canceled'
+    WHEN v_token.revoked_at IS NOT NULL THEN 'revoked'
+    WHEN v_token.expires_at <= p_now THEN 'expired'
+    WHEN v_denial IS NOT NULL THEN 'repository_removed'
+    ELSE 'valid'
+  END;
+
+  IF v_result = 'valid' AND (v_token.last_used_at IS NULL OR v_token.last_used_at <= p_now - interval '60 seconds') THEN
+    UPDATE api_tokens t SET last_used_at = p_now
+     WHERE t.id = v_token.id AND (t.last_used_at IS NULL OR t.last_used_at <= p_now - interval '60 seconds');
+  END IF;
+  RETURN QUERY SELECT v_result, v_token.id, v_token.repository_id, v_token.scopes, v_token.expires_at;
+END $$;

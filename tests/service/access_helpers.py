@@ -1,0 +1,64 @@
+"""Arranging accounts, installations, repositories and tokens for the access tests."""
+from __future__ import annotations
+
+import json
+import uuid
+
+from app import api_tokens, database
+from tests.conftest import webhook_fixture_json
+from tests.service.conftest import MARKETPLACE_SECRET, webhook_headers
+
+MARKETPLACE_PATH = "/api/host/marketplace/webhook"
+OPERATOR_TOKEN = "op-token-" + "x" * 40
+OPERATOR_ACTOR = "ops.alice:oncall"
+
+
+def marketplace_body(name: str, *, effective_date: str | None = None, account_id: int | None = None,
+                     action: str | None = None) -> bytes:
+    """A real marketplace_purchase payload, optionally moved to another date, account or action."""
+    payload = webhook_fixture_json(name)
+    if effective_date is not None:
+        payload["effective_date"] = effective_date
+    if account_id is not None:
+        payload["marketplace_purchase"]["account"]["id"] = account_id
+    if action is not None:
+        payload["action"] = action
+    return json.dumps(payload).encode()
+
+
+def post_marketplace(client, body: bytes, delivery_id: str | None = None, event: str = "marketplace_purchase",
+                     secret: str = MARKETPLACE_SECRET):
+    return client.simulate_post(MARKETPLACE_PATH, body=body, headers=webhook_headers(
+        body, event, delivery_id or str(uuid.uuid4()), secret=secret))
+
+
+def seed_repository(owner, *, account_id: int, installation_id: int, repository_id: int,
+                    full_name: str | None = None, login: str = "acme", account_type: str = "Organization",
+                    removed: bool = False) -> int:
+    owner.execute("INSERT INTO boardready.accounts (id, login, type) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                  (account_id, login, account_type))
+    owner.execute("INSERT INTO boardready.installations (id, account_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                  (installation_id, account_id))
+    owner.execute("INSERT INTO boardready.repositories (id, installation_id, full_name, removed_at) "
+                  "VALUES (%s, %s, %s, CASE WHEN %s THEN now() END)",
+                  (repository_id, installation_id, full_name or f"{login}/repo-{repository_id}", removed))
+    return repository_id
+
+
+def create_token(pool, repository_id: int, scopes=api_tokens.DEFAULT_SCOPES, duration_days: int | None = None,
+                 name: str = "ci", now=None) -> tuple[str, str]:
+    """(value, token id) of a new token, made through the SQL function the API uses."""
+    new = api_tokens.generate()
+    params = dict(p_repository_id=repository_id, p_name=name, p_scopes=list(scopes),
+                  p_duration_days=duration_days, p_token_sha256=new.sha256, p_token_prefix=new.prefix,
+                  p_created_by="test")
+    if now is not None:
+        params["p_now"] = now
+    with pool.connection() as conn:
+        row = database.call_one(conn, "token_create", **params)
+    assert row["outcome"] == "created", row
+    return new.value, str(row["token_id"])
+
+
+def bearer(value: str, **extra) -> dict:
+    return {"Authorization": f"Bearer {value}", **extra}
