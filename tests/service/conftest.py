@@ -96,7 +96,7 @@ def pool(db_url):
 
 
 @functools.lru_cache(maxsize=1)
-def test_app_private_key() -> str:
+def generated_app_private_key() -> str:
     """An RSA key for HOST_APP_PRIVATE_KEY in tests that do not talk to the emulator."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
@@ -109,7 +109,7 @@ def test_app_private_key() -> str:
 def make_config(**overrides):
     env = {
         "HOST_APP_ID": "4242",
-        "HOST_APP_PRIVATE_KEY": test_app_private_key(),
+        "HOST_APP_PRIVATE_KEY": generated_app_private_key(),
         "HOST_API_URL": "http://127.0.0.1:9",  # nothing listens: tests that call the host use the emulator
         "HOST_WEBHOOK_SECRET": WEBHOOK_SECRET,
         "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,

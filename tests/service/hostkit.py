@@ -54,8 +54,8 @@ def make_hostkit(host, **config_overrides) -> HostKit:
     app = host.register_app()
     installation = host.create_installation("acme-hw", account_type="Organization")
     repository = host.create_repository(REPOSITORY, installation_id=installation["id"])
-    config = make_config(HOST_APP_ID=str(app["id"]), HOST_APP_PRIVATE_KEY=app["private_key_pem"],
-                         HOST_API_URL=host.url, **config_overrides)
+    settings = {"HOST_APP_ID": str(app["id"]), "HOST_APP_PRIVATE_KEY": app["private_key_pem"], "HOST_API_URL": host.url}
+    config = make_config(**{**settings, **config_overrides})
     return HostKit(host, app, installation, repository, config)
 
 

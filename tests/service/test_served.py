@@ -16,7 +16,7 @@ import pytest
 from app import config as config_module
 from app.serve import Service
 from tests.conftest import webhook_fixture
-from tests.service.conftest import (MARKETPLACE_SECRET, WEBHOOK_SECRET, post_webhook, test_app_private_key,
+from tests.service.conftest import (MARKETPLACE_SECRET, WEBHOOK_SECRET, post_webhook, generated_app_private_key,
                                     webhook_headers)
 from workers.lifecycle import LifecycleQueue
 from workers.queue_worker import QueueWorker
@@ -41,7 +41,7 @@ def wait_for(predicate, seconds=20, interval=0.05):
 @pytest.fixture
 def served(db_url):
     env = {"HOST_WEBHOOK_SECRET": WEBHOOK_SECRET, "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
-           "HOST_APP_ID": "4242", "HOST_APP_PRIVATE_KEY": test_app_private_key(), "HOST_API_URL": "http://127.0.0.1:9",
+           "HOST_APP_ID": "4242", "HOST_APP_PRIVATE_KEY": generated_app_private_key(), "HOST_API_URL": "http://127.0.0.1:9",
            "SERVICE_BIND": f"127.0.0.1:{free_port()}", "SERVICE_WEB_CONCURRENCY": "1",
            "SERVICE_WEB_THREADS": "4", "SERVICE_WORKER_POLL_MS": "200"}
     config = config_module.load(env)

@@ -1,0 +1,63 @@
+"""End to end through real HTTP: the emulator delivers signed webhooks to the
+service under gunicorn, whose workers create the check run and dispatch the
+readiness workflow on the emulator."""
+from __future__ import annotations
+
+import emulator
+import pytest
+
+from app import config as config_module
+from app.serve import Service
+from emulator import openapi_check
+from tests.service.conftest import MARKETPLACE_SECRET, WEBHOOK_SECRET
+from tests.service.test_served import free_port, wait_for
+
+REPOSITORY = "acme-hw/power-module"
+
+
+@pytest.fixture
+def stack(db_url):
+    with emulator.start() as host:
+        app = host.register_app()
+        env = {"HOST_WEBHOOK_SECRET": WEBHOOK_SECRET, "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
+               "HOST_APP_ID": str(app["id"]), "HOST_APP_PRIVATE_KEY": app["private_key_pem"],
+               "HOST_API_URL": host.url, "SERVICE_BIND": f"127.0.0.1:{free_port()}",
+               "SERVICE_WEB_CONCURRENCY": "1", "SERVICE_WEB_THREADS": "4", "SERVICE_WORKER_POLL_MS": "200"}
+        service = Service(config_module.load(env), db_url, extra_env=env).start()
+        host.configure_webhooks(f"{service.base_url}/api/host/webhook", WEBHOOK_SECRET,
+                                f"{service.base_url}/api/host/marketplace/webhook", MARKETPLACE_SECRET)
+        try:
+            yield host, service
+        finally:
+            service.stop()
+
+
+def test_pull_request_to_check_run_and_dispatch(stack, owner):
+    host, service = stack
+    installation = host.create_installation("acme-hw", account_type="Organization", deliver=True)
+    host.create_repository(REPOSITORY, installation_id=installation["id"], deliver=True)
+    pr = host.open_pull_request(REPOSITORY, title="Rev C: swap the buck converter", deliver=True)
+
+    deliveries = host.deliveries()
+    assert [d["status"] for d in deliveries] == [202] * len(deliveries) and len(deliveries) >= 2
+
+    dispatch = wait_for(lambda: host.requests(operation_id="actions/create-workflow-dispatch"), seconds=30)
+    [check_run] = host.check_runs(REPOSITORY)
+    assert check_run["head_sha"] == pr["head"]["sha"] and check_run["status"] == "queued"
+    assert dispatch[0]["body"]["inputs"]["head_sha"] == pr["head"]["sha"]
+    [workflow_run] = host.runs(REPOSITORY)
+    attempt = wait_for(lambda: owner.execute(
+        "SELECT * FROM ops.release_runs WHERE head_sha = %s AND workflow_run_id IS NOT NULL",
+        (pr["head"]["sha"],)).fetchone())
+    assert attempt["workflow_run_id"] == workflow_run["id"]
+    assert attempt["check_run_id"] == check_run["id"]
+
+    # Every request the service made, validated against the code host's REST description.
+    checked = 0
+    for entry in host.requests():
+        if entry["operation_id"]:
+            openapi_check.validate_request(entry["method"], entry["path"], entry["body"])
+            checked += 1
+    operations = {e["operation_id"] for e in host.requests()}
+    assert {"apps/create-installation-access-token", "checks/create", "actions/create-workflow-dispatch"} <= operations
+    assert checked >= 4
