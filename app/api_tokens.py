@@ -78,7 +78,7 @@ def scopes(value) -> list[str]:
     if (not isinstance(value, list) or not value
             or any(not isinstance(s, str) or s not in SCOPES for s in value)):
         raise InvalidTokenRequest("invalid_scopes", "scopes must be a non-empty list of " + ", ".join(SCOPES))
-    return sorted(set(value))
+    return [s for s in SCOPES if s in value]   # canonical order, duplicates dropped
 
 
 def duration_days(value) -> int | None:

@@ -23,6 +23,10 @@ DEFAULT_BIND = "127.0.0.1:8000"
 WEBHOOK_MAX_BODY_BYTES = 2 * 1024 * 1024
 DEFAULT_HOST_API_URL = "https://api.github.com"
 DEFAULT_HOST_TIMEOUT_MS = 10_000
+DEFAULT_OIDC_ISSUER = "https://token.actions.githubusercontent.com"
+# The code host's default ID-token audience is the owner's URL: a token minted
+# for anything else would be accepted here too, so it is refused as a setting.
+DEFAULT_HOST_AUDIENCE_PREFIX = "https://github.com/"
 DEFAULT_AUTH_RATE_LIMIT_PER_MINUTE = 20
 DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE = 20
 OPERATOR_TOKEN = re.compile(r"^[\x21-\x7e]{32,512}$")      # at least 32 visible ASCII characters
@@ -81,6 +85,11 @@ class Config:
     host_app_private_key: Secret | None = None
     host_api_url: str = DEFAULT_HOST_API_URL
     host_timeout_ms: int = DEFAULT_HOST_TIMEOUT_MS
+    # The workflow result callback: who issues the ID tokens and for whom.
+    oidc_issuer: str = DEFAULT_OIDC_ISSUER
+    oidc_audience: str | None = None
+    # Where people reach the service (links in check runs and comments).
+    public_url: str = "http://127.0.0.1:8000"
     # Variables that are absent or invalid and that readiness must report.
     missing: tuple[str, ...] = field(default=())
     # Invalid values of variables that have a safe default: reported, default used.
@@ -161,6 +170,14 @@ def _host_app(r: _Reader) -> tuple[str | None, Secret | None]:
     return (app_id.strip() if app_id else None), Secret(pem)
 
 
+def _oidc_audience(r: _Reader) -> str | None:
+    audience = r.text("SERVICE_OIDC_AUDIENCE")
+    if audience is None or audience.startswith(DEFAULT_HOST_AUDIENCE_PREFIX) or len(audience) > 255:
+        r.missing.append("SERVICE_OIDC_AUDIENCE")
+        return None
+    return audience
+
+
 def _is_rsa_private_key(pem: str) -> bool:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
@@ -203,6 +220,9 @@ def load(env: Mapping[str, str] | None = None) -> Config:
         host_app_private_key=host_app_private_key,
         host_api_url=(r.text("HOST_API_URL") or DEFAULT_HOST_API_URL).rstrip("/"),
         host_timeout_ms=r.integer("SERVICE_HOST_TIMEOUT_MS", DEFAULT_HOST_TIMEOUT_MS, minimum=100, maximum=120_000),
+        oidc_issuer=(r.text("SERVICE_OIDC_ISSUER") or DEFAULT_OIDC_ISSUER).rstrip("/"),
+        oidc_audience=_oidc_audience(r),
+        public_url=(r.text("SERVICE_PUBLIC_URL") or f"http://{r.text('SERVICE_BIND') or DEFAULT_BIND}").rstrip("/"),
         auth_rate_limit_per_minute=r.integer("SERVICE_AUTH_RATE_LIMIT_PER_MINUTE", DEFAULT_AUTH_RATE_LIMIT_PER_MINUTE,
                                              minimum=1, maximum=100_000),
         operator_rate_limit_per_minute=r.integer("SERVICE_OPERATOR_RATE_LIMIT_PER_MINUTE",

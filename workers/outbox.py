@@ -12,6 +12,7 @@ import datetime as dt
 from app import database
 from app.host.client import HostClient
 from app.host.errors import HostPermanent, HostRetryable, HostUncertain
+from workers import publication
 from workers.queue_worker import failure_codes
 
 QUEUED_SUMMARY = ("boardready is starting the release-readiness workflow for this commit. "
@@ -20,6 +21,10 @@ QUEUED_SUMMARY = ("boardready is starting the release-readiness workflow for thi
 
 class LeaseLost(Exception):
     reason_code = "lease_lost"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def external_id(release_run_id: int) -> str:
@@ -76,17 +81,72 @@ class OutboxQueue:
                             p_workflow_run_id=details.get("workflow_run_id"),
                             p_installation_id=item["installation_id"])
 
+    def review_url(self, item: dict) -> str:
+        return f"{self.config.public_url}/release-runs/{item['release_run_id']}"
+
     def _check_run_complete(self, pool, item: dict) -> str:
-        params = item["params"]
         if item["check_run_id"] is None:
             # The check run was never created (superseded before): nothing to close.
             return self._report(pool, "outbox_skip", item, p_outcome="no_check_run")
-        self.host.update_check_run(item["installation_id"], item["repository"], item["check_run_id"], {
-            "status": "completed", "conclusion": params["conclusion"],
-            "completed_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
-            "output": {"title": params["title"][:255], "summary": params["summary"][:65535]},
-        })
+        if item["run_result_id"] is None:
+            # Closed without a result (workflow missing, superseded): words only.
+            params = item["params"]
+            self._update_check_run(item, {"status": "completed", "conclusion": params["conclusion"],
+                                          "completed_at": _now(), "output": {
+                                              "title": params["title"][:publication.TITLE_LIMIT],
+                                              "summary": params["summary"][:publication.TEXT_LIMIT]}})
+            return self._report(pool, "outbox_check_run_completed", item)
+        return self._publish_result(pool, item)
+
+    def _update_check_run(self, item: dict, body: dict) -> None:
+        self.host.update_check_run(item["installation_id"], item["repository"], item["check_run_id"], body)
+
+    def _result(self, pool, item: dict) -> dict:
+        with pool.connection() as conn:
+            return database.call_one(conn, "run_result_publication", p_run_result_id=item["run_result_id"])
+
+    def _publish_result(self, pool, item: dict) -> str:
+        """The conclusion with the first 50 annotations, then the rest 50 at a
+        time; progress is recorded after each request, so a retry resumes
+        where the last one stopped instead of sending annotations twice."""
+        result = self._result(pool, item)
+        output = publication.check_run_output(result, self.review_url(item))
+        chunks = publication.batches(publication.annotations(result["findings"]))
+        for index in range(item["progress"], len(chunks)):
+            body = {"output": {**output, "annotations": chunks[index]}}
+            if index == 0:
+                body.update(status="completed", conclusion=result["conclusion"], completed_at=_now())
+            self._update_check_run(item, body)
+            self._report_progress(pool, item, index + 1, result["conclusion"] if index == 0 else None)
         return self._report(pool, "outbox_check_run_completed", item)
+
+    def _report_progress(self, pool, item: dict, progress: int, published_conclusion: str | None) -> None:
+        with pool.connection() as conn:
+            outcome = database.call_one(conn, "outbox_check_run_progress", p_item_id=item["item_id"],
+                                        p_lease_token=item["lease_token"], p_progress=progress,
+                                        p_published_conclusion=published_conclusion)["outcome"]
+        if outcome == "lease_lost":
+            raise LeaseLost()
+
+    def _pr_comment(self, pool, item: dict) -> str:
+        """One comment per pull request, updated by later results: the stored id,
+        else ours found by its marker (a crash after creating it), else a new one."""
+        body = publication.comment_body(self._result(pool, item), self.review_url(item))
+        installation, repository = item["installation_id"], item["repository"]
+        comment_id = item["comment_id"]
+        if comment_id is None:
+            comment_id = next((c["id"] for c in self.host.list_comments(installation, repository, item["pr_number"])
+                               if publication.COMMENT_MARKER in (c.get("body") or "")), None)
+        if comment_id is not None:
+            try:
+                self.host.update_comment(installation, repository, comment_id, body)
+            except HostPermanent as exc:
+                if exc.status != 404:
+                    raise
+                comment_id = None  # deleted by someone: post a new one
+        if comment_id is None:
+            comment_id = self.host.create_comment(installation, repository, item["pr_number"], body)["id"]
+        return self._report(pool, "outbox_comment_posted", item, p_comment_id=comment_id)
 
     def fail(self, conn, item: dict, exc: BaseException) -> dict:
         if isinstance(exc, HostUncertain) and item["kind"] == "workflow_dispatch":
@@ -102,3 +162,34 @@ class OutboxQueue:
 
     def release(self, conn, item: dict) -> None:
         database.call(conn, "outbox_release", p_item_id=item["item_id"], p_lease_token=item["lease_token"])
+
+
+class SynchronousPublisher:
+    """POST /api/v1/runs/result completes the check run before answering: it
+    claims the completion the result queued and runs the outbox handler on it
+    in the request. If the host fails, the item is failed as the worker would
+    fail it, and the worker publishes it later."""
+
+    def __init__(self, queue: OutboxQueue, pool, worker_id: str):
+        self.queue, self.pool, self.worker_id = queue, pool, worker_id
+
+    def publish_now(self, release_run_id: int) -> bool:
+        with self.pool.connection() as conn:
+            pending = database.call(conn, "outbox_pending_item", p_release_run_id=release_run_id,
+                                    p_kind="check_run_complete")
+            if not pending:
+                return False
+            claimed = database.call(conn, "outbox_claim", p_worker=self.worker_id, p_limit=1,
+                                    p_lease_seconds=self.queue.config.job_lease_seconds,
+                                    p_max_attempts=self.queue.config.job_max_attempts,
+                                    p_item_id=pending[0]["item_id"])
+        if not claimed:
+            return False  # a worker has it already
+        item = claimed[0]
+        try:
+            self.queue.handle(self.pool, item)
+            return True
+        except Exception as exc:
+            with self.pool.connection() as conn:
+                self.queue.fail(conn, item, exc)
+            return False

@@ -6,7 +6,6 @@ repository. The token value is returned once, by POST, and never stored.
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 import falcon
 
@@ -14,6 +13,7 @@ from app import api_tokens, database
 from app.jsonlog import log
 from app.web import auth_throttle
 from app.web.bearer_auth import require
+from app.web.bodies import read_json_object
 from app.web.errors import ApiError
 
 MAX_BODY_BYTES = 16 * 1024
@@ -25,23 +25,6 @@ def iso(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
     return value.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
-
-
-def read_json_object(req, limit: int = MAX_BODY_BYTES) -> dict:
-    if (req.content_type or "").split(";", 1)[0].strip().lower() != "application/json":
-        raise ApiError(400, "invalid_content_type", "Content-Type must be application/json")
-    if req.content_length is not None and req.content_length > limit:
-        raise ApiError(413, "payload_too_large", f"body above {limit} bytes")
-    raw = req.bounded_stream.read(limit + 1)
-    if len(raw) > limit:
-        raise ApiError(413, "payload_too_large", f"body above {limit} bytes")
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise ApiError(400, "malformed_json", "body is not valid JSON") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, "malformed_json", "body must be a JSON object")
-    return body
 
 
 def _invalid(exc: api_tokens.InvalidTokenRequest) -> ApiError:
@@ -68,7 +51,7 @@ class Tokens:
 
     def on_post(self, req, resp):
         auth = require(req, scope="admin")
-        body = read_json_object(req)
+        body = read_json_object(req, MAX_BODY_BYTES)
         unknown = sorted(set(body) - CREATE_FIELDS)
         if unknown:
             raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}")

@@ -14,6 +14,11 @@ from app.web import operator, paid
 from app.web.bearer_auth import BearerAuth
 from app.web.marketplace_webhook import MarketplaceWebhook
 from app.web.tokens import Tokens
+from app.host.client import HostClient
+from app.oidc import OidcVerifier
+from app.web import runs
+from workers.outbox import OutboxQueue, SynchronousPublisher
+from workers.queue_worker import worker_identity
 
 
 def create_app(config, pool) -> falcon.App:
@@ -26,7 +31,21 @@ def create_app(config, pool) -> falcon.App:
     app.add_route("/api/health/ready", Ready(config, pool))
     app.add_route("/api/host/webhook", LifecycleWebhook(config, pool))
     add_access_routes(app, config, pool)
+    add_result_routes(app, config, pool)
     return app
+
+
+def add_result_routes(app: falcon.App, config, pool) -> None:
+    """Run results: ingest, the synchronous release result, the workflow callback."""
+    verifier = OidcVerifier(config.oidc_issuer, config.oidc_audience) if config.oidc_audience else None
+    publisher = None
+    if config.host_app_id and config.host_app_private_key:
+        host = HostClient(config.host_api_url, config.host_app_id, config.host_app_private_key,
+                          timeout_ms=config.host_timeout_ms)
+        publisher = SynchronousPublisher(OutboxQueue(config, host), pool, worker_identity("api"))
+    app.add_route("/api/v1/runs", runs.RunIngest(config, pool))
+    app.add_route("/api/v1/runs/result", runs.ReleaseResult(config, pool, publisher))
+    app.add_route("/api/v1/runs/github-actions-result", runs.WorkflowResultCallback(config, pool, verifier))
 
 
 def add_access_routes(app: falcon.App, config, pool) -> None:

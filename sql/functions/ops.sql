@@ -30,7 +30,18 @@ SELECT 'job'::text AS item_type, j.id AS item_id, j.installation_id, r.full_name
        NOT boardready.installation_account_canceled(j.installation_id, NULL) AS replay_safe
   FROM boardready.lifecycle_jobs j
   LEFT JOIN boardready.repositories r ON r.id = (j.actions #>> '{repository,id}')::bigint
- WHERE j.status = 'dead_letter';
+ WHERE j.status = 'dead_letter'
+UNION ALL
+SELECT 'outbox'::text, o.id, o.installation_id, r.full_name, o.reason_code, o.error_class, o.attempts, o.failed_at,
+       -- An uncertain dispatch with no persisted workflow run id may have
+       -- started a workflow: sending it again could run it twice.
+       o.replay_safe AND NOT (o.kind = 'workflow_dispatch' AND a.dispatch_state = 'uncertain'
+                              AND a.workflow_run_id IS NULL) AS replay_safe
+  FROM boardready.outbox_items o
+  JOIN boardready.release_runs rr ON rr.id = o.release_run_id
+  JOIN boardready.repositories r ON r.id = rr.repository_id
+  LEFT JOIN boardready.release_run_attempts a ON a.id = o.attempt_id
+ WHERE o.status = 'dead_letter';
 
 CREATE OR REPLACE VIEW ops.installations AS
 SELECT i.id, a.login AS account, a.type AS account_type, i.status,
@@ -40,9 +51,18 @@ SELECT i.id, a.login AS account, a.type AS account_type, i.status,
   LEFT JOIN boardready.repositories r ON r.installation_id = i.id
  GROUP BY i.id, a.login, a.type, i.status, i.updated_at;
 
-CREATE OR REPLACE VIEW ops.release_candidates AS
-SELECT c.id, r.full_name AS repository, c.pr_number, c.head_sha, c.trigger_action, c.created_at
-  FROM boardready.release_candidates c JOIN boardready.repositories r ON r.id = c.repository_id;
+CREATE OR REPLACE VIEW ops.release_runs AS
+SELECT rr.id, r.full_name AS repository, rr.pr_number, rr.head_sha, rr.trigger_action, rr.status, rr.decision,
+       rr.conclusion, rr.failure_reason, a.attempt_number, a.dispatch_state, a.workflow_run_id, rr.check_run_id,
+       rr.check_run_published_at, rr.superseded_by, rr.started_at, rr.completed_at
+  FROM boardready.release_runs rr
+  JOIN boardready.repositories r ON r.id = rr.repository_id
+  LEFT JOIN boardready.release_run_attempts a ON a.id = rr.current_attempt_id;
+
+CREATE OR REPLACE VIEW ops.outbox AS
+SELECT o.id, o.release_run_id, o.kind, o.installation_id, o.status, o.attempts, o.outcome, o.replay_safe,
+       o.reason_code, o.error_class, o.run_after, o.leased_until, o.failed_at, o.completed_at, o.created_at
+  FROM boardready.outbox_items o;
 
 -- Accounts and access (0002_access). Token hashes are never shown.
 CREATE OR REPLACE VIEW ops.marketplace_accounts AS

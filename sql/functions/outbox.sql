@@ -1,23 +1,35 @@
 -- The outbox: code host calls for release runs, claimed with a lease by the
 -- outbox worker, which reports each result through one function here.
 
+-- The claim's columns grew with run results (0004); a changed return type needs a drop.
+DROP FUNCTION IF EXISTS boardready.outbox_claim(text, integer, integer, integer, timestamptz);
+
+-- Claimed items with what their call needs. p_item_id claims one given item
+-- (the synchronous result endpoint publishes its own check run).
 CREATE OR REPLACE FUNCTION boardready.outbox_claim(
-  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now())
+  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now(),
+  p_item_id bigint DEFAULT NULL)
 RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, kind text, params jsonb,
                installation_id bigint, release_run_id bigint, attempt_id bigint, attempt_ref text,
                repository text, pr_number integer, head_sha text, check_run_id bigint, run_status text,
-               is_current boolean)
+               is_current boolean, run_result_id bigint, progress integer, comment_id bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
   RETURN QUERY
   SELECT o.id, c.lease_token, c.attempts, o.kind, o.params, o.installation_id, rr.id, a.id,
          a.id || '-' || a.nonce, r.full_name, rr.pr_number, rr.head_sha, rr.check_run_id, rr.status,
-         (rr.status IN ('queued', 'dispatched') AND rr.current_attempt_id = a.id)
-    FROM queue_claim('outbox_items', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now) c
+         (rr.status IN ('queued', 'dispatched') AND rr.current_attempt_id = a.id),
+         o.run_result_id, o.progress, pc.comment_id
+    FROM (SELECT * FROM queue_claim('outbox_items', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now)
+           WHERE p_item_id IS NULL
+          UNION ALL
+          SELECT * FROM queue_claim_one('outbox_items', p_item_id, p_worker, p_lease_seconds, p_now)
+           WHERE p_item_id IS NOT NULL) c
     JOIN outbox_items o ON o.id = c.id
     JOIN release_runs rr ON rr.id = o.release_run_id
     JOIN repositories r ON r.id = rr.repository_id
     LEFT JOIN release_run_attempts a ON a.id = o.attempt_id
+    LEFT JOIN pull_request_comments pc ON pc.repository_id = rr.repository_id AND pc.pr_number = rr.pr_number
    ORDER BY o.id;
 END $$;
 
@@ -153,14 +165,62 @@ BEGIN
   RETURN QUERY SELECT 'check_run_completed'::text;
 END $$;
 
+-- A failed call. A failed check run publication is also remembered on its
+-- run result (last_publication_error); the result itself never changes.
 CREATE OR REPLACE FUNCTION boardready.outbox_fail(
   p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
   p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, run_after timestamptz)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT * FROM queue_fail('outbox_items', p_item_id, p_lease_token, p_reason_code, p_error_class,
-                           p_max_attempts, p_now, p_not_before, p_final)
-$$;
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_result record;
+BEGIN
+  SELECT * INTO v_result FROM queue_fail('outbox_items', p_item_id, p_lease_token, p_reason_code, p_error_class,
+                                         p_max_attempts, p_now, p_not_before, p_final);
+  IF v_result.outcome <> 'lease_lost' THEN
+    UPDATE run_results rr SET last_publication_error = p_reason_code
+      FROM outbox_items o
+     WHERE o.id = p_item_id AND o.kind = 'check_run_complete' AND rr.id = o.run_result_id;
+  END IF;
+  RETURN QUERY SELECT v_result.outcome, v_result.run_after;
+END $$;
+
+-- Annotation batches sent so far, and the conclusion the check run was first
+-- completed with (kept by a trigger once set).
+CREATE OR REPLACE FUNCTION boardready.outbox_check_run_progress(
+  p_item_id bigint, p_lease_token uuid, p_progress integer, p_published_conclusion text,
+  p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  IF queue_lock_leased('outbox_items', p_item_id, p_lease_token) IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  UPDATE outbox_items SET progress = greatest(progress, p_progress), updated_at = p_now WHERE id = p_item_id;
+  IF p_published_conclusion IS NOT NULL THEN
+    UPDATE run_results rr SET published_conclusion = p_published_conclusion, last_publication_error = NULL
+      FROM outbox_items o WHERE o.id = p_item_id AND rr.id = o.run_result_id;
+  END IF;
+  RETURN QUERY SELECT 'progress_recorded'::text;
+END $$;
+
+-- The one pull request comment was created or updated: remember its id.
+CREATE OR REPLACE FUNCTION boardready.outbox_comment_posted(
+  p_item_id bigint, p_lease_token uuid, p_comment_id bigint, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'comment_posted', p_now) THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  INSERT INTO pull_request_comments (repository_id, pr_number, comment_id, updated_at)
+  SELECT rr.repository_id, rr.pr_number, p_comment_id, p_now
+    FROM outbox_items o JOIN release_runs rr ON rr.id = o.release_run_id WHERE o.id = p_item_id
+  ON CONFLICT (repository_id, pr_number) DO UPDATE SET comment_id = EXCLUDED.comment_id, updated_at = p_now;
+  RETURN QUERY SELECT 'comment_posted'::text;
+END $$;
 
 CREATE OR REPLACE FUNCTION boardready.outbox_release(p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
@@ -173,3 +233,13 @@ BEGIN
     RETURN QUERY SELECT 'lease_lost'::text;
   END IF;
 END $$;
+
+-- The pending item of one kind for a release run (the synchronous result
+-- endpoint publishes its check run completion itself).
+CREATE OR REPLACE FUNCTION boardready.outbox_pending_item(p_release_run_id bigint, p_kind text)
+RETURNS TABLE (item_id bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT o.id FROM outbox_items o
+   WHERE o.release_run_id = p_release_run_id AND o.kind = p_kind AND o.status = 'accepted'
+   ORDER BY o.id DESC LIMIT 1
+$$;

@@ -44,6 +44,25 @@ BEGIN
   USING p_now, p_limit, p_lease_seconds, p_worker;
 END $$;
 
+-- Claim one given item when it is claimable (accepted, or its lease expired);
+-- its due time is not waited for: the caller publishes it right now.
+CREATE OR REPLACE FUNCTION boardready.queue_claim_one(
+  p_table text, p_id bigint, p_worker text, p_lease_seconds integer, p_now timestamptz)
+RETURNS TABLE (id bigint, lease_token uuid, attempts integer)
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM boardready.queue_check_table(p_table);
+  RETURN QUERY EXECUTE format($q$
+    UPDATE boardready.%1$I q
+       SET status = 'leased', attempts = q.attempts + 1, lease_token = gen_random_uuid(),
+           leased_until = $1 + make_interval(secs => $3), leased_by = $4, updated_at = $1
+     WHERE q.id = (SELECT x.id FROM boardready.%1$I x
+                    WHERE x.id = $2 AND (x.status = 'accepted' OR (x.status = 'leased' AND x.leased_until < $1))
+                    FOR UPDATE SKIP LOCKED)
+    RETURNING q.id, q.lease_token, q.attempts$q$, p_table)
+  USING p_now, p_id, p_lease_seconds, p_worker;
+END $$;
+
 -- Lock the item if the caller's lease is still the current one.
 CREATE OR REPLACE FUNCTION boardready.queue_lock_leased(p_table text, p_id bigint, p_lease_token uuid)
 RETURNS integer LANGUAGE plpgsql AS $$

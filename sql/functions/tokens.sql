@@ -34,7 +34,9 @@ BEGIN
 
   INSERT INTO api_tokens (repository_id, name, token_sha256, token_prefix, scopes, expires_at, created_by, created_at)
   VALUES (p_repository_id, p_name, p_token_sha256, p_token_prefix,
-          ARRAY(SELECT DISTINCT s FROM unnest(p_scopes) AS s ORDER BY s),
+          -- Canonical order, no duplicates: the order the spec lists them in.
+          ARRAY(SELECT s FROM unnest(ARRAY['runs:write', 'reviews:read', 'reviews:write', 'admin']) AS s
+                 WHERE s = ANY (p_scopes)),
           p_now + make_interval(days => p_duration_days), p_created_by, p_now)
   RETURNING * INTO v_row;
   RETURN QUERY SELECT 'created'::text, v_row.id, v_row.created_at, v_row.expires_at;

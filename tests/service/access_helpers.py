@@ -62,3 +62,17 @@ def create_token(pool, repository_id: int, scopes=api_tokens.DEFAULT_SCOPES, dur
 
 def bearer(value: str, **extra) -> dict:
     return {"Authorization": f"Bearer {value}", **extra}
+
+
+class Clock:
+    """A settable clock for the auth paths (they pass it to SQL as p_now)."""
+
+    def __init__(self, start):
+        self.value = start
+
+    def __call__(self):
+        return self.value
+
+    def advance(self, **delta):
+        import datetime as dt
+        self.value = self.value + dt.timedelta(**delta)

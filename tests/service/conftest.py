@@ -28,6 +28,7 @@ from app.web.wsgi import create_app
 
 WEBHOOK_SECRET = "test-webhook-secret-0123456789"
 MARKETPLACE_SECRET = "test-marketplace-secret-9876543210"
+OIDC_AUDIENCE = "boardready-test"
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ def make_config(**overrides):
         "HOST_APP_ID": "4242",
         "HOST_APP_PRIVATE_KEY": generated_app_private_key(),
         "HOST_API_URL": "http://127.0.0.1:9",  # nothing listens: tests that call the host use the emulator
+        "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE,
         "HOST_WEBHOOK_SECRET": WEBHOOK_SECRET,
         "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
         "SERVICE_JOB_MAX_ATTEMPTS": "3",

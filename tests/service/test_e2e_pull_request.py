@@ -21,7 +21,7 @@ def stack(db_url):
         app = host.register_app()
         env = {"HOST_WEBHOOK_SECRET": WEBHOOK_SECRET, "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
                "HOST_APP_ID": str(app["id"]), "HOST_APP_PRIVATE_KEY": app["private_key_pem"],
-               "HOST_API_URL": host.url, "SERVICE_BIND": f"127.0.0.1:{free_port()}",
+               "HOST_API_URL": host.url, "SERVICE_OIDC_AUDIENCE": "boardready-test", "SERVICE_BIND": f"127.0.0.1:{free_port()}",
                "SERVICE_WEB_CONCURRENCY": "1", "SERVICE_WEB_THREADS": "4", "SERVICE_WORKER_POLL_MS": "200"}
         service = Service(config_module.load(env), db_url, extra_env=env).start()
         host.configure_webhooks(f"{service.base_url}/api/host/webhook", WEBHOOK_SECRET,

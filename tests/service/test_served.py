@@ -41,7 +41,7 @@ def wait_for(predicate, seconds=20, interval=0.05):
 @pytest.fixture
 def served(db_url):
     env = {"HOST_WEBHOOK_SECRET": WEBHOOK_SECRET, "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
-           "HOST_APP_ID": "4242", "HOST_APP_PRIVATE_KEY": generated_app_private_key(), "HOST_API_URL": "http://127.0.0.1:9",
+           "HOST_APP_ID": "4242", "HOST_APP_PRIVATE_KEY": generated_app_private_key(), "HOST_API_URL": "http://127.0.0.1:9", "SERVICE_OIDC_AUDIENCE": "boardready-test",
            "SERVICE_BIND": f"127.0.0.1:{free_port()}", "SERVICE_WEB_CONCURRENCY": "1",
            "SERVICE_WEB_THREADS": "4", "SERVICE_WORKER_POLL_MS": "200"}
     config = config_module.load(env)

@@ -1,0 +1,74 @@
+"""The run-result wire contract at the service's edge: strip what the contract
+does not know, refuse what it forbids with a code that names the field, and
+compute the digest the workflow callback is bound to.
+
+The contract is contracts/run-result.schema.json, the same document the
+checker validates its output against.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import rfc8785
+
+import contracts
+
+
+class InvalidResult(ValueError):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _schema() -> dict:
+    return contracts.load("run-result.schema.json")
+
+
+def strip_unknown(result: dict) -> dict:
+    """A copy with only the contract's properties, at the top level and in each
+    finding (consumers ignore unknown fields; nested ones are extensions)."""
+    schema = _schema()
+    known = schema["properties"].keys()
+    finding_known = schema["$defs"]["finding"]["properties"].keys()
+    stripped = {k: v for k, v in result.items() if k in known}
+    findings = stripped.get("findings")
+    if isinstance(findings, list):
+        stripped["findings"] = [{k: v for k, v in f.items() if k in finding_known} if isinstance(f, dict) else f
+                                for f in findings]
+    return stripped
+
+
+def _enum_check(result: dict) -> None:
+    schema = _schema()
+    if "triggerKind" in result and result["triggerKind"] not in schema["properties"]["triggerKind"]["enum"]:
+        raise InvalidResult("invalid_trigger_kind", "triggerKind is not one of " +
+                            ", ".join(schema["properties"]["triggerKind"]["enum"]))
+    severities = schema["$defs"]["finding"]["properties"]["severity"]["enum"]
+    for index, finding in enumerate(result.get("findings") or []):
+        if isinstance(finding, dict) and "severity" in finding and finding["severity"] not in severities:
+            raise InvalidResult("invalid_finding_severity",
+                                f"findings/{index}/severity is not one of " + ", ".join(severities))
+
+
+def validate(result) -> dict:
+    """The stripped, validated result; InvalidResult names the first problem."""
+    if not isinstance(result, dict):
+        raise InvalidResult("invalid_run_result", "the run result must be a JSON object")
+    stripped = strip_unknown(result)
+    _enum_check(stripped)
+    error = next(iter(sorted(contracts.run_result_validator().iter_errors(stripped),
+                             key=lambda e: list(e.absolute_path))), None)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        detail = error.message if len(error.message) <= 200 else error.message[:200] + "..."
+        raise InvalidResult("invalid_run_result", f"{where}: {detail}")
+    for index, finding in enumerate(stripped["findings"]):
+        if "endLine" in finding and finding.get("startLine", finding["endLine"]) > finding["endLine"]:
+            raise InvalidResult("invalid_run_result", f"findings/{index}: endLine is before startLine")
+    return stripped
+
+
+def digest(result: dict) -> str:
+    """sha256:<hex> of the RFC 8785 canonical JSON of the result as sent."""
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(result)).hexdigest()

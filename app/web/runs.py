@@ -1,0 +1,163 @@
+"""Run results in: POST /api/v1/runs (ingest for the review pages),
+POST /api/v1/runs/result (a release run's result with a bearer token, check
+run completed synchronously) and POST /api/v1/runs/github-actions-result (the
+readiness workflow's callback, authenticated by the code host's OIDC ID token).
+"""
+from __future__ import annotations
+
+import re
+
+import falcon
+from psycopg.types.json import Jsonb
+
+from app import database, run_results
+from app.jsonlog import log
+from app.oidc import OidcRefused, workflow_file
+from app.web import auth_throttle
+from app.web.bearer_auth import require
+from app.web.bodies import parse_json_object, read_bounded, read_json_object, require_json_content_type
+from app.web.errors import ApiError
+
+MAX_RESULT_BYTES = 8 * 1024 * 1024   # 10000 findings of a few hundred bytes each
+WORKFLOW_PATH = ".github/workflows/readiness-runner.yml"
+CALLBACK_ENVELOPE = {"attemptId", "result", "digest"}
+ATTEMPT_REF = re.compile(r"^[0-9]{1,18}-[0-9a-f]{32}$")
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+# release_result_accept outcomes that refuse, as (status, code, message).
+REFUSALS = {
+    "attempt_not_found": (404, "attempt_not_found", "no release run attempt has this id"),
+    "repository_mismatch": (403, "repository_mismatch", "the attempt belongs to another repository"),
+    "run_id_mismatch": (403, "run_id_mismatch", "the token's workflow run is not the one dispatched for this attempt"),
+    "attempt_not_current": (409, "attempt_not_current",
+                            "the attempt was superseded by a newer commit or already closed"),
+    "head_sha_mismatch": (409, "head_sha_mismatch", "the result is for another commit than the release run"),
+    "conflict": (409, "result_conflict", "the attempt already has a different result"),
+}
+
+
+def _validated(result) -> dict:
+    try:
+        return run_results.validate(result)
+    except run_results.InvalidResult as exc:
+        raise ApiError(400, exc.code, exc.message) from None
+
+
+def _attempt_ref(body: dict) -> str:
+    ref = body.get("attemptId")
+    if not isinstance(ref, str) or not ATTEMPT_REF.match(ref):
+        raise ApiError(400, "invalid_attempt_id", "attemptId must be the attempt_id input of the dispatched workflow")
+    return ref
+
+
+def _accept(pool, config, **params) -> dict:
+    with auth_throttle.connection(pool, config) as conn:
+        row = database.call_one(conn, "release_result_accept", **params)
+    if row["outcome"] in REFUSALS:
+        status, code, message = REFUSALS[row["outcome"]]
+        raise ApiError(status, code, message)
+    return row
+
+
+def _answer(resp, row: dict, **extra) -> None:
+    resp.media = {"ok": True, "outcome": row["outcome"], "releaseRunId": str(row["release_run_id"]),
+                  "decision": row["decision"], "conclusion": row["conclusion"], **extra}
+
+
+class RunIngest:
+    """Bearer `runs:write`; the repository comes from the token, never the body."""
+
+    def __init__(self, config, pool):
+        self.config, self.pool = config, pool
+
+    def on_post(self, req, resp):
+        body = read_json_object(req, MAX_RESULT_BYTES)
+        require(req, scope="runs:write")
+        if "repositoryId" not in body:
+            raise ApiError(400, "missing_repository_id", "repositoryId is required")
+        auth = require(req, repository_id=body["repositoryId"])
+        result = _validated(body)
+        with auth_throttle.connection(self.pool, self.config) as conn:
+            row = database.call_one(conn, "run_ingest", p_repository_id=int(auth.repository_id),
+                                    p_api_token_id=auth.token_id, p_result=Jsonb(result))
+        if row["outcome"] != "accepted":
+            raise ApiError(404, "repository_unknown", "the token's repository is not known to the service")
+        resp.status = falcon.HTTP_201
+        resp.media = {"ok": True, "runId": str(row["run_result_id"]), "decision": row["decision"],
+                      "findings": len(result["findings"])}
+
+
+class ReleaseResult:
+    """Bearer `runs:write`: a release run's result from CI, published synchronously."""
+
+    def __init__(self, config, pool, publisher):
+        self.config, self.pool, self.publisher = config, pool, publisher
+
+    def on_post(self, req, resp):
+        body = read_json_object(req, MAX_RESULT_BYTES)
+        auth = require(req, scope="runs:write")
+        unknown = set(body) - {"attemptId", "result"}
+        if unknown:
+            raise ApiError(400, "unknown_property", f"unknown property {sorted(unknown)[0]!r}")
+        ref = _attempt_ref(body)
+        result = _validated(body.get("result"))
+        row = _accept(self.pool, self.config, p_attempt_ref=ref, p_repository_id=int(auth.repository_id),
+                      p_workflow_run_id=None, p_source="bearer_result", p_result=Jsonb(result),
+                      p_digest=run_results.digest(body["result"]), p_api_token_id=auth.token_id, p_oidc_jti=None)
+        published = False
+        if row["outcome"] == "accepted" and self.publisher is not None:
+            published = self.publisher.publish_now(row["release_run_id"])
+        _answer(resp, row, published=published)
+
+
+class WorkflowResultCallback:
+    """The readiness workflow's callback: OIDC-authenticated and bound to the attempt."""
+
+    auth = "oidc"
+
+    def __init__(self, config, pool, verifier):
+        self.config, self.pool, self.verifier = config, pool, verifier
+
+    def _claims(self, req) -> dict:
+        if self.verifier is None:
+            raise ApiError(503, "oidc_not_configured", "SERVICE_OIDC_AUDIENCE is not configured")
+        key, at = auth_throttle.client_key(req), auth_throttle.now()
+        with auth_throttle.connection(self.pool, self.config) as conn:
+            auth_throttle.refuse_if_limited(conn, auth_throttle.BEARER, key, self.config.auth_rate_limit_per_minute, at)
+            header = (req.get_header("Authorization") or "").strip()
+            scheme, _, token = header.partition(" ")
+            try:
+                if scheme.lower() != "bearer" or not token.strip():
+                    raise OidcRefused("missing_token", "an OIDC ID token is required as a bearer token")
+                claims = self.verifier.verify(token.strip())
+                if workflow_file(claims) != WORKFLOW_PATH:
+                    raise OidcRefused("oidc_wrong_workflow", f"the ID token is not from {WORKFLOW_PATH}")
+                if not str(claims["repository_id"]).isdigit() or not str(claims["run_id"]).isdigit():
+                    raise OidcRefused("oidc_invalid_token", "repository_id and run_id must be numeric")
+            except OidcRefused as exc:
+                if exc.code != "oidc_issuer_unavailable":
+                    auth_throttle.record_failure(conn, auth_throttle.BEARER, key, at)
+                    raise ApiError(401, exc.code, exc.message) from None
+                raise ApiError(503, exc.code, exc.message) from None
+        return claims
+
+    def on_post(self, req, resp):
+        require_json_content_type(req)
+        raw = read_bounded(req, MAX_RESULT_BYTES)
+        claims = self._claims(req)
+        body = parse_json_object(raw)
+        unknown = set(body) - CALLBACK_ENVELOPE
+        if unknown:
+            raise ApiError(400, "unknown_property", f"unknown property {sorted(unknown)[0]!r}")
+        if not isinstance(body.get("digest"), str) or not DIGEST.match(body["digest"]):
+            raise ApiError(400, "invalid_digest", "digest must be sha256:<64 hex digits>")
+        ref = _attempt_ref(body)
+        if not isinstance(body.get("result"), dict) or run_results.digest(body["result"]) != body["digest"]:
+            raise ApiError(400, "digest_mismatch", "digest is not the SHA-256 of the result's RFC 8785 form")
+        result = _validated(body["result"])
+        row = _accept(self.pool, self.config, p_attempt_ref=ref, p_repository_id=int(claims["repository_id"]),
+                      p_workflow_run_id=int(claims["run_id"]), p_source="workflow_callback", p_result=Jsonb(result),
+                      p_digest=body["digest"], p_api_token_id=None, p_oidc_jti=str(claims["jti"])[:200])
+        log("runs.workflow_result", outcome=row["outcome"], releaseRunId=row["release_run_id"],
+            decision=row["decision"], workflowRunId=int(claims["run_id"]))
+        _answer(resp, row)

@@ -1,0 +1,186 @@
+-- Run results: the canonical decision, ingest for the review pages, and the
+-- acceptance of a release run's result, which closes the attempt and queues
+-- the check run completion and the pull request comment in one transaction.
+
+-- readiness ready, at-risk, blocked map to PASS, CONDITIONAL, FAIL.
+CREATE OR REPLACE FUNCTION boardready.decision_for_readiness(p_readiness text)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE p_readiness WHEN 'ready' THEN 'PASS' WHEN 'at-risk' THEN 'CONDITIONAL'
+                          WHEN 'blocked' THEN 'FAIL' ELSE 'UNKNOWN' END
+$$;
+
+-- PASS success, FAIL failure, CONDITIONAL (an accepted at-risk result)
+-- neutral; UNKNOWN fails closed: never success.
+CREATE OR REPLACE FUNCTION boardready.conclusion_for_decision(p_decision text)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE p_decision WHEN 'PASS' THEN 'success' WHEN 'CONDITIONAL' THEN 'neutral' ELSE 'failure' END
+$$;
+
+-- Store a validated result and its findings; returns the new id.
+CREATE OR REPLACE FUNCTION boardready.run_result_store(
+  p_repository_id bigint, p_release_run_id bigint, p_attempt_id bigint, p_source text, p_result jsonb,
+  p_digest text, p_api_token_id text, p_oidc_jti text, p_now timestamptz)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  v_id       bigint;
+  v_decision text := boardready.decision_for_readiness(p_result ->> 'readiness');
+BEGIN
+  INSERT INTO boardready.run_results (repository_id, release_run_id, attempt_id, source, trigger_kind, head_sha,
+                                      readiness, score, decision, conclusion, tool_name, tool_version, kicad_version,
+                                      findings_count, digest, api_token_id, oidc_jti, received_at)
+  VALUES (p_repository_id, p_release_run_id, p_attempt_id, p_source, p_result ->> 'triggerKind',
+          p_result ->> 'headSha', p_result ->> 'readiness', (p_result ->> 'score')::integer, v_decision,
+          boardready.conclusion_for_decision(v_decision), p_result #>> '{tool,name}', p_result #>> '{tool,version}',
+          p_result ->> 'kicadVersion', jsonb_array_length(p_result -> 'findings'), p_digest, p_api_token_id,
+          p_oidc_jti, p_now)
+  RETURNING id INTO v_id;
+
+  INSERT INTO boardready.run_findings (run_result_id, ordinal, rule_id, severity, message, fingerprint, title, path,
+                                       start_line, end_line, start_column, end_column)
+  SELECT v_id, f.ordinal, f.value ->> 'ruleId', f.value ->> 'severity', f.value ->> 'message',
+         f.value ->> 'fingerprint', f.value ->> 'title', f.value ->> 'path',
+         (f.value ->> 'startLine')::integer, (f.value ->> 'endLine')::integer,
+         (f.value ->> 'startColumn')::integer, (f.value ->> 'endColumn')::integer
+    FROM jsonb_array_elements(p_result -> 'findings') WITH ORDINALITY AS f (value, ordinal);
+  RETURN v_id;
+END $$;
+
+-- POST /api/v1/runs: a run for the review pages. Touches no check run.
+CREATE OR REPLACE FUNCTION boardready.run_ingest(
+  p_repository_id bigint, p_api_token_id text, p_result jsonb, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, run_result_id bigint, decision text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_id bigint;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM repositories WHERE id = p_repository_id AND removed_at IS NULL) THEN
+    RETURN QUERY SELECT 'repository_unknown'::text, NULL::bigint, NULL::text;
+    RETURN;
+  END IF;
+  v_id := run_result_store(p_repository_id, NULL, NULL, 'ingest', p_result, NULL, p_api_token_id, NULL, p_now);
+  RETURN QUERY SELECT 'accepted'::text, v_id, decision_for_readiness(p_result ->> 'readiness');
+END $$;
+
+-- A release run's result, from the signed workflow callback (p_workflow_run_id
+-- from the ID token) or a bearer token (p_workflow_run_id NULL). Refusals
+-- write nothing; acceptance stores the result, decides, closes the attempt,
+-- writes an audit event and queues the check run completion and the comment.
+CREATE OR REPLACE FUNCTION boardready.release_result_accept(
+  p_attempt_ref     text,
+  p_repository_id   bigint,
+  p_workflow_run_id bigint,
+  p_source          text,
+  p_result          jsonb,
+  p_digest          text,
+  p_api_token_id    text,
+  p_oidc_jti        text,
+  p_now             timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, run_result_id bigint, release_run_id bigint, decision text, conclusion text,
+               check_run_id bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_attempt  release_run_attempts%ROWTYPE;
+  v_run      release_runs%ROWTYPE;
+  v_existing run_results%ROWTYPE;
+  v_id       bigint;
+  v_decision text := decision_for_readiness(p_result ->> 'readiness');
+BEGIN
+  SELECT * INTO v_attempt FROM release_run_attempts a
+   WHERE p_attempt_ref ~ '^[0-9]{1,18}-[0-9a-f]{32}$'
+     AND a.id = split_part(p_attempt_ref, '-', 1)::bigint AND a.nonce = split_part(p_attempt_ref, '-', 2);
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'attempt_not_found'::text, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint;
+    RETURN;
+  END IF;
+  -- One decision per release run at a time: concurrent callbacks queue here.
+  SELECT * INTO v_run FROM release_runs WHERE id = v_attempt.release_run_id FOR UPDATE;
+
+  IF v_run.repository_id <> p_repository_id THEN
+    RETURN QUERY SELECT 'repository_mismatch'::text, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint;
+    RETURN;
+  END IF;
+  IF p_source = 'workflow_callback' AND v_attempt.workflow_run_id IS DISTINCT FROM p_workflow_run_id THEN
+    RETURN QUERY SELECT 'run_id_mismatch'::text, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint;
+    RETURN;
+  END IF;
+
+  SELECT * INTO v_existing FROM run_results r WHERE r.attempt_id = v_attempt.id;
+  IF FOUND THEN
+    -- The same result again is accepted once; another one is a conflict.
+    RETURN QUERY SELECT CASE WHEN v_existing.digest = p_digest THEN 'duplicate' ELSE 'conflict' END,
+                        v_existing.id, v_run.id, v_existing.decision, v_existing.conclusion, v_run.check_run_id;
+    RETURN;
+  END IF;
+  IF v_run.current_attempt_id <> v_attempt.id OR v_run.status NOT IN ('queued', 'dispatched') THEN
+    RETURN QUERY SELECT 'attempt_not_current'::text, NULL::bigint, v_run.id, NULL::text, NULL::text, NULL::bigint;
+    RETURN;
+  END IF;
+  IF (p_result ->> 'headSha') IS DISTINCT FROM v_run.head_sha THEN
+    RETURN QUERY SELECT 'head_sha_mismatch'::text, NULL::bigint, v_run.id, NULL::text, NULL::text, NULL::bigint;
+    RETURN;
+  END IF;
+
+  v_id := run_result_store(p_repository_id, v_run.id, v_attempt.id, p_source, p_result, p_digest, p_api_token_id,
+                           p_oidc_jti, p_now);
+  UPDATE release_runs SET status = 'completed', decision = v_decision,
+         conclusion = conclusion_for_decision(v_decision), completed_at = p_now, updated_at = p_now
+   WHERE id = v_run.id;
+  UPDATE release_run_attempts SET lease_closed_at = p_now WHERE id = v_attempt.id;
+  INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
+  VALUES ('release_run.result_accepted', v_run.installation_id,
+          CASE p_source WHEN 'workflow_callback' THEN 'workflow:' || p_workflow_run_id ELSE 'token:' || p_api_token_id END,
+          'result:' || v_id, 'release_run', v_run.id::text, p_now,
+          jsonb_build_object('attemptId', v_attempt.id, 'decision', v_decision, 'source', p_source));
+
+  PERFORM outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'check_run_complete',
+                                    'check_run_complete:' || v_run.id, p_now);
+  PERFORM outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'pr_comment',
+                                    'pr_comment:' || v_id, p_now);
+  RETURN QUERY SELECT 'accepted'::text, v_id, v_run.id, v_decision, conclusion_for_decision(v_decision),
+                      v_run.check_run_id;
+END $$;
+
+-- (Ids, not a release_runs row: a row-typed argument would pin the table
+-- against the migration rollbacks.)
+CREATE OR REPLACE FUNCTION boardready.outbox_enqueue_for_result(
+  p_release_run_id bigint, p_attempt_id bigint, p_installation_id bigint, p_run_result_id bigint, p_kind text,
+  p_key text, p_now timestamptz)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+BEGIN
+  v_id := boardready.outbox_enqueue(p_release_run_id, p_attempt_id, p_installation_id, p_kind, p_key,
+                                    '{}'::jsonb, p_now);
+  UPDATE boardready.outbox_items SET run_result_id = p_run_result_id WHERE id = v_id;
+  RETURN v_id;
+END $$;
+
+-- The exact conclusion used at the first check run publication is kept: a
+-- later write (an older replica during a rolling upgrade) cannot change it.
+CREATE OR REPLACE FUNCTION boardready.run_results_keep_published_conclusion()
+RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF OLD.published_conclusion IS NOT NULL THEN
+    NEW.published_conclusion := OLD.published_conclusion;
+  END IF;
+  RETURN NEW;
+END $$;
+
+DROP TRIGGER IF EXISTS run_results_keep_published_conclusion ON boardready.run_results;
+CREATE TRIGGER run_results_keep_published_conclusion
+  BEFORE UPDATE OF published_conclusion ON boardready.run_results
+  FOR EACH ROW EXECUTE FUNCTION boardready.run_results_keep_published_conclusion();
+
+-- What the check run and the comment show: the result and its findings in order.
+CREATE OR REPLACE FUNCTION boardready.run_result_publication(p_run_result_id bigint)
+RETURNS TABLE (readiness text, score integer, decision text, conclusion text, tool_name text, tool_version text,
+               kicad_version text, head_sha text, findings jsonb)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT r.readiness, r.score, r.decision, r.conclusion, r.tool_name, r.tool_version, r.kicad_version, r.head_sha,
+         coalesce((SELECT jsonb_agg(jsonb_build_object(
+                     'ruleId', f.rule_id, 'severity', f.severity, 'message', f.message, 'title', f.title,
+                     'path', f.path, 'startLine', f.start_line, 'endLine', f.end_line,
+                     'startColumn', f.start_column, 'endColumn', f.end_column) ORDER BY f.ordinal)
+                     FROM run_findings f WHERE f.run_result_id = r.id), '[]'::jsonb)
+    FROM run_results r WHERE r.id = p_run_result_id
+$$;

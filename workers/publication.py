@@ -1,0 +1,121 @@
+"""What a release run's result looks like on the code host: the check run's
+output and annotations, and the pull request comment.
+
+Pure functions over the stored result (run_result_publication); the outbox
+worker sends what they build. Limits are the code host's: 50 annotations per
+request, 255 characters of title, 65535 of summary and text.
+"""
+from __future__ import annotations
+
+ANNOTATIONS_PER_REQUEST = 50
+TITLE_LIMIT = 255
+TEXT_LIMIT = 65535
+MESSAGE_LIMIT = 64 * 1024
+COMMENT_MARKER = "<!-- boardready:release-readiness -->"
+
+ANNOTATION_LEVEL = {"error": "failure", "high": "failure", "medium": "warning", "low": "notice", "info": "notice"}
+SEVERITY_ORDER = ("error", "high", "medium", "low", "info")
+VERDICT = {
+    "PASS": "Ready to release",
+    "CONDITIONAL": "At risk: releasable with accepted findings",
+    "FAIL": "Blocked: not ready to release",
+    "UNKNOWN": "Readiness unknown",
+}
+
+
+def annotations(findings: list[dict]) -> list[dict]:
+    """Annotations for the findings that carry a path and a line, in the checker's order."""
+    out = []
+    for finding in findings:
+        if not finding.get("path") or not finding.get("startLine"):
+            continue
+        start = finding["startLine"]
+        end = finding.get("endLine") or start
+        annotation = {
+            "path": finding["path"], "start_line": start, "end_line": max(end, start),
+            "annotation_level": ANNOTATION_LEVEL[finding["severity"]],
+            "message": finding["message"][:MESSAGE_LIMIT],
+            "title": (finding.get("title") or finding["ruleId"])[:TITLE_LIMIT],
+            "raw_details": f"rule {finding['ruleId']}, severity {finding['severity']}",
+        }
+        # Columns only make sense, and are only accepted, within one line.
+        if end == start and finding.get("startColumn") and finding.get("endColumn"):
+            annotation["start_column"] = finding["startColumn"]
+            annotation["end_column"] = max(finding["endColumn"], finding["startColumn"])
+        out.append(annotation)
+    return out
+
+
+def batches(items: list, size: int = ANNOTATIONS_PER_REQUEST) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)] or [[]]
+
+
+def truncate_lines(text: str, limit: int, review_url: str) -> str:
+    """At most `limit` characters, cut at a line boundary, with a note that
+    points to the review page for the rest."""
+    if len(text) <= limit:
+        return text
+    note = f"\n\n_Truncated: the full list is on the review page: {review_url}_"
+    budget = limit - len(note)
+    cut = text.rfind("\n", 0, budget)
+    return text[:cut if cut > 0 else budget] + note
+
+
+def _counts(findings: list[dict]) -> str:
+    counts = {s: 0 for s in SEVERITY_ORDER}
+    for finding in findings:
+        counts[finding["severity"]] += 1
+    return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no findings"
+
+
+def _escape_cell(value: str) -> str:
+    return value.replace("|", "\\|").replace("\n", " ")
+
+
+def findings_table(findings: list[dict]) -> str:
+    lines = ["| severity | rule | where | message |", "|---|---|---|---|"]
+    for finding in sorted(findings, key=lambda f: SEVERITY_ORDER.index(f["severity"])):
+        where = finding.get("path") or ""
+        if where and finding.get("startLine"):
+            where += f":{finding['startLine']}"
+        lines.append(f"| {finding['severity']} | `{finding['ruleId']}` | {_escape_cell(where)} | "
+                     f"{_escape_cell(finding['message'][:500])} |")
+    return "\n".join(lines)
+
+
+def check_run_output(result: dict, review_url: str) -> dict:
+    """title, summary and text of the completed check run."""
+    findings = result["findings"]
+    title = f"{VERDICT[result['decision']]} (score {result['score']})"[:TITLE_LIMIT]
+    summary = "\n".join([
+        f"**{VERDICT[result['decision']]}**: readiness `{result['readiness']}`, score {result['score']}/100, "
+        f"decision `{result['decision']}`.",
+        "",
+        f"Findings: {_counts(findings)}.",
+        f"Checked by {result['tool_name']} {result['tool_version']}"
+        + (f" on KiCad files of version {result['kicad_version']}." if result.get("kicad_version") else "."),
+        f"Review page: {review_url}",
+    ])
+    text = findings_table(findings) if findings else "No findings."
+    return {"title": title, "summary": truncate_lines(summary, TEXT_LIMIT, review_url),
+            "text": truncate_lines(text, TEXT_LIMIT, review_url)}
+
+
+def comment_body(result: dict, review_url: str) -> str:
+    findings = result["findings"]
+    blocking = [f for f in findings if f["severity"] in ("error", "high")]
+    lines = [
+        COMMENT_MARKER,
+        f"### boardready: {VERDICT[result['decision']]}",
+        "",
+        f"Commit `{(result.get('head_sha') or '')[:12]}`: readiness `{result['readiness']}`, "
+        f"score {result['score']}/100 ({_counts(findings)}).",
+    ]
+    if blocking:
+        lines += ["", "Blocking findings:", ""]
+        lines += [f"- `{f['ruleId']}` {f.get('path') or ''}{':' + str(f['startLine']) if f.get('startLine') else ''}: "
+                  f"{f['message'][:300]}" for f in blocking[:20]]
+        if len(blocking) > 20:
+            lines.append(f"- and {len(blocking) - 20} more")
+    lines += ["", f"Details: {review_url}"]
+    return truncate_lines("\n".join(lines), TEXT_LIMIT, review_url)
