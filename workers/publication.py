@@ -109,7 +109,7 @@ def comment_body(result: dict, review_url: str) -> str:
         f"### boardready: {VERDICT[result['decision']]}",
         "",
         f"Commit `{(result.get('head_sha') or '')[:12]}`: readiness `{result['readiness']}`, "
-        f"score {result['score']}/100 ({_counts(findings)}).",
+        f"decision `{result['decision']}`, score {result['score']}/100 ({_counts(findings)}).",
     ]
     if blocking:
         lines += ["", "Blocking findings:", ""]
