@@ -243,3 +243,35 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
    WHERE o.release_run_id = p_release_run_id AND o.kind = p_kind AND o.status = 'accepted'
    ORDER BY o.id DESC LIMIT 1
 $$;
+
+-- Replay of one dead-lettered outbox item (called by dead_letter_replay):
+-- back to 'accepted' with a fresh attempt budget, due now; its idempotency key
+-- and external_id keep a repeat from creating a second check run or comment.
+-- Refused when ops.dead_letters says it is not safe: an uncertain dispatch
+-- with no persisted workflow run id may have started a workflow already.
+CREATE OR REPLACE FUNCTION boardready.dead_letter_replay_outbox(
+  p_installation_id bigint, p_item_id bigint, p_now timestamptz)
+RETURNS TABLE (outcome text, details jsonb)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_item boardready.outbox_items%ROWTYPE;
+BEGIN
+  SELECT * INTO v_item FROM boardready.outbox_items o
+   WHERE o.id = p_item_id AND o.installation_id = p_installation_id AND o.status = 'dead_letter'
+   FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'not_found'::text, NULL::jsonb;
+    RETURN;
+  END IF;
+  IF NOT (SELECT d.replay_safe FROM ops.dead_letters d WHERE d.item_type = 'outbox' AND d.item_id = p_item_id) THEN
+    RETURN QUERY SELECT 'not_replayable'::text, NULL::jsonb;
+    RETURN;
+  END IF;
+  UPDATE boardready.outbox_items
+     SET status = 'accepted', attempts = 0, run_after = p_now, updated_at = p_now
+   WHERE id = v_item.id;
+  PERFORM pg_notify('outbox_items', '');
+  RETURN QUERY SELECT 'replayed'::text, jsonb_build_object(
+    'kind', v_item.kind, 'previousReasonCode', v_item.reason_code, 'previousErrorClass', v_item.error_class,
+    'previousAttempts', v_item.attempts, 'previousFailedAt', v_item.failed_at);
+END $$;

@@ -3,7 +3,7 @@
 -- binds the key to it in one transaction.
 
 -- One page of an installation's dead letters, newest failure first. Rows come
--- from ops.dead_letters (jobs, and outbox items once they exist), filtered by
+-- from ops.dead_letters (jobs and outbox items), filtered by
 -- the installation before anything else: another tenant's items never appear.
 CREATE OR REPLACE FUNCTION boardready.dead_letter_list(
   p_installation_id bigint, p_before timestamptz, p_limit integer)
@@ -94,8 +94,9 @@ BEGIN
     WHEN 'job' THEN
       SELECT r.outcome, r.details INTO v_outcome, v_details
         FROM dead_letter_replay_job(p_installation_id, p_item_id, p_now) r;
-    ELSE
-      v_outcome := 'not_found';   -- outbox: added with the outbox
+    WHEN 'outbox' THEN
+      SELECT r.outcome, r.details INTO v_outcome, v_details
+        FROM dead_letter_replay_outbox(p_installation_id, p_item_id, p_now) r;
   END CASE;
 
   IF v_outcome <> 'replayed' THEN
