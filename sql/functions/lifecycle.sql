@@ -139,6 +139,10 @@ BEGIN
   IF v_status <> 'active' OR v_removed IS NOT NULL THEN
     RETURN 'skipped_inactive_installation';
   END IF;
+  -- A job accepted before the account's cancellation still opens no release run.
+  IF boardready.installation_account_canceled(v_installation, NULL) THEN
+    RETURN 'skipped_account_canceled';
+  END IF;
   -- A draft is not checked until it is marked ready for review.
   IF coalesce((v_pr ->> 'draft')::boolean, false) THEN
     RETURN 'skipped_draft';

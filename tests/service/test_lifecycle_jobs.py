@@ -275,3 +275,30 @@ def test_a_failing_handler_is_reported_by_the_worker_loop(client, owner, pool, c
     row = job(owner)
     assert (row["status"], row["reason_code"], row["error_class"], row["attempts"]) == (
         "accepted", "handler_error", "ConnectionResetError", 1)
+
+
+def test_no_release_run_for_a_removed_repository_or_a_canceled_account(client, owner, pool, config, db_url):
+    deliver(client, "pull_request.opened.12.json", delivery_id="first")
+    run_worker(config, pool, db_url)
+    owner.execute("UPDATE release_runs SET status = 'completed'")
+    owner.execute("UPDATE repositories SET removed_at = now()")
+    deliver(client, "pull_request.synchronize.22.json", delivery_id="removed")
+    run_worker(config, pool, db_url)
+    assert job(owner)["outcome"] == "skipped_inactive_installation"
+
+    owner.execute("UPDATE repositories SET removed_at = NULL")
+    owner.execute("INSERT INTO accounts (id, login, type) VALUES (77, 'acme', 'Organization')")
+    owner.execute("UPDATE installations SET account_id = 77 WHERE id = 1")
+    owner.execute("INSERT INTO marketplace_accounts (account_id, state, tier, effective_date, last_delivery_id, "
+                  "updated_at) VALUES (77, 'canceled', 'free', now(), 'm-1', now())")
+    # A job accepted before the cancellation reached the database:
+    owner.execute("INSERT INTO webhook_inbox (provider, delivery_id, idempotency_key, event, action, installation_id, "
+                  "actions, payload_sha256, payload_bytes, state, received_at, updated_at) "
+                  "SELECT provider, 'late', 'host:late', event, action, installation_id, actions, payload_sha256, "
+                  "payload_bytes, 'accepted', now(), now() FROM webhook_inbox WHERE delivery_id = 'removed'")
+    owner.execute("INSERT INTO lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, action, actions, "
+                  "status, run_after, created_at, updated_at) SELECT id, idempotency_key, installation_id, event, "
+                  "action, actions, 'accepted', now(), now(), now() FROM webhook_inbox WHERE delivery_id = 'late'")
+    run_worker(config, pool, db_url)
+    assert job(owner)["outcome"] == "skipped_account_canceled"
+    assert owner.execute("SELECT count(*) AS n FROM release_runs").fetchone()["n"] == 1
