@@ -290,7 +290,7 @@ def test_no_release_run_for_a_removed_repository_or_a_canceled_account(client, o
     owner.execute("INSERT INTO accounts (id, login, type) VALUES (77, 'acme', 'Organization')")
     owner.execute("UPDATE installations SET account_id = 77 WHERE id = 1")
     owner.execute("INSERT INTO marketplace_accounts (account_id, state, tier, effective_date, last_delivery_id, "
-                  "updated_at) VALUES (77, 'canceled', 'free', now(), 'm-1', now())")
+                  "created_at, updated_at) VALUES (77, 'canceled', 'free', now(), 'm-1', now(), now())")
     # A job accepted before the cancellation reached the database:
     owner.execute("INSERT INTO webhook_inbox (provider, delivery_id, idempotency_key, event, action, installation_id, "
                   "actions, payload_sha256, payload_bytes, state, received_at, updated_at) "
