@@ -1,10 +1,14 @@
-"""`bin/demo`: the service end to end on one machine.
+"""`bin/demo`: a pull request through the whole loop on one machine.
 
-Starts the database (embedded unless SERVICE_DATABASE_URL is set), migrates,
-starts the API and the workers, sends signed deliveries it builds itself
-(an installation, repositories added, a pull request opened, a duplicate and
-one with a bad signature), shows them flow through the inbox and the job
-queue, then keeps serving until Ctrl-C (`--once` exits after the walkthrough).
+Starts the database (embedded unless SERVICE_DATABASE_URL is set), the code
+host emulator, the API and the workers. The emulator installs the app on a
+repository whose content is a small KiCad project (app/demo_board.py), opens a
+pull request and delivers the signed webhooks (plus a duplicate and a forged
+one); the service creates the check run and dispatches readiness-runner.yml;
+the emulator runs it as the code host would, executing `bin/check --runner`,
+which calls back with a signed result; the service decides, completes the
+check run with annotations and comments on the pull request. Then it keeps
+serving until Ctrl-C (`--once` exits after the walkthrough).
 """
 from __future__ import annotations
 
@@ -15,27 +19,29 @@ import json
 import os
 import secrets
 import socket
+import tempfile
 import time
 import uuid
+from pathlib import Path
 
 import httpx
 import psycopg
 from psycopg.rows import dict_row
 
+import emulator
 from app import config as config_module
-from app import runtime
+from app import demo_board, runtime
 from app.serve import Service
 
-DEMO_INSTALLATION = 7_340_001
-DEMO_ACCOUNT = {"login": "acme-hw", "id": 9_100_001, "type": "Organization"}
-DEMO_REPOS = [
-    {"id": 880_001, "name": "blinky-board", "full_name": "acme-hw/blinky-board", "private": False},
-    {"id": 880_002, "name": "power-module", "full_name": "acme-hw/power-module", "private": True},
-]
+REPOSITORY = "acme-hw/blinky-board"
+OIDC_AUDIENCE = "boardready-demo"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _port_free(bind: str) -> bool:
     host, port = bind.rsplit(":", 1)
+    if int(port) == 0:
+        return False  # the demo prints its address: it needs to know the port
     with socket.socket() as s:
         return s.connect_ex((host, int(port))) != 0
 
@@ -46,40 +52,6 @@ def _free_bind() -> str:
         return f"127.0.0.1:{s.getsockname()[1]}"
 
 
-def deliveries() -> list[tuple[str, str, dict]]:
-    """(label, event, payload) in the shapes the code host sends."""
-    installation = {"id": DEMO_INSTALLATION, "account": DEMO_ACCOUNT}
-    head_sha = hashlib.sha1(uuid.uuid4().bytes).hexdigest()
-    repo = DEMO_REPOS[0]
-    return [
-        ("app installed", "installation", {
-            "action": "created", "installation": installation,
-            "repositories": [{k: repo[k] for k in ("id", "name", "full_name", "private")}],
-            "sender": {"login": "alice", "id": 1}}),
-        ("repository added", "installation_repositories", {
-            "action": "added", "installation": installation, "repository_selection": "selected",
-            "repositories_added": [DEMO_REPOS[1]], "repositories_removed": [],
-            "sender": {"login": "alice", "id": 1}}),
-        ("pull request opened", "pull_request", {
-            "action": "opened", "number": 12, "installation": {"id": DEMO_INSTALLATION},
-            "repository": {**repo, "owner": {"login": DEMO_ACCOUNT["login"], "id": DEMO_ACCOUNT["id"]}},
-            "pull_request": {"number": 12, "state": "open", "draft": False, "title": "Rev B: move USB-C connector",
-                             "head": {"sha": head_sha, "ref": "rev-b"}, "base": {"ref": "main"}},
-            "sender": {"login": "alice", "id": 1}}),
-    ]
-
-
-def send(client: httpx.Client, secret: str, event: str, payload: dict, delivery_id: str,
-         tamper: bool = False) -> httpx.Response:
-    body = json.dumps(payload).encode()
-    signature = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    if tamper:
-        signature = signature[::-1]
-    return client.post("/api/host/webhook", content=body, headers={
-        "Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={signature}",
-        "X-GitHub-Delivery": delivery_id, "X-GitHub-Event": event})
-
-
 def print_table(rows: list[dict], columns: list[str]) -> None:
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) if rows else len(c) for c in columns}
     print("  " + "  ".join(c.ljust(widths[c]) for c in columns))
@@ -88,41 +60,69 @@ def print_table(rows: list[dict], columns: list[str]) -> None:
         print("  " + "  ".join(str(row[c]).ljust(widths[c]) for c in columns))
 
 
-def walkthrough(base_url: str, url: str, secret: str, delivery_ids: list[str]) -> None:
-    with httpx.Client(base_url=base_url, timeout=10) as client:
-        print(f"\n== sending signed deliveries to {base_url}/api/host/webhook")
-        run = uuid.uuid4().hex[:8]
-        for label, event, payload in deliveries():
-            delivery_id = f"demo-{run}-{event}"
-            delivery_ids.append(delivery_id)
-            r = send(client, secret, event, payload, delivery_id)
-            print(f"  {label:<24} {event:<26} -> {r.status_code} {r.json()['outcome']}")
-        _, event, payload = deliveries()[2]
-        r = send(client, secret, event, payload, delivery_ids[-1])
-        print(f"  {'the same PR again':<24} {event:<26} -> {r.status_code} {r.json()['outcome']} (no second job)")
-        r = send(client, secret, event, payload, f"demo-{run}-forged", tamper=True)
-        print(f"  {'a forged signature':<24} {event:<26} -> {r.status_code} {r.json()['code']} (nothing stored)")
+def forged_delivery(base_url: str, event: str, payload: dict) -> httpx.Response:
+    """A delivery signed with the wrong secret, as an attacker would send it."""
+    body = json.dumps(payload).encode()
+    signature = hmac.new(b"not-the-secret", body, hashlib.sha256).hexdigest()
+    return httpx.post(f"{base_url}/api/host/webhook", content=body, timeout=10, headers={
+        "Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={signature}",
+        "X-GitHub-Delivery": str(uuid.uuid4()), "X-GitHub-Event": event})
 
+
+def wait_for(predicate, seconds: float):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    return None
+
+
+def walkthrough(host, service, url: str) -> None:
+    print(f"\n== the code host (emulator at {host.url}) installs the app and opens a pull request")
+    installation = host.create_installation("acme-hw", account_type="Organization", deliver=True)
+    content = demo_board.write(Path(tempfile.mkdtemp(prefix="blinky-board-")))
+    host.create_repository(REPOSITORY, installation_id=installation["id"], content_dir=str(content), deliver=True)
+    pr = host.open_pull_request(REPOSITORY, title="Rev B: move the LED, add the connector", deliver=True)
+    deliveries = host.deliveries()
+    for delivery in deliveries:
+        print(f"  {delivery['event']:<26} {delivery.get('action') or '':<10} -> {delivery['status']}")
+    again = host.redeliver(deliveries[-1]["delivery_id"])
+    print(f"  {'the same delivery again':<37} -> {again['status']} (duplicate: no second job)")
+    forged = forged_delivery(service.base_url, "pull_request", {"action": "opened"})
+    print(f"  {'a forged signature':<37} -> {forged.status_code} {forged.json()['code']} (nothing stored)")
+
+    print("\n== the service queues a check run, dispatches readiness-runner.yml; the run executes bin/check --runner")
+    completed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
+                                  if c["head_sha"] == pr["head"]["sha"] and c["status"] == "completed"], 120)
     with psycopg.connect(url, row_factory=dict_row) as conn:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            rows = conn.execute(
-                "SELECT idempotency_key AS delivery, event, action, state AS inbox, job_id AS job, "
-                "job_status AS job_status FROM ops.inbox WHERE idempotency_key = ANY(%s) ORDER BY id",
-                (["host:" + d for d in delivery_ids],)).fetchall()
-            if rows and all(r["inbox"] == "processed" for r in rows):
-                break
-            time.sleep(0.1)
-        print("\n== inbox and jobs (psql: SELECT * FROM ops.inbox)")
-        print_table(rows, ["delivery", "event", "action", "inbox", "job", "job_status"])
-        print("\n== installations (ops.installations) and release runs (ops.release_runs)")
-        print_table(conn.execute("SELECT id, account, status, repositories FROM ops.installations "
-                                 "WHERE id = %s", (DEMO_INSTALLATION,)).fetchall(),
-                    ["id", "account", "status", "repositories"])
+        print_table(conn.execute(
+            "SELECT idempotency_key AS delivery, event, action, state AS inbox, job_status FROM ops.inbox "
+            "ORDER BY id DESC LIMIT 3").fetchall()[::-1], ["delivery", "event", "action", "inbox", "job_status"])
         print()
-        print_table(conn.execute("SELECT repository, pr_number, head_sha, status FROM ops.release_runs "
-                                 "ORDER BY id DESC LIMIT 1").fetchall(),
-                    ["repository", "pr_number", "head_sha", "status"])
+        runs = conn.execute("SELECT id, repository, pr_number, status, decision, conclusion, dispatch_state, "
+                            "workflow_run_id FROM ops.release_runs WHERE head_sha = %s", (pr["head"]["sha"],)).fetchall()
+        print_table(runs, ["id", "repository", "pr_number", "status", "decision", "conclusion", "dispatch_state",
+                           "workflow_run_id"])
+    for run in host.runs(REPOSITORY):
+        attempt = run["attempts"][-1] if run.get("attempts") else {}
+        print(f"\n  workflow run {run['id']}: {run['status']} / {run['conclusion']} "
+              f"(runner exit code {attempt.get('exit_code')})")
+    if not completed:
+        print("\n  the check run did not complete within 120 s; see the service log")
+        return
+    check_run = completed[0]
+    print(f"\n== the check run as the code host shows it: {check_run['name']}")
+    print(f"  status {check_run['status']}, conclusion {check_run['conclusion']}")
+    print(f"  title: {check_run['title']}")
+    print("  summary:\n    " + check_run["summary"].replace("\n", "\n    "))
+    for annotation in host.annotations(check_run["id"]):
+        print(f"  annotation {annotation['annotation_level']:<8} {annotation['path']}:{annotation['start_line']}  "
+              f"{annotation['message'][:90]}")
+    comments = wait_for(lambda: host.comments(REPOSITORY), 20) or []
+    for comment in comments:
+        print("\n== the pull request comment\n    " + comment["body"].replace("\n", "\n    "))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -132,31 +132,38 @@ def main(argv: list[str] | None = None) -> None:
 
     env = {}
     for name in ("HOST_WEBHOOK_SECRET", "HOST_MARKETPLACE_WEBHOOK_SECRET"):
-        if not os.environ.get(name):
-            env[name] = secrets.token_urlsafe(24)  # demo-only secrets, never printed
+        env[name] = os.environ.get(name) or secrets.token_urlsafe(24)  # demo-only secrets, never printed
     bind = os.environ.get("SERVICE_BIND") or "127.0.0.1:8000"
-    if not _port_free(bind):
-        bind = _free_bind()
-    env["SERVICE_BIND"] = bind
+    env["SERVICE_BIND"] = bind if _port_free(bind) else _free_bind()
     config = config_module.load({**os.environ, **env})
-
     url = runtime.database_url(config)
     runtime.migrate(url)
-    log_path = os.path.join(config.data_dir, "demo-service.log")
     os.makedirs(config.data_dir, exist_ok=True)
-    service = Service(config, url, extra_env=env, log_path=log_path).start()
-    try:
-        print(f"boardready listening on {service.base_url} (service logs: {log_path})")
-        walkthrough(service.base_url, url, config.webhook_secret.reveal(), [])
-        if args.once:
-            return
-        print(f"\nserving on {service.base_url} until Ctrl-C")
+    log_path = os.path.join(config.data_dir, "demo-service.log")
+    base_url = f"http://{env['SERVICE_BIND']}"
+
+    # The readiness workflow, as the code host would run it: the checker in runner mode.
+    with emulator.start(runner_command=[str(ROOT / "bin" / "check"), "--runner"],
+                        runner_env={"SERVICE_URL": base_url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE}) as host:
+        app = host.register_app()
+        env.update(HOST_APP_ID=str(app["id"]), HOST_APP_PRIVATE_KEY=app["private_key_pem"], HOST_API_URL=host.url,
+                   SERVICE_OIDC_ISSUER=host.oidc_issuer, SERVICE_OIDC_AUDIENCE=OIDC_AUDIENCE)
+        config = config_module.load({**os.environ, **env})
+        service = Service(config, url, extra_env=env, log_path=log_path).start()
+        host.configure_webhooks(f"{base_url}/api/host/webhook", env["HOST_WEBHOOK_SECRET"],
+                                f"{base_url}/api/host/marketplace/webhook", env["HOST_MARKETPLACE_WEBHOOK_SECRET"])
         try:
-            service.wait()
-        except KeyboardInterrupt:
-            pass
-    finally:
-        service.stop()
+            print(f"boardready listening on {service.base_url} (service logs: {log_path})")
+            walkthrough(host, service, url)
+            if args.once:
+                return
+            print(f"\nserving on {service.base_url}, code host emulator on {host.url}, until Ctrl-C")
+            try:
+                service.wait()
+            except KeyboardInterrupt:
+                pass
+        finally:
+            service.stop()
 
 
 if __name__ == "__main__":

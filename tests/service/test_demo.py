@@ -1,0 +1,23 @@
+"""bin/demo --once walks a pull request through the whole loop."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+from tests.conftest import REPO_ROOT
+from tests.service.test_served import free_port
+
+
+def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):
+    env = dict(os.environ, SERVICE_DATABASE_URL=db_url, SERVICE_DATA_DIR=str(tmp_path),
+               SERVICE_BIND=f"127.0.0.1:{free_port()}")
+    env.pop("HOST_WEBHOOK_SECRET", None)
+    done = subprocess.run([str(REPO_ROOT / "bin" / "demo"), "--once"], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    assert "-> 200 (duplicate: no second job)" in out
+    assert "-> 401 invalid_signature" in out
+    assert "status completed, conclusion neutral" in out
+    assert "annotation warning  hardware/blinky.kicad_sch:" in out
+    assert "decision `CONDITIONAL`" in out
