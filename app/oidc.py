@@ -62,10 +62,10 @@ class JwksCache:
 
 
 class OidcVerifier:
-    def __init__(self, issuer: str, audience: str, http: httpx.Client | None = None):
+    def __init__(self, issuer: str, audience: str, http: httpx.Client | None = None, clock=time.monotonic):
         self.issuer = issuer.rstrip("/")
         self.audience = audience
-        self.keys = JwksCache(self.issuer, http or httpx.Client(timeout=5))
+        self.keys = JwksCache(self.issuer, http or httpx.Client(timeout=5), clock=clock)
 
     def verify(self, token: str) -> dict:
         try:

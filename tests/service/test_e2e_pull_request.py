@@ -4,12 +4,14 @@ readiness workflow on the emulator."""
 from __future__ import annotations
 
 import emulator
+import httpx
 import pytest
 
 from app import config as config_module
 from app.serve import Service
 from emulator import openapi_check
-from tests.service.conftest import MARKETPLACE_SECRET, WEBHOOK_SECRET
+from tests.service.conftest import MARKETPLACE_SECRET, OIDC_AUDIENCE, WEBHOOK_SECRET
+from tests.service.resultkit import CALLBACK, envelope, finding, make_result
 from tests.service.test_served import free_port, wait_for
 
 REPOSITORY = "acme-hw/power-module"
@@ -21,7 +23,8 @@ def stack(db_url):
         app = host.register_app()
         env = {"HOST_WEBHOOK_SECRET": WEBHOOK_SECRET, "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
                "HOST_APP_ID": str(app["id"]), "HOST_APP_PRIVATE_KEY": app["private_key_pem"],
-               "HOST_API_URL": host.url, "SERVICE_OIDC_AUDIENCE": "boardready-test", "SERVICE_BIND": f"127.0.0.1:{free_port()}",
+               "HOST_API_URL": host.url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE,
+               "SERVICE_OIDC_ISSUER": host.oidc_issuer, "SERVICE_BIND": f"127.0.0.1:{free_port()}",
                "SERVICE_WEB_CONCURRENCY": "1", "SERVICE_WEB_THREADS": "4", "SERVICE_WORKER_POLL_MS": "200"}
         service = Service(config_module.load(env), db_url, extra_env=env).start()
         host.configure_webhooks(f"{service.base_url}/api/host/webhook", WEBHOOK_SECRET,
@@ -61,3 +64,42 @@ def test_pull_request_to_check_run_and_dispatch(stack, owner):
     operations = {e["operation_id"] for e in host.requests()}
     assert {"apps/create-installation-access-token", "checks/create", "actions/create-workflow-dispatch"} <= operations
     assert checked >= 4
+
+
+def dispatched_pull_request(host, owner):
+    installation = host.create_installation("acme-hw", account_type="Organization", deliver=True)
+    host.create_repository(REPOSITORY, installation_id=installation["id"], deliver=True)
+    pr = host.open_pull_request(REPOSITORY, deliver=True)
+    row = wait_for(lambda: owner.execute(
+        "SELECT a.id, a.nonce, a.workflow_run_id FROM release_runs rr JOIN release_run_attempts a "
+        "ON a.id = rr.current_attempt_id WHERE rr.head_sha = %s AND a.workflow_run_id IS NOT NULL",
+        (pr["head"]["sha"],)).fetchone(), seconds=30)
+    return pr, f"{row['id']}-{row['nonce']}", row["workflow_run_id"]
+
+
+@pytest.mark.parametrize("readiness, findings, conclusion", [
+    ("ready", 0, "success"), ("blocked", 3, "failure"), ("at-risk", 2, "neutral"), ("at-risk", 130, "neutral")])
+def test_signed_result_completes_the_check_run(stack, owner, readiness, findings, conclusion):
+    host, service = stack
+    pr, attempt_ref, workflow_run_id = dispatched_pull_request(host, owner)
+    severity = "error" if readiness == "blocked" else "medium"
+    result = make_result(pr["head"]["sha"], readiness, [finding(i, severity, line=i + 1) for i in range(findings)])
+    token = host.mint_oidc_token(OIDC_AUDIENCE, run_id=workflow_run_id)
+    answer = httpx.post(f"{service.base_url}{CALLBACK}", json=envelope(attempt_ref, result),
+                        headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["conclusion"] == conclusion
+
+    [check_run] = wait_for(lambda: [c for c in host.check_runs(REPOSITORY) if c["status"] == "completed"
+                                    and host.comments(REPOSITORY)], seconds=30)
+    assert check_run["conclusion"] == conclusion
+    annotations = host.annotations(check_run["id"])
+    assert len(annotations) == findings
+    assert len({a["start_line"] for a in annotations}) == findings
+    updates = host.requests(operation_id="checks/update")
+    assert len(updates) == max(1, -(-findings // 50))
+    for entry in host.requests():
+        if entry["operation_id"] and not entry["path"].startswith(("/oidc/", "/login/")):
+            openapi_check.validate_request(entry["method"], entry["path"], entry["body"])
+    for update in updates:
+        assert len(update["body"]["output"]["annotations"]) <= 50
