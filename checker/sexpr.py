@@ -1,47 +1,89 @@
 """An iterative S-expression reader for KiCad files that keeps line and column.
 
 Why our own: generic readers (sexpdata) recurse per nesting level, build
-symbol objects for every atom and drop positions. We need positions for every
+symbol objects for every atom and drop positions. We need a position for every
 list node (findings point at lines), bounded work on hostile input and speed
-on megabyte boards. One compiled regular expression tokenises; a plain list
-used as a stack builds the tree, so nesting depth never touches Python's
-recursion limit.
+on megabyte boards. A plain list used as a stack builds the tree, so nesting
+depth never touches Python's recursion limit.
+
+Why it is shaped this way: most lists of a board are leaves, lists of bare
+atoms and plain quoted words with no nested list (``(at 1 2)``,
+``(layer "F.Cu")``), in runs of a few to a few dozen, and most of the others
+are "twigs" that hold only such leaves (``(segment (start ..) (end ..) ..)``).
+One compiled regular expression takes a whole run, or a whole twig, as one
+token, and C-level calls (``str.replace``, ``str.split``, ``map``, ``zip``)
+turn it into nodes without a Python statement per leaf. Only the other lists,
+closings and atoms sitting directly in such lists go through the Python loop,
+about one token in four. See bin/bench-checker for the figures.
+
+That is also why a node stores its ordinal (the how-manieth list of its
+document it is) rather than its character offset: the ordinals of a run are
+consecutive numbers, which ``range`` supplies without a match object per leaf.
+An ordinal becomes an offset, and the offset a line and column, only when a
+position is asked for (a finding, an error), through an index of the document
+built on the first such question. And a node is one flat tuple, the leaf's
+split words with ordinal and source appended, so it costs one object.
 
 Atoms are Python ``str`` (quoted strings unescaped, bare atoms verbatim);
-callers convert numbers where they need them. ``Node.quoted`` is not kept
-because no KiCad rule depends on it and it would cost memory per atom.
+callers convert numbers where they need them. Whether an atom was quoted is
+not kept because no KiCad rule depends on it and it would cost memory per atom.
 """
 from __future__ import annotations
 
 import gc
 import re
+from array import array
 from bisect import bisect_right
+from itertools import islice, repeat
 from typing import Iterator
 
 from .errors import AtomTooLong, InvalidUtf8, MalformedSexpr, NestingTooDeep, NulByte, TooManyTokens
 from .limits import DEFAULT_LIMITS, Limits
 
-# One match per token, whitespace included, so matches are contiguous:
-#   1,2  a leaf list "(name atoms...)" without nested lists: the common case,
-#        taken whole and split in C (str.split or _LEAF_ATOM), which is what
-#        makes this reader several times faster than a token-at-a-time one;
-#   3,4  "(" of a list that has nested lists, with its bare name if any;
-#   5    ")";  6 a quoted string body;  7 a bare atom;
-#   8    any other character (a stray quote): always an error.
-# Possessive quantifiers keep hostile input from causing backtracking blow-ups.
+_SPACE = r'\s*+'
+_NAME = r'[^()"\s]++'
+_STRING_BODY = r'[^"\\]*+(?:\\.[^"\\]*+)*+'  # unrolled: no alternation per character
+_STRING = '"' + _STRING_BODY + '"'
+
+# A leaf whose quoted strings are plain words (``"F.Cu"``: no space,
+# parenthesis or backslash), so that its quotes only delimit and str.split
+# reads it: "(name atoms...)".
+_PLAIN_LEAF = r'\([^()"\s](?:[^()"]++|"[^"\s()\\]++")*+\)'
+# Leaves taken per run at most: bounds what is built before the token count
+# is checked again, at no cost on real boards (runs there are 1 to 30 long).
+_MAX_RUN = 256
+_PLAIN_LEAVES = "(?:" + _PLAIN_LEAF + _SPACE + "){1,%d}+" % _MAX_RUN
+
+# One match per token, leading whitespace included, so matches are contiguous.
+# ``lastindex`` tells the kind (the last group to close):
+#   1    a run of plain leaves;
+#   3    a twig: a named list holding only a run of plain leaves (2 name),
+#        e.g. (segment (start ..) (end ..) (width ..) (layer ..) (net ..));
+#   5    any other leaf (4 name, 5 its atoms' text), e.g. (net 3 "Net-(D1-Pad2)");
+#   6,7  "(" of any other list, with its bare name (7) if it has one;
+#   8    ")";  9 a quoted string body;  10 a bare atom;
+#   11   any other character (a stray quote): always an error.
+# Runs and twigs are most of a board and are split in C; the rest goes
+# through the Python loop. Possessive quantifiers keep hostile input from
+# causing backtracking blow-ups.
 _TOKEN = re.compile(
-    r'[ \t\r\n\f\v]*+(?:'
-    r'\(([^()"\s]++)((?:[^()"]++|"(?:[^"\\]|\\.)*+")*+)\)'
-    r'|(\()(?:[ \t\r\n\f\v]*+([^()"\s]++))?'
-    r'|(\))'
-    r'|"((?:[^"\\]|\\.)*+)"'
-    r'|([^\s()"]++)'
-    r'|(.))',
+    _SPACE + "(?:"
+    + "(" + _PLAIN_LEAVES + ")"
+    + r"|\((" + _NAME + r")\s*+(" + _PLAIN_LEAVES + r")\)"
+    + r'|\((' + _NAME + r')((?:[^()"]++|' + _STRING + r')*+)\)'
+    + r"|(\()(?:" + _SPACE + "(" + _NAME + "))?"
+    + r"|(\))"
+    + '|"(' + _STRING_BODY + ')"'
+    + r'|([^\s()"]++)'
+    + "|(.))",
     re.S,
 )
-_LEAF_ATOM = re.compile(r'"((?:[^"\\]|\\.)*+)"|([^\s"]++)', re.S)
+_LEAF_ATOM = re.compile('"(' + _STRING_BODY + r')"|([^\s"]++)', re.S)
 _ESCAPE = re.compile(r"\\(.)", re.S)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"'}
+# Everything up to and including the next "(" outside a quoted string: one
+# match per list of a document that parsed, in document order.
+_UP_TO_LIST = re.compile(r'[^"(]*+(?:"' + _STRING_BODY + r'"[^"(]*+)*+\(', re.S)
 
 
 def _unescape(body: str) -> str:
@@ -49,67 +91,110 @@ def _unescape(body: str) -> str:
 
 
 class Source:
-    """The text a tree came from: turns a node's offset into line and column.
+    """The text a tree came from: turns a node's ordinal into line and column.
 
-    Nodes keep their character offset and a reference to this object, so
-    every node has a position without paying for line arithmetic on the
-    hundred thousand nodes of a board when only a few become findings.
+    The index (where each list starts, where each line starts) is built on the
+    first question and the text dropped then: most nodes of a board are never
+    asked, and a parse nobody asks about costs nothing for positions.
     """
 
-    __slots__ = ("path", "newlines")
+    __slots__ = ("path", "_text", "_list_ends", "_newlines")
 
     def __init__(self, text: str, path: str | None = None):
         self.path = path
-        self.newlines = [m.start() for m in re.finditer("\n", text)]
+        self._text: str | None = text
+        self._list_ends = array("q")
+        self._newlines = array("q")
+
+    def _build_index(self) -> None:
+        text = self._text
+        # Mapped in C: the end of each match is one past its "(".
+        self._list_ends = array("q", map(re.Match.end, _UP_TO_LIST.finditer(text)))
+        self._newlines = array("q", map(re.Match.start, re.finditer("\n", text)))
+        self._text = None  # last: another thread seeing None finds the index built
+
+    def offset(self, ordinal: int) -> int:
+        """Character offset of the "(" of the ``ordinal``-th list (from 0)."""
+        if ordinal < 0:  # the nameless holder of a several-list document
+            return 0
+        if self._text is not None:
+            self._build_index()
+        return self._list_ends[ordinal] - 1
 
     def position(self, offset: int) -> tuple[int, int]:
-        index = bisect_right(self.newlines, offset - 1)
-        line_start = self.newlines[index - 1] + 1 if index else 0
+        """1-based line and column of a character offset."""
+        if self._text is not None:
+            self._build_index()
+        index = bisect_right(self._newlines, offset - 1)
+        line_start = self._newlines[index - 1] + 1 if index else 0
         return index + 1, offset - line_start + 1
 
 
-class Node:
-    """One parenthesised list: ``name`` is its first bare atom, ``items`` the rest."""
+class Node(tuple):
+    """One parenthesised list: ``name`` is its first bare atom, ``items`` the rest.
 
-    __slots__ = ("name", "items", "offset", "source")
+    Underneath one flat tuple ``(name, *items, ordinal, source)``: what
+    ``str.split`` makes of a leaf's text plus two appended fields, so a run of
+    leaves becomes nodes in C, and a node costs one object. Use the attributes
+    and helpers, not indexes or iteration. Equality and hashing are by
+    identity, as for any tree node.
+    """
 
-    def __init__(self, name: str | None, items: list, offset: int, source: Source):
-        self.name = name
-        self.items = items
-        self.offset = offset
-        self.source = source
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    __hash__ = object.__hash__
+
+    @property
+    def name(self) -> str | None:
+        return self[0]
+
+    @property
+    def items(self) -> tuple:
+        """Child atoms and lists after the name."""
+        return self[1:-2]
+
+    @property
+    def offset(self) -> int:
+        return self[-1].offset(self[-2])
 
     @property
     def line(self) -> int:
-        return self.source.position(self.offset)[0]
+        return self[-1].position(self.offset)[0]
 
     @property
     def column(self) -> int:
-        return self.source.position(self.offset)[1]
+        return self[-1].position(self.offset)[1]
 
     def __repr__(self) -> str:
-        return f"Node({self.name!r}, {len(self.items)} items, line {self.line})"
+        return f"Node({self[0]!r}, {len(self) - 3} items, line {self.line})"
 
     # -- navigation helpers the KiCad readers use -------------------------------
+    # Items are either str or Node, so "type(item) is str" tells them apart.
     def nodes(self, name: str | None = None) -> Iterator["Node"]:
         """Child lists, optionally only those named ``name``."""
-        for item in self.items:
-            if type(item) is Node and (name is None or item.name == name):
+        for item in islice(self, 1, len(self) - 2):
+            if type(item) is not str and (name is None or item[0] == name):
                 yield item
 
     def first(self, name: str) -> "Node | None":
-        for item in self.items:
-            if type(item) is Node and item.name == name:
+        for item in islice(self, 1, len(self) - 2):
+            if type(item) is not str and item[0] == name:
                 return item
         return None
 
     def atoms(self) -> list[str]:
-        return [item for item in self.items if type(item) is str]
+        return [item for item in islice(self, 1, len(self) - 2) if type(item) is str]
 
     def atom(self, index: int = 0, default: str | None = None) -> str | None:
         """The ``index``-th atom after the name (skipping child lists)."""
         seen = 0
-        for item in self.items:
+        for item in islice(self, 1, len(self) - 2):
             if type(item) is str:
                 if seen == index:
                     return item
@@ -135,11 +220,11 @@ class Node:
         KiCad 6 writes many flags bare; KiCad 8 and later write ``(name yes|no)``.
         Returns None when the flag is absent in both spellings.
         """
-        for item in self.items:
+        for item in islice(self, 1, len(self) - 2):
             if type(item) is str:
                 if item == name:
                     return True
-            elif item.name == name:
+            elif item[0] == name:
                 text = item.atom(0)
                 return text is None or text in ("yes", "true")
         return None
@@ -191,75 +276,135 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool) -> Node:
     max_depth = limits.max_depth
     max_atom = limits.max_atom_chars
     max_tokens = limits.max_tokens
-    top = Node(None, [], 0, source)
-    stack: list[Node] = []
-    current = top
-    items = top.items
+    lists: list = []  # the document's top-level lists
+    parts = lists  # name and items so far of the innermost open list
+    # For each open list, its parent's parts and its own ordinal: an open
+    # list becomes a Node only when it closes, a node being an immutable tuple.
+    stack: list[tuple[list, int]] = []
     tokens = 0
+    ordinal = 0  # of the next list to open, counted from 0 as Source counts them
+    attach = list.extend  # appends (ordinal, source) to a leaf's words, mapped in C
+    # A run of plain leaves is split in C: with no quoted space, parenthesis
+    # or backslash in it, every "(" opens a leaf, every ")" closes one and
+    # quotes only delimit words. The chunk before the first "(" is whitespace.
+    split = str.split
 
     def fail(error_type, message: str, offset: int):
-        line, column = source.position(offset)
+        line, column = _line_and_column(text, offset)
         raise error_type(message, path=path, line=line, column=column)
 
-    new_node = Node
-    leaf_atoms = _leaf_atoms
-    # Leaves are checked for depth through their parent: a list is refused one
-    # level early, so no leaf can sit deeper than max_depth.
+    # Depth needs no check for leaves: a leaf's parent was refused one level
+    # early, so no leaf sits deeper than max_depth.
     for match in _TOKEN.finditer(text):
         kind = match.lastindex
-        if kind <= 2:  # a leaf list: name plus atoms, no nested list
-            name, rest = match.group(1, 2)
-            if not stack and top.items and not multiple:
-                fail(MalformedSexpr, "text after the top-level list", match.start(1) - 1)
-            if len(rest) > max_atom and any(len(a) > max_atom for a in leaf_atoms(rest)):
-                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(1) - 1)
-            parts = leaf_atoms(rest) if '"' in rest else rest.split()
-            items.append(new_node(name, parts, match.start(1) - 1, source))
-            tokens += len(parts) + 3
-            continue
-        if kind <= 4:  # "(" opening a list with nested lists, optionally named
-            offset = match.start(3)
+        if kind == 1:  # a run of plain leaves
+            run = match.group(1)
+            leaves = list(map(split, islice(run.replace(")", " ").replace('"', " ").split("("), 1, None)))
+            count = len(leaves)
+            if not stack and not multiple:
+                if lists:
+                    fail(MalformedSexpr, "text after the top-level list", match.start(1))
+                if count > 1:
+                    fail(MalformedSexpr, "text after the top-level list", match.start(1) + run.index("(", 1))
+            if len(run) > max_atom:
+                _refuse_long_atoms(leaves, run, match.start(1), max_atom, fail)
+            tokens += 2 * count + sum(map(len, leaves))
+            any(map(attach, leaves, zip(range(ordinal, ordinal + count), repeat(source))))
+            parts.extend(map(Node, leaves))
+            ordinal += count
+        elif kind == 3:  # a twig: a named list of plain leaves
+            offset = match.start(2) - 1
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
-            if not stack and top.items and not multiple:
+            if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            node = new_node(match.group(4), [], offset, source)
-            items.append(node)
-            stack.append(current)
-            current = node
-            items = node.items
+            name, run = match.group(2, 3)
+            leaves = list(map(split, islice(run.replace(")", " ").replace('"', " ").split("("), 1, None)))
+            if len(name) > max_atom:
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(2))
+            if len(run) > max_atom:
+                _refuse_long_atoms(leaves, run, match.start(3), max_atom, fail)
+            count = len(leaves)
+            tokens += 3 + 2 * count + sum(map(len, leaves))
+            any(map(attach, leaves, zip(range(ordinal + 1, ordinal + 1 + count), repeat(source))))
+            parts.append(Node((name, *map(Node, leaves), ordinal, source)))
+            ordinal += 1 + count
+        elif kind == 5:  # any other leaf: quoted strings that need the full reading
+            offset = match.start(4) - 1
+            if not stack and not multiple and lists:
+                fail(MalformedSexpr, "text after the top-level list", offset)
+            name, rest = match.group(4, 5)
+            atoms = _leaf_atoms(rest)
+            if len(name) > max_atom or len(rest) > max_atom:
+                _refuse_long_atoms([[name, *atoms]], "(", offset, max_atom, fail)
+            parts.append(Node((name, *atoms, ordinal, source)))
+            ordinal += 1
+            tokens += len(atoms) + 3
+        elif kind <= 7:  # "(" opening any other list, optionally named
+            offset = match.start(6)
+            if len(stack) >= max_depth - 1:
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
+            if not stack and not multiple and lists:
+                fail(MalformedSexpr, "text after the top-level list", offset)
+            name = match.group(7)
+            if name is not None and len(name) > max_atom:
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(7))
+            stack.append((parts, ordinal))
+            parts = [name]
+            ordinal += 1
             tokens += 2
-            if tokens > max_tokens:
-                raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
-        elif kind == 5:
+        elif kind == 8:
             if not stack:
-                fail(MalformedSexpr, "unbalanced ')'", match.start(5))
-            current = stack.pop()
-            items = current.items
-        elif kind == 6 or kind == 7:
+                fail(MalformedSexpr, "unbalanced ')'", match.start(8))
+            closed = parts
+            parts, own_ordinal = stack.pop()
+            closed.append(own_ordinal)
+            closed.append(source)
+            parts.append(Node(closed))
+            continue
+        elif kind <= 10:
             atom = match.group(kind)
             if not stack:
                 fail(MalformedSexpr, "atom outside any list", match.start(kind))
             if len(atom) > max_atom:
                 fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(kind))
-            if kind == 6 and "\\" in atom:
+            if kind == 9 and "\\" in atom:
                 atom = _unescape(atom)
-            items.append(atom)
+            parts.append(atom)
             tokens += 1
-            if tokens > max_tokens:
-                raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
-        else:  # kind 8: a character no token accepts, e.g. an unterminated quote
-            offset = match.start(8)
+        else:  # kind 11: a character no token accepts, e.g. an unterminated quote
+            offset = match.start(11)
             what = "unterminated string" if text[offset] == '"' else "unexpected character"
             fail(MalformedSexpr, what, offset)
-    if tokens > max_tokens:
-        raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
+        if tokens > max_tokens:
+            raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
     if stack:
+        line, column = _line_and_column(text, source.offset(stack[-1][1]))
         raise MalformedSexpr(f"{len(stack)} list(s) left open at end of file", path=path,
-                             line=current.line, column=current.column)
-    if not top.items and not multiple:
+                             line=line, column=column)
+    if multiple:
+        # A nameless holder, ordinal -1: it is no list of the text.
+        return Node((None, *lists, -1, source))
+    if not lists:
         raise MalformedSexpr("no S-expression found", path=path, line=1, column=1)
-    return top if multiple else top.items[0]
+    return lists[0]
+
+
+def _refuse_long_atoms(leaves: list[list[str]], text: str, offset: int, max_atom: int, fail) -> None:
+    """The exact check, only for text longer than one atom may be.
+
+    ``leaves`` were split from ``text`` (found at ``offset``), one per "(".
+    """
+    start = -1
+    for leaf in leaves:
+        start = text.index("(", start + 1)
+        if any(len(atom) > max_atom for atom in leaf):
+            fail(AtomTooLong, f"atom longer than {max_atom} characters", offset + start)
+
+
+def _line_and_column(text: str, offset: int) -> tuple[int, int]:
+    """Position of an offset without building a Source index: for one error."""
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def _leaf_atoms(rest: str) -> list[str]:
@@ -283,6 +428,6 @@ def walk(root: Node) -> Iterator[Node]:
     while pending:
         node = pending.pop()
         yield node
-        children = [item for item in node.items if type(item) is Node]
+        children = [item for item in islice(node, 1, len(node) - 2) if type(item) is not str]
         children.reverse()
         pending.extend(children)

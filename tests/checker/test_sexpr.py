@@ -36,10 +36,12 @@ def test_escapes_and_parentheses_inside_strings():
     assert node.atoms() == ["s\nt"]
 
 
-def test_matches_sexpdata_on_a_real_board():
+@pytest.mark.parametrize("board", ["v9/kicad_bot_examples/drc-violation/drc-violation.kicad_pcb",
+                                   "v6/stickhub/StickHub.kicad_pcb"])
+def test_matches_sexpdata_on_a_real_board(board):
     import sexpdata
 
-    text = (KICAD / "v9/kicad_bot_examples/drc-violation/drc-violation.kicad_pcb").read_text()
+    text = (KICAD / board).read_text()
 
     def ours(node):
         head = [node.name] if node.name is not None else []
@@ -58,6 +60,38 @@ def test_matches_sexpdata_on_a_real_board():
     assert normalise(ours(sexpr.parse(text))) == normalise(theirs(sexpdata.loads(text)))
 
 
+def test_every_node_points_at_its_own_parenthesis_on_a_real_board():
+    # Runs and twigs of leaves get their ordinals from a counter, and the
+    # position index counts "(" outside strings: if the two ever disagreed,
+    # nodes would point at a neighbour's line. Net names like "Net-(D1-Pad2)"
+    # put parentheses inside strings on this board.
+    text = (KICAD / "v6/flat_hierarchy/flat_hierarchy.kicad_pcb").read_text()
+    lines = text.split("\n")
+    nodes = list(sexpr.walk(sexpr.parse(text)))
+    assert len(nodes) == 34072
+    for node in nodes:
+        assert text[node.offset] == "("
+        assert text[node.offset + 1:].lstrip().startswith(node.name)
+        assert lines[node.line - 1][node.column - 1] == "("
+
+
+def test_leaf_runs_twigs_and_other_lists_read_alike():
+    # The same lists written so that each reading path takes them: a run of
+    # plain leaves, a twig, leaves with strings that need unescaping, and a
+    # list with atoms beside its children.
+    node = sexpr.parse('(board (a 1 "x")(b)\n (twig (c 2) (d "F.Cu"))'
+                       ' (e "two words" "q\\"") (f top (g 3) "h(i)") (j"k"l))')
+    assert [n.name for n in node.nodes()] == ["a", "b", "twig", "e", "f", "j"]
+    assert node.first("a").atoms() == ["1", "x"] and node.first("b").atoms() == []
+    twig = node.first("twig")
+    assert twig.value("c") == "2" and twig.value("d") == "F.Cu" and (twig.line, twig.column) == (2, 2)
+    assert node.first("e").atoms() == ["two words", 'q"']
+    f = node.first("f")
+    assert f.atoms() == ["top", "h(i)"] and f.value("g") == "3"
+    assert node.first("j").atoms() == ["k", "l"]
+    assert [(n.name, n.line, n.column) for n in sexpr.walk(node)][-3:] == [("f", 2, 48), ("g", 2, 55), ("j", 2, 69)]
+
+
 def _numeric(text) -> bool:
     try:
         float(text)
@@ -71,6 +105,9 @@ def _numeric(text) -> bool:
     ("(a))", MalformedSexpr),
     ("(a (b)", MalformedSexpr),
     ("(a) (b)", MalformedSexpr),
+    ("(a (b)) (c)", MalformedSexpr),
+    ("(a (b)) (c (d))", MalformedSexpr),
+    ("(a (b)) (c \"d e\")", MalformedSexpr),
     ("atom", MalformedSexpr),
     ("", MalformedSexpr),
 ])
@@ -96,6 +133,25 @@ def test_long_atom_and_token_count_are_bounded():
         sexpr.parse("(a " + "x " * 1000 + ")", limits=Limits(max_tokens=500))
 
 
+@pytest.mark.parametrize("text", [
+    "(a x (b c) (d " + "y" * 200 + "))",        # a run of plain leaves
+    "(a (b c) (d " + "y" * 200 + "))",          # a twig
+    "(a (" + "n" * 200 + " c) x)",              # a leaf's name
+    "(" + "n" * 200 + " (b c) x)",              # the name of a list with children
+    '(a x (b "' + "y" * 200 + '" "z w"))',      # a leaf with strings read fully
+])
+def test_long_atoms_are_refused_on_every_reading_path(text):
+    with pytest.raises(AtomTooLong) as caught:
+        sexpr.parse(text, limits=Limits(max_atom_chars=100))
+    assert caught.value.line == 1
+
+
+def test_tokens_are_counted_in_runs_of_leaves():
+    with pytest.raises(TooManyTokens):
+        sexpr.parse("(a x " + "(b 1 2) " * 1000 + ")", limits=Limits(max_tokens=2000))
+    sexpr.parse("(a x " + "(b 1 2) " * 1000 + ")", limits=Limits(max_tokens=5100))
+
+
 def test_nul_and_invalid_utf8_are_refused():
     with pytest.raises(NulByte) as nul:
         sexpr.parse_bytes(b"(a\n (b \x00))")
@@ -107,6 +163,8 @@ def test_nul_and_invalid_utf8_are_refused():
 def test_multiple_top_level_forms_for_dru_files():
     node = sexpr.parse("(version 1)\n(rule a (constraint track_width (min 0.1mm)))", multiple=True)
     assert [n.name for n in node.nodes()] == ["version", "rule"]
+    assert (node.first("rule").line, node.first("rule").first("constraint").column) == (2, 9)
+    assert (node.line, node.column) == (1, 1)
 
 
 _SEED = (KICAD / "v9/kicad_bot_examples/drc-violation/drc-violation.kicad_pcb").read_bytes()
