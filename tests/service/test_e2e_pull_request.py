@@ -90,8 +90,15 @@ def test_signed_result_completes_the_check_run(stack, owner, readiness, findings
     assert answer.status_code == 200, answer.text
     assert answer.json()["conclusion"] == conclusion
 
-    [check_run] = wait_for(lambda: [c for c in host.check_runs(REPOSITORY) if c["status"] == "completed"
-                                    and host.comments(REPOSITORY)], seconds=30)
+    # The check run completes with the first batch; wait until the outbox has sent them all.
+    published = wait_for(lambda: owner.execute(
+        "SELECT count(*) AS n FROM outbox_items WHERE kind IN ('check_run_complete', 'pr_comment') "
+        "AND status = 'completed'").fetchone()["n"] == 2, seconds=60, on_timeout=lambda: owner.execute(
+        "SELECT id, kind, status, attempts, progress, reason_code, run_after, leased_until FROM outbox_items"
+    ).fetchall())
+    assert published
+    [check_run] = [c for c in host.check_runs(REPOSITORY) if c["status"] == "completed"]
+    assert len(host.comments(REPOSITORY)) == 1
     assert check_run["conclusion"] == conclusion
     annotations = host.annotations(check_run["id"])
     assert len(annotations) == findings

@@ -28,14 +28,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for(predicate, seconds=20, interval=0.05):
+def wait_for(predicate, seconds=20, interval=0.05, on_timeout=None):
+    """Poll until predicate() is truthy; on timeout, fail with what on_timeout() shows."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError("condition not reached")
+    raise AssertionError(f"condition not reached in {seconds} s" + (f": {on_timeout()}" if on_timeout else ""))
 
 
 @pytest.fixture
