@@ -26,11 +26,13 @@ class Pad:
     y: float
     width: float
     height: float
-    rotation: float
-    shape: str
+    rotation: float         # absolute: KiCad 6+ write the footprint's rotation into the pad's
+    shape: str              # circle, oval, rect, roundrect, trapezoid, custom
     drill: float | None
     net: str
     layers: list[str]
+    kind: str = "smd"       # smd, thru_hole, np_thru_hole, connect
+    corner_ratio: float = 0.0  # roundrect: corner radius / the smaller side
 
 
 @dataclass
@@ -90,8 +92,13 @@ class EdgeItem:
 class Zone:
     net: str
     layers: list[str]
-    polygon: list[Point]
+    polygon: list[Point]    # the outline the user drew
     uuid: str
+    # The copper KiCad poured, per layer, as saved by the last fill; empty
+    # when the zone was never filled (or is a keepout / rule area).
+    fills: list[tuple[str, list[Point]]] = field(default_factory=list)
+    line: int = 1
+    column: int = 1
 
 
 @dataclass
@@ -254,7 +261,8 @@ def _pad(node: Node, placement: tuple[float, float, float], board: Board) -> Pad
     return Pad(number=node.atom(0) or "", x=x, y=y, width=size[0], height=size[1],
                rotation=(to_float(at.atom(2)) or 0.0) if at is not None else 0.0,
                shape=node.atom(2) or "rect", drill=drill, net=_net_name(node, board),
-               layers=layers_node.atoms() if layers_node is not None else [])
+               layers=layers_node.atoms() if layers_node is not None else [],
+               kind=node.atom(1) or "smd", corner_ratio=node.number("roundrect_rratio") or 0.0)
 
 
 def _track(node: Node, board: Board) -> Track | None:
@@ -338,6 +346,13 @@ def _zone(node: Node, board: Board) -> Zone:
     pts = outline.first("pts") if outline is not None else None
     if pts is not None:
         polygon = [p for p in (_xy(xy) for xy in pts.nodes("xy")) if p is not None]
+    fills = []
+    for filled in node.nodes("filled_polygon"):
+        pts = filled.first("pts")
+        points = [p for p in (_xy(xy) for xy in pts.nodes("xy")) if p is not None] if pts is not None else []
+        if len(points) >= 3:
+            fills.append((filled.value("layer") or (layers[0] if layers else ""), points))
     net_name = node.value("net_name")
     return Zone(net=net_name if net_name is not None else _net_name(node, board),
-                layers=[l for l in layers if l], polygon=polygon, uuid=_uuid(node))
+                layers=[l for l in layers if l], polygon=polygon, uuid=_uuid(node), fills=fills,
+                line=node.line, column=node.column)

@@ -1,12 +1,14 @@
-"""Board rules: outline, fab minimums for tracks and vias, shorts, edge clearance, references."""
+"""Board rules: outline, fab minimums for tracks and vias, shorts (tracks against tracks, vias
+and pads), copper-to-edge clearance (tracks, vias, pads, zone fills), references."""
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
 
 from ..board import Board
+from ..copper import CopperShape, board_copper, bounding_box
 from ..findings import Finding
-from ..geometry import SegmentGrid, point_segment_distance, segment_distance
+from ..geometry import SegmentGrid, segment_distance
 from ..model import ProjectModel
 from .schematic_rules import is_unannotated
 
@@ -26,6 +28,7 @@ def check(model: ProjectModel) -> list[Finding]:
     findings += _outline(board)
     findings += _fab_minimums(board, model)
     findings += _crossing_tracks(board)
+    findings += _tracks_touching_vias_and_pads(board)
     findings += _edge_clearance(board, model.profile.minimum("copper_edge_clearance_mm"))
     findings += _references(board)
     return findings
@@ -139,6 +142,7 @@ def _crossing_tracks(board: Board) -> list[Finding]:
 
 
 def _edge_clearance(board: Board, minimum: float) -> list[Finding]:
+    """Tracks, vias, pads and zone fills closer to Edge.Cuts than the profile allows."""
     if not board.edges:
         return []
     grid = SegmentGrid(cell=2.0)
@@ -146,33 +150,83 @@ def _edge_clearance(board: Board, minimum: float) -> list[Finding]:
         for a, b in zip(edge.points, edge.points[1:]):
             grid.add(a, b, edge)
     findings = []
+    too_close_pads: dict[int, list[tuple[CopperShape, float]]] = defaultdict(list)
+    for shape in board_copper(board):
+        gap = shape.gap_to(grid, minimum)
+        if gap >= minimum - EPSILON:
+            continue
+        gap = max(0.0, gap)
+        owner = shape.owner
+        if shape.kind == "track":
+            findings.append(Finding("board.edge-clearance",
+                                    f"track on net {owner.net or '(none)'} is {gap:.3g} mm from the board edge, "
+                                    f"below {minimum:g} mm", identity=(board.file, owner.uuid or owner.net),
+                                    extra={"x": owner.points[0][0], "y": owner.points[0][1]}, **_where(board, owner)))
+        elif shape.kind == "via":
+            findings.append(Finding("board.edge-clearance",
+                                    f"via on net {owner.net or '(none)'} is {gap:.3g} mm from the "
+                                    f"board edge, below {minimum:g} mm", identity=(board.file, owner.uuid or owner.net),
+                                    extra={"x": owner.x, "y": owner.y}, **_where(board, owner)))
+        elif shape.kind == "pad":
+            too_close_pads[id(owner)].append((shape, gap))
+        else:
+            layer = next(iter(shape.layers))
+            x, y = shape.points[0]
+            findings.append(Finding("board.edge-clearance",
+                                    f"zone fill of net {owner.net or '(none)'} on {layer} is {gap:.3g} mm from the "
+                                    f"board edge, below {minimum:g} mm (refill the zone, or widen its clearance)",
+                                    identity=(board.file, "zone", owner.uuid or owner.net, layer),
+                                    extra={"x": x, "y": y}, path=board.file, line=owner.line, column=owner.column))
+    # One finding per footprint: the four pads of an edge connector are one decision.
+    for pads in too_close_pads.values():
+        footprint = pads[0][0].owner
+        closest = min(gap for _, gap in pads)
+        findings.append(Finding("board.edge-clearance",
+                                f"{len(pads)} pad(s) of {footprint.reference or footprint.lib_id} are {closest:.3g} mm "
+                                f"from the board edge, below {minimum:g} mm",
+                                identity=(board.file, "pads", footprint.uuid or footprint.reference),
+                                extra={"x": footprint.x, "y": footprint.y}, **_where(board, footprint)))
+    return findings
+
+
+def _tracks_touching_vias_and_pads(board: Board) -> list[Finding]:
+    """A track over a via or pad of another net on its layer: a short, like two crossing tracks."""
+    grid = SegmentGrid(cell=2.0)
+    for shape in board_copper(board, tracks=False):
+        if shape.kind in ("via", "pad"):
+            low, high = bounding_box(shape)
+            grid.add(low, high, shape, pad=shape.radius)
+    findings = []
+    seen: set[tuple[int, int]] = set()
     copper = board.copper_layers()
     for track in board.tracks:
         if track.layer not in copper:
             continue
-        reach = minimum + track.width / 2
-        closest = math.inf
+        half = track.width / 2
         for a, b in zip(track.points, track.points[1:]):
-            for index in grid.near(a, b, reach):
-                c, d, _ = grid.items[index]
-                closest = min(closest, segment_distance(a, b, c, d))
-        if closest - track.width / 2 < minimum - EPSILON:
-            gap = max(0.0, closest - track.width / 2)
-            findings.append(Finding("board.edge-clearance",
-                                    f"track on net {track.net or '(none)'} is {gap:.3g} mm from the board edge, "
-                                    f"below {minimum:g} mm", identity=(board.file, track.uuid or track.net),
-                                    extra={"x": track.points[0][0], "y": track.points[0][1]}, **_where(board, track)))
-    for via in board.vias:
-        radius = (via.diameter or 0) / 2
-        closest = min((point_segment_distance((via.x, via.y), c, d)
-                       for c, d, _ in (grid.items[i] for i in grid.near((via.x, via.y), (via.x, via.y), minimum + radius))),
-                      default=math.inf)
-        if closest - radius < minimum - EPSILON:
-            findings.append(Finding("board.edge-clearance",
-                                    f"via on net {via.net or '(none)'} is {max(0.0, closest - radius):.3g} mm from the "
-                                    f"board edge, below {minimum:g} mm", identity=(board.file, via.uuid or via.net),
-                                    extra={"x": via.x, "y": via.y}, **_where(board, via)))
+            for index in grid.near(a, b, half):
+                shape: CopperShape = grid.items[index][2]
+                key = (id(track), id(shape))
+                if (key in seen or track.layer not in shape.layers or shape.net == track.net
+                        or shape.distance_to_segment(a, b) >= half - EPSILON):
+                    continue
+                seen.add(key)
+                x, y = shape.points[0]
+                nets = sorted((track.net or "(none)", shape.net or "(none)"))
+                findings.append(Finding("board.crossing-tracks",
+                                        f"track of net {track.net or '(none)'} touches {shape.label} of net "
+                                        f"{shape.net or '(none)'} on {track.layer}",
+                                        identity=(board.file, track.layer, *nets, track.uuid or str(id(track)),
+                                                  _shape_identity(shape)),
+                                        extra={"x": x, "y": y}, **_where(board, track)))
     return findings
+
+
+def _shape_identity(shape: CopperShape) -> str:
+    owner = shape.owner
+    if shape.kind == "via":
+        return owner.uuid or f"via@{owner.x:g},{owner.y:g}"
+    return f"{owner.uuid or owner.reference}/{shape.label}"
 
 
 def _references(board: Board) -> list[Finding]:

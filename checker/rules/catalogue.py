@@ -47,11 +47,17 @@ _RULES = [
          "-", "Commit the sheet file or fix the sheet's file name."),
     # Schematic / board parity
     Rule("parity.missing-footprint", "error", "Symbol missing from the board",
-         "A symbol with 'on board' set has no footprint with its reference on the board.",
+         "A symbol with 'on board' set has no footprint on the board: none made from it (the footprint's "
+         "symbol path) and none with its reference.",
          "DRC parity missing_footprint", "Update PCB from Schematic (F8)."),
     Rule("parity.extra-footprint", "high", "Footprint not in the schematic",
-         "A board footprint (not 'board only') has no symbol with its reference.",
+         "A board footprint (not 'board only') was made from no symbol of the schematic (by symbol path) "
+         "and no symbol has its reference.",
          "DRC parity extra_footprint", "Delete it, mark it board-only, or add the symbol."),
+    Rule("parity.reference-mismatch", "high", "Reference differs from the schematic",
+         "The footprint made from a symbol (paired by the symbol's instance path, which KiCad stores in the "
+         "footprint) carries another reference than the symbol.",
+         "DRC parity footprint_symbol_mismatch", "Update PCB from Schematic, or re-annotate the side that is wrong."),
     Rule("parity.footprint-mismatch", "high", "Footprint differs from the schematic",
          "The board footprint's library id differs from the symbol's Footprint field.",
          "DRC parity footprint_symbol_mismatch", "Update PCB from Schematic with 'update footprints'."),
@@ -74,11 +80,15 @@ _RULES = [
     Rule("board.annular-ring", "error", "Via annular ring below the fab minimum",
          "(via diameter - drill) / 2 is below the fab profile's minimum annular ring.",
          "DRC annular_width", "Increase the via diameter or reduce its drill."),
-    Rule("board.crossing-tracks", "error", "Tracks of different nets touch",
-         "Two tracks on the same copper layer belong to different nets and cross or overlap (a short).",
-         "DRC shorting_items / tracks_crossing", "Reroute one of the tracks."),
+    Rule("board.crossing-tracks", "error", "Copper of different nets touches",
+         "A track crosses or overlaps another track, a via or a pad of a different net on the same copper "
+         "layer (a short). Pads are taken by their shape and rotation; trapezoid and custom pads by their "
+         "bounding rectangle.",
+         "DRC shorting_items / tracks_crossing", "Reroute the track, or move the via or footprint."),
     Rule("board.edge-clearance", "high", "Copper too close to the board edge",
-         "A track or via is closer to the outline than the fab profile's copper-to-edge clearance.",
+         "A track, via, pad or zone fill is closer to the outline (or a cutout) than the fab profile's "
+         "copper-to-edge clearance. Pads are reported once per footprint; zone fills as KiCad last saved "
+         "them, so refill zones before committing. Non-plated holes are not copper.",
          "DRC copper_edge_clearance", "Move the copper away from the edge."),
     Rule("board.duplicate-reference", "error", "Duplicate board reference",
          "Two footprints on the board carry the same reference.",

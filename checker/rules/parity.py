@@ -1,8 +1,11 @@
-"""Schematic/board parity: every on-board symbol has its footprint, and no more."""
+"""Schematic/board parity: every on-board symbol has its footprint, and no more, under the same
+reference and with the same footprint."""
 from __future__ import annotations
 
+from ..board import Footprint
 from ..findings import Finding
 from ..model import ProjectModel
+from ..schematic import SymbolInstance
 from .schematic_rules import is_unannotated
 
 
@@ -26,31 +29,62 @@ def check(model: ProjectModel) -> list[Finding]:
     schematic, board = model.schematic, model.board
     if schematic is None or board is None or not schematic.symbols:
         return []
-    findings: list[Finding] = []
-    symbols: dict[str, object] = {}
+    symbols: dict[str, SymbolInstance] = {}       # reference -> first unit placed
+    references_by_path: dict[str, str] = {}       # every unit's instance path -> its reference
     for symbol in schematic.symbols:
         if symbol.is_virtual or not symbol.on_board or is_unannotated(symbol.reference):
             continue
         symbols.setdefault(symbol.reference, symbol)
-    footprints = {}
+        references_by_path[symbol.instance_path] = symbol.reference
+    # A footprint names the symbol it was made from by the symbol's instance
+    # path (sheet uuids, then the symbol's uuid); KiCad itself pairs them that
+    # way. Pairing by path first means a reference renamed on one side only is
+    # one mismatch, not a missing part plus an extra one. Footprints without a
+    # usable path (KiCad 5 boards, hand-placed ones) fall back to the reference.
+    pairs: list[tuple[SymbolInstance, Footprint]] = []
+    unpaired_footprints: dict[str, Footprint] = {}
+    paired_references: set[str] = set()
     for footprint in board.footprints:
-        footprints.setdefault(footprint.reference, footprint)
+        reference = references_by_path.get(footprint.sheet_link)
+        if reference is not None and reference not in paired_references:
+            paired_references.add(reference)
+            pairs.append((symbols[reference], footprint))
+        else:
+            unpaired_footprints.setdefault(footprint.reference, footprint)
+    for reference, footprint in list(unpaired_footprints.items()):
+        if reference in symbols and reference not in paired_references:
+            paired_references.add(reference)
+            pairs.append((symbols[reference], footprint))
+            del unpaired_footprints[reference]
+    findings: list[Finding] = []
+    for symbol, footprint in sorted(pairs, key=lambda pair: pair[0].reference):
+        findings += _compare(symbol, footprint, board.file)
     for reference, symbol in sorted(symbols.items()):
-        footprint = footprints.get(reference)
-        if footprint is None:
+        if reference not in paired_references:
             findings.append(Finding("parity.missing-footprint",
                                     f"{reference} ({symbol.value}) is in the schematic but not on the board",
                                     identity=(reference,), path=symbol.file, line=symbol.line, column=symbol.column))
-        elif symbol.footprint and footprint.lib_id and not _same_footprint(symbol.footprint, footprint.lib_id):
-            findings.append(Finding("parity.footprint-mismatch",
-                                    f"{reference}: schematic says {symbol.footprint}, board has {footprint.lib_id}",
-                                    identity=(reference, symbol.footprint, footprint.lib_id),
-                                    path=board.file, line=footprint.line, column=footprint.column,
-                                    extra={"x": footprint.x, "y": footprint.y}))
-    for reference, footprint in sorted(footprints.items()):
+    for reference, footprint in sorted(unpaired_footprints.items()):
+        # A second footprint under a schematic reference is a duplicate, which
+        # board.duplicate-reference reports; it is not missing from the schematic.
         if reference not in symbols and not _board_only(footprint):
             findings.append(Finding("parity.extra-footprint",
                                     f"{reference} ({footprint.lib_id}) is on the board but not in the schematic",
                                     identity=(reference,), path=board.file, line=footprint.line,
                                     column=footprint.column, extra={"x": footprint.x, "y": footprint.y}))
+    return findings
+
+
+def _compare(symbol: SymbolInstance, footprint: Footprint, board_file: str) -> list[Finding]:
+    findings = []
+    where = dict(path=board_file, line=footprint.line, column=footprint.column,
+                 extra={"x": footprint.x, "y": footprint.y})
+    if footprint.reference != symbol.reference:
+        findings.append(Finding("parity.reference-mismatch",
+                                f"{symbol.reference} in the schematic is {footprint.reference or '(no reference)'} "
+                                f"on the board", identity=(symbol.instance_path,), **where))
+    if symbol.footprint and footprint.lib_id and not _same_footprint(symbol.footprint, footprint.lib_id):
+        findings.append(Finding("parity.footprint-mismatch",
+                                f"{symbol.reference}: schematic says {symbol.footprint}, board has {footprint.lib_id}",
+                                identity=(symbol.reference, symbol.footprint, footprint.lib_id), **where))
     return findings
