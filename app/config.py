@@ -113,7 +113,7 @@ class _Reader:
             return None
         return Secret(value)
 
-    def matching_secret(self, name: str, pattern: re.Pattern) -> Secret | None:
+    def matching_text(self, name: str, pattern: re.Pattern) -> str | None:
         # Optional: absent disables what it configures; present but invalid is
         # reported (never echoed) and disables it too.
         value = self.text(name)
@@ -122,16 +122,11 @@ class _Reader:
         if not pattern.fullmatch(value):
             self.invalid.append(name)
             return None
-        return Secret(value)
-
-    def matching_text(self, name: str, pattern: re.Pattern) -> str | None:
-        value = self.text(name)
-        if value is None:
-            return None
-        if not pattern.fullmatch(value):
-            self.invalid.append(name)
-            return None
         return value
+
+    def matching_secret(self, name: str, pattern: re.Pattern) -> Secret | None:
+        value = self.matching_text(name, pattern)
+        return Secret(value) if value is not None else None
 
     def integer(self, name: str, default: int, minimum: int, maximum: int | None = None,
                 required_valid: bool = False) -> int:

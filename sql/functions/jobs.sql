@@ -72,12 +72,6 @@ $$;
 CREATE OR REPLACE FUNCTION boardready.job_release(
   p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-BEGIN
-  IF queue_release('lifecycle_jobs', p_job_id, p_lease_token, p_now) THEN
-    PERFORM pg_notify('lifecycle_jobs', '');
-    RETURN QUERY SELECT 'released'::text;
-  ELSE
-    RETURN QUERY SELECT 'lease_lost'::text;
-  END IF;
-END $$;
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT * FROM queue_release('lifecycle_jobs', p_job_id, p_lease_token, p_now)
+$$;

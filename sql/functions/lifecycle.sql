@@ -1,6 +1,3 @@
--- The pull_request handler lost its job id argument when release runs replaced release candidates.
-DROP FUNCTION IF EXISTS boardready.lifecycle_apply_pull_request(bigint, text, jsonb, timestamptz);
-
 -- Lifecycle handlers: apply a job's normalized actions to installations,
 -- repositories and pull requests, and complete the job, in one transaction.
 -- Every handler is an upsert, so a redelivery or an out-of-order event converges.

@@ -1,9 +1,6 @@
 -- The outbox: code host calls for release runs, claimed with a lease by the
 -- outbox worker, which reports each result through one function here.
 
--- The claim's columns grew with run results (0004); a changed return type needs a drop.
-DROP FUNCTION IF EXISTS boardready.outbox_claim(text, integer, integer, integer, timestamptz);
-
 -- Claimed items with what their call needs. p_item_id claims one given item
 -- (the synchronous result endpoint publishes its own check run).
 CREATE OR REPLACE FUNCTION boardready.outbox_claim(
@@ -224,15 +221,9 @@ END $$;
 
 CREATE OR REPLACE FUNCTION boardready.outbox_release(p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-BEGIN
-  IF queue_release('outbox_items', p_item_id, p_lease_token, p_now) THEN
-    PERFORM pg_notify('outbox_items', '');
-    RETURN QUERY SELECT 'released'::text;
-  ELSE
-    RETURN QUERY SELECT 'lease_lost'::text;
-  END IF;
-END $$;
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT * FROM queue_release('outbox_items', p_item_id, p_lease_token, p_now)
+$$;
 
 -- The pending item of one kind for a release run (the synchronous result
 -- endpoint publishes its check run completion itself).

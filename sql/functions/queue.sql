@@ -128,16 +128,19 @@ BEGIN
   RETURN QUERY SELECT 'retry_scheduled'::text, v_after;
 END $$;
 
--- Give a claimed item back untouched (a worker shutting down): not an attempt.
+-- Give a claimed item back untouched (a worker shutting down): not an
+-- attempt. Each queue's NOTIFY channel is named after its table.
 CREATE OR REPLACE FUNCTION boardready.queue_release(p_table text, p_id bigint, p_lease_token uuid, p_now timestamptz)
-RETURNS boolean LANGUAGE plpgsql AS $$
+RETURNS TABLE (outcome text) LANGUAGE plpgsql AS $$
 BEGIN
   IF boardready.queue_lock_leased(p_table, p_id, p_lease_token) IS NULL THEN
-    RETURN false;
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
   END IF;
   EXECUTE format('UPDATE boardready.%I SET status = ''accepted'', attempts = greatest(attempts - 1, 0), '
                  'run_after = $2, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $2 '
                  'WHERE id = $1', p_table)
     USING p_id, p_now;
-  RETURN true;
+  PERFORM pg_notify(p_table, '');
+  RETURN QUERY SELECT 'released'::text;
 END $$;
