@@ -1,5 +1,10 @@
 """KiCad's own ERC/DRC: run kicad-cli (8 or later) or import its JSON reports.
 
+kicad-cli is used when it is on the PATH and ``kicad-cli version`` says 8 or
+later; an older or unreadable one is reported once, at info, and otherwise
+treated like none. Its exit code must be 0 and its report readable, or the
+check is "unverified".
+
 ERC reports nest violations under ``sheets``; DRC reports have
 ``violations``, ``unconnected_items`` and ``schematic_parity``. Each item
 names the objects involved by UUID; we look those up in the parsed files to
@@ -13,7 +18,7 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import HostileInputError
@@ -24,32 +29,72 @@ from .project import InputReader
 _SEVERITY = {"error": "error", "warning": "medium", "info": "info", "exclusion": "info"}
 
 
-def kicad_cli() -> str | None:
-    """kicad-cli on the PATH, if it is KiCad 8 or later (7 has no JSON reports)."""
+# KiCad 7's kicad-cli writes ERC/DRC reports as text only; JSON came with 8.
+MINIMUM_KICAD_MAJOR = 8
+VERSION_TIMEOUT_S = 30
+CHECK_TIMEOUT_S = 600   # a large board's DRC with zone refill takes minutes, not hours
+
+
+@dataclass(frozen=True)
+class KicadCli:
+    executable: str
+    version: str
+
+
+def find_kicad_cli() -> tuple[KicadCli | None, str | None]:
+    """kicad-cli on the PATH: (it, None) when it is KiCad 8 or later; (None, why not)
+    when it is older or its version cannot be read; (None, None) when there is none."""
     found = shutil.which("kicad-cli")
     if not found:
-        return None
+        return None, None
     try:
-        out = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.match(r"\s*(\d+)", out)
-    return found if match and int(match.group(1)) >= 8 else None
-
-
-def run_kicad_cli(kind: str, source: Path, cli: str) -> tuple[Path | None, str | None]:
-    """Run ``kicad-cli sch erc`` or ``pcb drc`` with JSON output; returns (report, error)."""
-    out = Path(tempfile.mkdtemp(prefix="boardready-")) / f"{kind}.json"
-    command = [cli, "sch" if kind == "erc" else "pcb", kind, "--format", "json", "--output", str(out), str(source)]
-    if kind == "drc":
-        command.insert(-1, "--schematic-parity")
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        done = subprocess.run([found, "version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S)
     except (OSError, subprocess.SubprocessError) as exc:
-        return None, f"kicad-cli failed to run: {exc}"
-    if not out.exists():
-        return None, f"kicad-cli {kind} wrote no report (exit {done.returncode}): {done.stderr.strip()[:300]}"
-    return out, None
+        return None, f"kicad-cli version could not run: {exc}"
+    match = re.search(r"(\d+)\.\d+", done.stdout)
+    if done.returncode != 0 or not match:
+        return None, f"kicad-cli version said {(done.stdout or done.stderr).strip()[:80]!r} (exit {done.returncode})"
+    version = done.stdout.strip().splitlines()[0]
+    if int(match.group(1)) < MINIMUM_KICAD_MAJOR:
+        return None, f"kicad-cli is KiCad {version}; JSON reports need KiCad {MINIMUM_KICAD_MAJOR} or later"
+    return KicadCli(found, version), None
+
+
+def check_command(kind: str, source: Path, executable: str, report: Path) -> list[str]:
+    """``kicad-cli sch erc`` / ``pcb drc`` writing a JSON report; DRC also compares with the schematic."""
+    command = [executable, "sch" if kind == "erc" else "pcb", kind, "--format", "json", "--output", str(report)]
+    if kind == "drc":
+        command.append("--schematic-parity")
+    return command + [str(source)]
+
+
+def run_kicad_cli(kind: str, source: Path, cli: KicadCli, scratch: Path) -> tuple[Path | None, str | None]:
+    """Run one check into ``scratch``; returns (report, None) or (None, what went wrong).
+
+    We never pass --exit-code-violations, so any exit but 0 is kicad-cli
+    failing, and whatever it left behind is not trusted as a report.
+    """
+    report = scratch / f"{kind}.json"
+    try:
+        done = subprocess.run(check_command(kind, source, cli.executable, report), capture_output=True,
+                              text=True, timeout=CHECK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, f"kicad-cli {kind} did not finish within {CHECK_TIMEOUT_S} s"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"kicad-cli {kind} could not run: {exc}"
+    said = (done.stderr or done.stdout).strip()[-300:]
+    if done.returncode != 0:
+        return None, f"kicad-cli {kind} exited with {done.returncode}: {said}"
+    if not report.is_file():
+        return None, f"kicad-cli {kind} wrote no report: {said}"
+    return report, None
+
+
+def cli_unusable(reason: str, model: ProjectModel) -> Finding:
+    """kicad-cli is there but cannot give reports: said once, at info, like having none."""
+    target = model.board.file if model.board else (model.schematic.root_file if model.schematic else model.files.name)
+    return Finding("kicad.cli-unusable", f"KiCad's own ERC/DRC were not run: {reason}", identity=(target,),
+                   path=target)
 
 
 def import_report(kind: str, report: Path | None, model: ProjectModel, reader: InputReader,

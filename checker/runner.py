@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -178,7 +179,7 @@ def _drop_subsheet_projects(models: list[ProjectModel]) -> list[ProjectModel]:
 
 def _kicad_findings(model: ProjectModel, options: RunOptions, reader: InputReader) -> list[Finding]:
     findings: list[Finding] = []
-    cli = kicad_reports.kicad_cli() if options.run_kicad_cli else None
+    cli, unusable = kicad_reports.find_kicad_cli() if options.run_kicad_cli else (None, None)
     for kind, given, source in (("erc", options.erc_report, model.files.schematic),
                                 ("drc", options.drc_report, model.files.board)):
         if source is None:
@@ -188,8 +189,14 @@ def _kicad_findings(model: ProjectModel, options: RunOptions, reader: InputReade
             findings += kicad_reports.import_report(kind, path if path.exists() else None, model, reader,
                                                     None if path.exists() else f"{given} does not exist")
         elif cli:
-            report, error = kicad_reports.run_kicad_cli(kind, source, cli)
-            findings += kicad_reports.import_report(kind, report, model, reader, error)
+            # The report lives only as long as it takes to read it.
+            with tempfile.TemporaryDirectory(prefix="boardready-kicad-") as scratch:
+                report, error = kicad_reports.run_kicad_cli(kind, source, cli, Path(scratch))
+                findings += kicad_reports.import_report(kind, report, model, reader, error)
+    would_have_run = ((model.files.schematic and options.erc_report is None)
+                      or (model.files.board and options.drc_report is None))
+    if unusable and would_have_run:
+        findings.append(kicad_reports.cli_unusable(unusable, model))
     return findings
 
 

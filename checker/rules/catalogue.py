@@ -128,11 +128,17 @@ _RULES = [
          "(severity as for ERC).", "DRC (any key; the key is in the finding's title)",
          "Fix it in Pcbnew, or exclude it there."),
     Rule("kicad.erc-unverified", "high", "ERC could not be verified",
-         "An ERC report was asked for but is missing or unreadable, or kicad-cli failed. "
-         "A missing report is never read as clean.", "-", "Provide a readable report or fix kicad-cli."),
+         "An ERC report was asked for but is missing or unreadable, or kicad-cli exited with an error, "
+         "timed out or wrote no report. A missing report is never read as clean.", "-",
+         "Provide a readable report or fix kicad-cli."),
     Rule("kicad.drc-unverified", "high", "DRC could not be verified",
-         "A DRC report was asked for but is missing or unreadable, or kicad-cli failed.",
+         "A DRC report was asked for but is missing or unreadable, or kicad-cli exited with an error, "
+         "timed out or wrote no report.",
          "-", "Provide a readable report or fix kicad-cli."),
+    Rule("kicad.cli-unusable", "info", "kicad-cli present but not usable",
+         "kicad-cli is on the PATH but `kicad-cli version` does not say KiCad 8 or later (KiCad 7 writes "
+         "no JSON reports), so KiCad's own ERC and DRC were not run, as when kicad-cli is absent.",
+         "-", "Install KiCad 8 or later, or pass --erc-report/--drc-report."),
     Rule("report.truncated", "info", "Findings truncated",
          "More findings than the run-result contract carries (10000); the least severe were dropped.",
          "-", "Fix the most frequent finding first."),
