@@ -47,11 +47,14 @@ CREATE OR REPLACE FUNCTION boardready.job_claim(
 RETURNS TABLE (job_id bigint, lease_token uuid, kind text, action text, installation_id bigint,
                actions jsonb, attempts integer)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_claimed queue_claimed[] := queue_claim_all('lifecycle_jobs', p_worker, p_limit, p_lease_seconds,
+                                               p_max_attempts, p_now);
 BEGIN
+  -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY
   SELECT j.id, c.lease_token, j.kind, j.action, j.installation_id, j.actions, c.attempts
-    FROM queue_claim('lifecycle_jobs', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now) c
-    JOIN lifecycle_jobs j ON j.id = c.id
+    FROM unnest(v_claimed) c JOIN lifecycle_jobs j ON j.id = c.id
    ORDER BY j.id;
 END $$;
 

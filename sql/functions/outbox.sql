@@ -11,17 +11,17 @@ RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, kind text, pa
                repository text, pr_number integer, head_sha text, check_run_id bigint, run_status text,
                is_current boolean, run_result_id bigint, progress integer, comment_id bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_claimed queue_claimed[] := queue_claim_all('outbox_items', p_worker, p_limit, p_lease_seconds, p_max_attempts,
+                                               p_now, p_item_id);
 BEGIN
+  -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY
   SELECT o.id, c.lease_token, c.attempts, o.kind, o.params, o.installation_id, rr.id, a.id,
          a.id || '-' || a.nonce, r.full_name, rr.pr_number, rr.head_sha, rr.check_run_id, rr.status,
          (rr.status IN ('queued', 'dispatched') AND rr.current_attempt_id = a.id),
          o.run_result_id, o.progress, pc.comment_id
-    FROM (SELECT * FROM queue_claim('outbox_items', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now)
-           WHERE p_item_id IS NULL
-          UNION ALL
-          SELECT * FROM queue_claim_one('outbox_items', p_item_id, p_worker, p_lease_seconds, p_now)
-           WHERE p_item_id IS NOT NULL) c
+    FROM unnest(v_claimed) c
     JOIN outbox_items o ON o.id = c.id
     JOIN release_runs rr ON rr.id = o.release_run_id
     JOIN repositories r ON r.id = rr.repository_id

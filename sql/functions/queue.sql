@@ -44,6 +44,23 @@ BEGIN
   USING p_now, p_limit, p_lease_seconds, p_worker;
 END $$;
 
+-- The claimed rows as one value. A queue's claim joins them to its table in a
+-- second statement: joined in the claiming statement itself, a row committed
+-- after that statement's snapshot but claimed by its inner UPDATE would be
+-- leased yet missing from the result, and wait for its lease to expire.
+-- (The type boardready.queue_claimed is in migration 0005.)
+CREATE OR REPLACE FUNCTION boardready.queue_claim_all(
+  p_table text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
+  p_now timestamptz, p_item_id bigint DEFAULT NULL)
+RETURNS boardready.queue_claimed[] LANGUAGE sql AS $$
+  SELECT coalesce(array_agg(ROW(c.id, c.lease_token, c.attempts)::boardready.queue_claimed), '{}')
+    FROM (SELECT * FROM boardready.queue_claim(p_table, p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now)
+           WHERE p_item_id IS NULL
+          UNION ALL
+          SELECT * FROM boardready.queue_claim_one(p_table, p_item_id, p_worker, p_lease_seconds, p_now)
+           WHERE p_item_id IS NOT NULL) c
+$$;
+
 -- Claim one given item when it is claimable (accepted, or its lease expired);
 -- its due time is not waited for: the caller publishes it right now.
 CREATE OR REPLACE FUNCTION boardready.queue_claim_one(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 
 import psycopg
 import pytest
@@ -302,3 +303,42 @@ def test_no_release_run_for_a_removed_repository_or_a_canceled_account(client, o
     run_worker(config, pool, db_url)
     assert job(owner)["outcome"] == "skipped_account_canceled"
     assert owner.execute("SELECT count(*) AS n FROM release_runs").fetchone()["n"] == 1
+
+
+def test_a_job_committed_while_a_claim_runs_is_returned_not_lost(client, owner, pool, db_url):
+    """The claim's own snapshot must see what its UPDATE claimed: a job that
+    commits after the claim statement started, but before its UPDATE ran,
+    used to be leased in the database yet missing from the returned rows,
+    and sat unprocessed until its lease expired."""
+    deliver(client, "installation.created.1.json", delivery_id="first")
+    with psycopg.connect(db_url, autocommit=False) as blocker:
+        blocker.execute("LOCK TABLE boardready.lifecycle_jobs IN EXCLUSIVE MODE")  # reads pass, writes wait
+        result: dict = {}
+
+        def claimer():
+            with psycopg.connect(db_url, row_factory=psycopg.rows.dict_row, autocommit=True) as conn:
+                conn.execute("SET application_name = 'racing-claim'")
+                result["rows"] = database.call(conn, "job_claim", p_worker="w", p_limit=10, p_lease_seconds=LEASE,
+                                               p_max_attempts=MAX_ATTEMPTS)
+
+        thread = threading.Thread(target=claimer)
+        thread.start()
+        deadline = time.monotonic() + 20
+        while not owner.execute("SELECT 1 FROM pg_stat_activity WHERE application_name = 'racing-claim' "
+                                "AND wait_event_type = 'Lock'").fetchone():
+            assert time.monotonic() < deadline, "the claim never waited for the lock"
+            time.sleep(0.02)
+        # The claim statement has started (its snapshot is taken); a job commits now.
+        blocker.execute("INSERT INTO boardready.webhook_inbox (provider, delivery_id, idempotency_key, event, action, "
+                        "installation_id, actions, payload_sha256, payload_bytes, state, received_at, updated_at) "
+                        "SELECT provider, 'late', 'host:late', event, action, installation_id, actions, "
+                        "payload_sha256, payload_bytes, 'accepted', now(), now() FROM boardready.webhook_inbox")
+        blocker.execute("INSERT INTO boardready.lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, "
+                        "action, actions, status, run_after, created_at, updated_at) SELECT id, idempotency_key, "
+                        "installation_id, event, action, actions, 'accepted', now(), now(), now() "
+                        "FROM boardready.webhook_inbox WHERE delivery_id = 'late'")
+        blocker.commit()
+        thread.join(timeout=20)
+    leased = owner.execute("SELECT id FROM lifecycle_jobs WHERE status = 'leased' ORDER BY id").fetchall()
+    assert sorted(r["job_id"] for r in result["rows"]) == [r["id"] for r in leased]
+    assert len(leased) == 2
