@@ -121,7 +121,14 @@ class HostClient:
                                        f"{_repo_path(repository)}/issues/comments/{int(comment_id)}",
                                        json={"body": body}).json()
 
-    def list_comments(self, installation_id: int, repository: str, number: int) -> list[dict]:
-        return self._installation_call(installation_id, "GET",
-                                       f"{_repo_path(repository)}/issues/{int(number)}/comments",
-                                       params={"per_page": 100}).json()
+    def list_comments(self, installation_id: int, repository: str, number: int, max_pages: int = 10) -> list[dict]:
+        """The pull request's comments, following pages (100 each, at most max_pages)."""
+        comments: list[dict] = []
+        for page in range(1, max_pages + 1):
+            batch = self._installation_call(installation_id, "GET",
+                                            f"{_repo_path(repository)}/issues/{int(number)}/comments",
+                                            params={"per_page": 100, "page": page}).json()
+            comments.extend(batch)
+            if len(batch) < 100:
+                break
+        return comments

@@ -91,3 +91,11 @@ CREATE OR REPLACE VIEW ops.audit_events AS
 SELECT e.id, e.event_type, e.installation_id, e.actor, e.operation_id, e.item_type, e.item_id, e.occurred_at,
        e.details
   FROM boardready.audit_events e;
+
+-- Run results (never findings' text or payloads): what was decided, and how
+-- its check run publication went.
+CREATE OR REPLACE VIEW ops.run_results AS
+SELECT rr.id, r.full_name AS repository, rr.release_run_id, rr.source, rr.trigger_kind, rr.head_sha, rr.readiness,
+       rr.score, rr.decision, rr.conclusion, rr.published_conclusion, rr.last_publication_error, rr.findings_count,
+       rr.tool_name, rr.tool_version, rr.received_at
+  FROM boardready.run_results rr JOIN boardready.repositories r ON r.id = rr.repository_id;

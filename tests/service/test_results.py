@@ -269,3 +269,22 @@ def test_finding_extensions_are_stripped(kit, client, pool, db_url, owner, dispa
     result = make_result(dispatched.head_sha, "blocked", [finding(1, line=2, fixHint="widen to 0.15 mm")])
     assert dispatched.post(client, envelope(dispatched.attempt_ref, result)).status_code == 200
     assert count(owner, "run_findings") == 1
+
+
+def test_the_comment_is_found_by_its_marker_past_the_first_page(kit, client, pool, db_url, owner, dispatched):
+    """After a crash between posting the comment and recording its id, the
+    next result finds ours among many others instead of posting a second one."""
+    host_client = kit.host_client()
+    try:
+        for i in range(120):
+            host_client.create_comment(kit.installation["id"], REPOSITORY, dispatched.pr["number"], f"review note {i}")
+        ours = host_client.create_comment(kit.installation["id"], REPOSITORY, dispatched.pr["number"],
+                                          publication.COMMENT_MARKER + "\nan earlier result")
+    finally:
+        host_client.close()
+    dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha, "ready")))
+    run_outbox(kit, pool, db_url)
+    comments = kit.host.comments(REPOSITORY)
+    assert len(comments) == 121
+    [updated] = [c for c in comments if c["id"] == ours["id"]]
+    assert "Ready to release" in updated["body"]
