@@ -112,13 +112,31 @@ class OutboxQueue:
         result = self._result(pool, item)
         output = publication.check_run_output(result, self.review_url(item))
         chunks = publication.batches(publication.annotations(result["findings"]))
-        for index in range(item["progress"], len(chunks)):
+        for index in range(self._batches_already_sent(item, chunks), len(chunks)):
             body = {"output": {**output, "annotations": chunks[index]}}
             if index == 0:
                 body.update(status="completed", conclusion=result["conclusion"], completed_at=_now())
             self._update_check_run(item, body)
             self._report_progress(pool, item, index + 1, result["conclusion"] if index == 0 else None)
         return self._report(pool, "outbox_check_run_completed", item)
+
+    def _batches_already_sent(self, item: dict, chunks: list[list]) -> int:
+        """On a retry, the host's own count of annotations says how many batches
+        landed: a worker may have died, or a request timed out, after the host
+        applied an update but before its progress was recorded."""
+        if item["attempts"] <= 1 and item["progress"] == 0:
+            return 0
+        check_run = self.host.get_check_run(item["installation_id"], item["repository"], item["check_run_id"])
+        if check_run.get("status") != "completed":
+            return 0  # not even the first update landed
+        landed = (check_run.get("output") or {}).get("annotations_count") or 0
+        sent, total = 0, 0
+        for chunk in chunks:
+            total += len(chunk)
+            if total > landed:
+                break
+            sent += 1
+        return max(item["progress"], sent, 1)
 
     def _report_progress(self, pool, item: dict, progress: int, published_conclusion: str | None) -> None:
         with pool.connection() as conn:

@@ -288,3 +288,34 @@ def test_the_comment_is_found_by_its_marker_past_the_first_page(kit, client, poo
     assert len(comments) == 121
     [updated] = [c for c in comments if c["id"] == ours["id"]]
     assert "Ready to release" in updated["body"]
+
+
+def test_a_worker_that_died_after_an_update_does_not_repeat_its_annotations(kit, client, pool, db_url, owner,
+                                                                               dispatched):
+    findings = [finding(i, "medium", line=i + 1) for i in range(120)]
+    dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha, "at-risk", findings)))
+    # A worker claims the completion, sends the first two updates, and dies
+    # before recording any progress.
+    from app import database
+    from workers.outbox import OutboxQueue
+    with pool.connection() as conn:
+        [item] = [i for i in database.call(conn, "outbox_claim", p_worker="doomed", p_limit=5, p_lease_seconds=60,
+                                           p_max_attempts=5) if i["kind"] == "check_run_complete"]
+    host_client = kit.host_client()
+    queue = OutboxQueue(kit.config, host_client)
+    result = queue._result(pool, item)
+    output = publication.check_run_output(result, queue.review_url(item))
+    chunks = publication.batches(publication.annotations(result["findings"]))
+    host_client.update_check_run(item["installation_id"], REPOSITORY, item["check_run_id"], {
+        "status": "completed", "conclusion": "neutral", "output": {**output, "annotations": chunks[0]}})
+    host_client.update_check_run(item["installation_id"], REPOSITORY, item["check_run_id"],
+                                 {"output": {**output, "annotations": chunks[1]}})
+    host_client.close()
+    owner.execute("UPDATE outbox_items SET leased_until = now() - interval '1 second' WHERE id = %s",
+                  (item["item_id"],))
+
+    run_outbox(kit, pool, db_url)
+    annotations = kit.host.annotations(dispatched.check_run_id)
+    assert [a["start_line"] for a in annotations] == list(range(1, 121))
+    assert owner.execute("SELECT status, progress FROM outbox_items WHERE id = %s", (item["item_id"],)).fetchone() \
+        == {"status": "completed", "progress": 3}
