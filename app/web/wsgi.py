@@ -7,16 +7,16 @@ import falcon
 
 from app import config as config_module
 from app import database
-from app.web import errors
-from app.web.health import Live, Ready
-from app.web.lifecycle_webhook import LifecycleWebhook
-from app.web import operator, paid
-from app.web.bearer_auth import BearerAuth
-from app.web.marketplace_webhook import MarketplaceWebhook
-from app.web.tokens import Tokens
 from app.host.client import HostClient
 from app.oidc import OidcVerifier
-from app.web import runs
+from app.web import errors, operator, paid, runs
+from app.web.bearer_auth import BearerAuth
+from app.web.health import Live, Ready
+from app.web.lifecycle_webhook import LifecycleWebhook
+from app.web.marketplace_webhook import MarketplaceWebhook
+from app.web.tokens import Tokens
+# POST /api/v1/runs/result publishes its check run in the request with the
+# outbox's own handler, so the API and the worker share one publication path.
 from workers.outbox import OutboxQueue, SynchronousPublisher
 from workers.queue_worker import worker_identity
 
