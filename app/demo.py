@@ -30,6 +30,7 @@ from psycopg.rows import dict_row
 
 import emulator
 from app import config as config_module
+from app.jsonlog import capture_library_logs
 from app import demo_board, runtime
 from app.serve import Service
 
@@ -129,6 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bin/demo", description=__doc__)
     parser.add_argument("--once", action="store_true", help="exit after the walkthrough")
     args = parser.parse_args(argv)
+    capture_library_logs()
 
     env = {}
     for name in ("HOST_WEBHOOK_SECRET", "HOST_MARKETPLACE_WEBHOOK_SECRET"):

@@ -5,6 +5,7 @@ Callers pass identifiers and counts, never payloads, tokens or secrets.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 import time
@@ -19,3 +20,22 @@ def log(event: str, /, level: str = "info", **fields) -> None:
     with _lock:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
+
+
+class _JsonHandler(logging.Handler):
+    """Library log records (psycopg's pool, gunicorn) as our JSON lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record must not take the process down
+            message = str(record.msg)
+        log("library.log", level=record.levelname.lower(), logger=record.name, message=message[:500])
+
+
+def capture_library_logs(level: int = logging.WARNING) -> None:
+    """Route the standard logging module's warnings into the JSON log (once)."""
+    root = logging.getLogger()
+    if not any(isinstance(h, _JsonHandler) for h in root.handlers):
+        root.addHandler(_JsonHandler())
+    root.setLevel(level)

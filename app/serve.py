@@ -15,6 +15,7 @@ import time
 import httpx
 
 from app import config as config_module
+from app.jsonlog import capture_library_logs
 from app import runtime
 
 
@@ -88,6 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bin/serve", description=__doc__)
     parser.add_argument("--no-workers", action="store_true", help="run the API only")
     args = parser.parse_args(argv)
+    capture_library_logs()
     config = config_module.load()
     url = runtime.database_url(config)
     runtime.migrate(url)

@@ -7,7 +7,7 @@ import threading
 from app import config as config_module
 from app import database, runtime
 from app.host.client import HostClient
-from app.jsonlog import log
+from app.jsonlog import capture_library_logs, log
 from workers.lifecycle import LifecycleQueue
 from workers.outbox import OutboxQueue
 from workers.queue_worker import QueueWorker
@@ -31,6 +31,7 @@ def build_workers(config, url: str, stop: threading.Event) -> list[QueueWorker]:
 
 
 def main() -> None:
+    capture_library_logs()
     config = config_module.load()
     url = runtime.database_url(config)
     stop = threading.Event()

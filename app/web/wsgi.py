@@ -8,6 +8,7 @@ import falcon
 from app import config as config_module
 from app import database
 from app.host.client import HostClient
+from app.jsonlog import capture_library_logs
 from app.oidc import OidcVerifier
 from app.web import errors, operator, paid, runs
 from app.web.bearer_auth import BearerAuth
@@ -68,6 +69,7 @@ def pool_size_per_web_process(config) -> int:
 
 
 def _build_from_environment() -> falcon.App:
+    capture_library_logs()
     config = config_module.load()
     if not config.database_url:
         raise SystemExit("SERVICE_DATABASE_URL must be set for gunicorn workers (bin/serve sets it)")
