@@ -56,19 +56,15 @@ def preset(name: str, reset_in_seconds: int = 60) -> dict:
     """Ready-made answers of the real host: primary and secondary rate limits, overload."""
     reset = str(int(time.time()) + reset_in_seconds)
     docs = "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api"
-    if name == "rate_limit":
+    if name in ("rate_limit", "rate_limit_429"):
+        # The primary limit: the host answers 403 (or, on some routes, 429) with the reset time.
+        status = 403 if name == "rate_limit" else 429
         return {
-            "status": 403,
+            "status": status,
             "headers": {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
                         "X-RateLimit-Reset": reset, "X-RateLimit-Resource": "core"},
-            "body": {"message": "API rate limit exceeded for installation.", "documentation_url": docs, "status": "403"},
-        }
-    if name == "rate_limit_429":
-        return {
-            "status": 429,
-            "headers": {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
-                        "X-RateLimit-Reset": reset, "X-RateLimit-Resource": "core"},
-            "body": {"message": "API rate limit exceeded for installation.", "documentation_url": docs, "status": "429"},
+            "body": {"message": "API rate limit exceeded for installation.", "documentation_url": docs,
+                     "status": str(status)},
         }
     if name == "secondary_rate_limit":
         return {
