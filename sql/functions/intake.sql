@@ -46,9 +46,9 @@ BEGIN
   END IF;
 
   IF v_creates_job THEN
-    INSERT INTO lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, action, actions,
+    INSERT INTO lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, action,
                                 status, run_after, created_at, updated_at)
-    VALUES (v_inbox, v_key, p_installation_id, p_event, p_action, p_actions, 'accepted', p_now, p_now, p_now)
+    VALUES (v_inbox, v_key, p_installation_id, p_event, p_action, 'accepted', p_now, p_now, p_now)
     RETURNING id INTO v_job;
     PERFORM pg_notify('lifecycle_jobs', '');
   END IF;

@@ -53,8 +53,10 @@ DECLARE
 BEGIN
   -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY
-  SELECT j.id, c.lease_token, j.kind, j.action, j.installation_id, j.actions, c.attempts
-    FROM unnest(v_claimed) c JOIN lifecycle_jobs j ON j.id = c.id
+  SELECT j.id, c.lease_token, j.kind, j.action, j.installation_id, i.actions, c.attempts
+    FROM unnest(v_claimed) c
+    JOIN lifecycle_jobs j ON j.id = c.id
+    JOIN webhook_inbox i ON i.id = j.inbox_id
    ORDER BY j.id;
 END $$;
 

@@ -159,6 +159,7 @@ RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_job     lifecycle_jobs%ROWTYPE;
+  v_actions jsonb;
   v_outcome text;
 BEGIN
   SELECT * INTO v_job FROM lifecycle_jobs j
@@ -169,10 +170,11 @@ BEGIN
     RETURN;
   END IF;
 
+  SELECT i.actions INTO v_actions FROM webhook_inbox i WHERE i.id = v_job.inbox_id;
   v_outcome := CASE v_job.kind
-    WHEN 'installation' THEN lifecycle_apply_installation(v_job.action, v_job.actions, p_now)
-    WHEN 'installation_repositories' THEN lifecycle_apply_installation_repositories(v_job.action, v_job.actions, p_now)
-    WHEN 'pull_request' THEN lifecycle_apply_pull_request(v_job.action, v_job.actions, p_now)
+    WHEN 'installation' THEN lifecycle_apply_installation(v_job.action, v_actions, p_now)
+    WHEN 'installation_repositories' THEN lifecycle_apply_installation_repositories(v_job.action, v_actions, p_now)
+    WHEN 'pull_request' THEN lifecycle_apply_pull_request(v_job.action, v_actions, p_now)
     ELSE 'noop'
   END;
 

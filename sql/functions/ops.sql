@@ -29,7 +29,8 @@ SELECT 'job'::text AS item_type, j.id AS item_id, j.installation_id, r.full_name
        -- canceled account, whose new lifecycle jobs are blocked.
        NOT boardready.installation_account_canceled(j.installation_id, NULL) AS replay_safe
   FROM boardready.lifecycle_jobs j
-  LEFT JOIN boardready.repositories r ON r.id = (j.actions #>> '{repository,id}')::bigint
+  JOIN boardready.webhook_inbox i ON i.id = j.inbox_id
+  LEFT JOIN boardready.repositories r ON r.id = (i.actions #>> '{repository,id}')::bigint
  WHERE j.status = 'dead_letter'
 UNION ALL
 SELECT 'outbox'::text, o.id, o.installation_id, r.full_name, o.reason_code, o.error_class, o.attempts, o.failed_at,

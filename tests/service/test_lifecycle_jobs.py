@@ -297,9 +297,9 @@ def test_no_release_run_for_a_removed_repository_or_a_canceled_account(client, o
                   "actions, payload_sha256, payload_bytes, state, received_at, updated_at) "
                   "SELECT provider, 'late', 'host:late', event, action, installation_id, actions, payload_sha256, "
                   "payload_bytes, 'accepted', now(), now() FROM webhook_inbox WHERE delivery_id = 'removed'")
-    owner.execute("INSERT INTO lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, action, actions, "
+    owner.execute("INSERT INTO lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, action, "
                   "status, run_after, created_at, updated_at) SELECT id, idempotency_key, installation_id, event, "
-                  "action, actions, 'accepted', now(), now(), now() FROM webhook_inbox WHERE delivery_id = 'late'")
+                  "action, 'accepted', now(), now(), now() FROM webhook_inbox WHERE delivery_id = 'late'")
     run_worker(config, pool, db_url)
     assert job(owner)["outcome"] == "skipped_account_canceled"
     assert owner.execute("SELECT count(*) AS n FROM release_runs").fetchone()["n"] == 1
@@ -334,8 +334,8 @@ def test_a_job_committed_while_a_claim_runs_is_returned_not_lost(client, owner, 
                         "SELECT provider, 'late', 'host:late', event, action, installation_id, actions, "
                         "payload_sha256, payload_bytes, 'accepted', now(), now() FROM boardready.webhook_inbox")
         blocker.execute("INSERT INTO boardready.lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, "
-                        "action, actions, status, run_after, created_at, updated_at) SELECT id, idempotency_key, "
-                        "installation_id, event, action, actions, 'accepted', now(), now(), now() "
+                        "action, status, run_after, created_at, updated_at) SELECT id, idempotency_key, "
+                        "installation_id, event, action, 'accepted', now(), now(), now() "
                         "FROM boardready.webhook_inbox WHERE delivery_id = 'late'")
         blocker.commit()
         thread.join(timeout=20)
