@@ -21,7 +21,6 @@ import tempfile
 import time
 import uuid
 
-import httpx
 import psycopg
 
 from app import config as config_module

@@ -76,3 +76,12 @@ class Clock:
     def advance(self, **delta):
         import datetime as dt
         self.value = self.value + dt.timedelta(**delta)
+
+
+def install_clock(monkeypatch, start) -> Clock:
+    """Replace the auth paths' clock with a settable one starting at `start`."""
+    from app.web import auth_throttle
+
+    clock = Clock(start)
+    monkeypatch.setattr(auth_throttle, "now", clock)
+    return clock

@@ -9,11 +9,11 @@ import falcon
 import pytest
 from falcon import testing
 
-from app.web import auth_throttle
 from app.web.bearer_auth import BearerAuth, require
 from app.web.errors import install as install_errors
 from contracts import openapi_response_validator
-from tests.service.access_helpers import Clock, bearer, create_token, marketplace_body, post_marketplace, seed_repository
+from tests.service.access_helpers import (bearer, create_token, install_clock, marketplace_body, post_marketplace,
+                                          seed_repository)
 from tests.service.conftest import make_config
 
 CHECKOUT = "/api/v1/billing/checkout"
@@ -23,9 +23,7 @@ START = dt.datetime(2024, 5, 1, 12, 0, 5, tzinfo=dt.timezone.utc)   # 55 s left 
 
 @pytest.fixture
 def clock(monkeypatch):
-    clock = Clock(START)
-    monkeypatch.setattr(auth_throttle, "now", clock)
-    return clock
+    return install_clock(monkeypatch, START)
 
 
 @pytest.fixture

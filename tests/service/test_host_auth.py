@@ -2,7 +2,6 @@
 tokens cached (whatever their length) and refreshed, never logged."""
 from __future__ import annotations
 
-import time
 
 import emulator
 import jwt

@@ -22,7 +22,7 @@ class FakeClock:
 @pytest.fixture
 def host():
     with emulator.start() as handle:
-        app = handle.register_app()
+        handle.register_app()
         installation = handle.create_installation("acme-hw")
         handle.create_repository(REPOSITORY, installation_id=installation["id"])
         yield handle

@@ -8,11 +8,10 @@ import json
 import pytest
 from falcon import testing
 
-from app.web import auth_throttle
 from app.web.wsgi import create_app
 from contracts import openapi_response_validator
 from tests.conftest import webhook_fixture
-from tests.service.access_helpers import (OPERATOR_ACTOR, OPERATOR_TOKEN, Clock, bearer, marketplace_body,
+from tests.service.access_helpers import (OPERATOR_ACTOR, OPERATOR_TOKEN, bearer, install_clock, marketplace_body,
                                           post_marketplace, seed_repository)
 from tests.service.conftest import make_config, post_webhook
 
@@ -23,9 +22,7 @@ OPERATOR_ENV = {"SERVICE_OPERATOR_API_TOKEN": OPERATOR_TOKEN, "SERVICE_OPERATOR_
 
 @pytest.fixture
 def clock(monkeypatch):
-    clock = Clock(START)
-    monkeypatch.setattr(auth_throttle, "now", clock)
-    return clock
+    return install_clock(monkeypatch, START)
 
 
 @pytest.fixture

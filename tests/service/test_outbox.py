@@ -82,7 +82,7 @@ def test_check_run_then_dispatch(kit, client, pool, db_url, owner):
 
 def test_synchronize_supersedes_the_open_run(kit, client, pool, db_url, owner):
     pr = open_and_process(kit, client, pool, db_url)
-    first = release_run(owner, pr["head"]["sha"])
+    assert release_run(owner, pr["head"]["sha"])["status"] == "dispatched"
     pushed = kit.host.synchronize_pull_request(REPOSITORY, pr["number"])
     open_and_process(kit, client, pool, db_url, pr=pushed, action="synchronize")
     run_outbox(kit, pool, db_url)  # the superseded check run's completion

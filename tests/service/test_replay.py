@@ -12,10 +12,9 @@ from falcon import testing
 from psycopg.rows import dict_row
 
 from app import database
-from app.web import auth_throttle
 from app.web.wsgi import create_app
 from contracts import openapi_response_validator
-from tests.service.access_helpers import (OPERATOR_ACTOR, OPERATOR_TOKEN, Clock, bearer, marketplace_body,
+from tests.service.access_helpers import (OPERATOR_ACTOR, OPERATOR_TOKEN, bearer, install_clock, marketplace_body,
                                           post_marketplace, seed_repository)
 from tests.service.conftest import make_config
 from tests.service.test_operator import OPERATOR_ENV, dead_letter
@@ -26,9 +25,7 @@ FAILED_AT = dt.datetime(2024, 5, 1, 11, 0, tzinfo=dt.timezone.utc)
 
 @pytest.fixture(autouse=True)
 def clock(monkeypatch):
-    clock = Clock(dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone.utc))
-    monkeypatch.setattr(auth_throttle, "now", clock)
-    return clock
+    return install_clock(monkeypatch, dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone.utc))
 
 
 @pytest.fixture
