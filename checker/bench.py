@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
-    fixtures = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "kicad"
+    fixtures = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "kicad"
     files = args.files or [fixtures / f for f in DEFAULT_FILES]
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"sexpdata {getattr(sexpdata, '__version__', '?')}, best of {args.repeat}")

@@ -1,7 +1,7 @@
 """Check HTTP bodies against the code host's own REST description.
 
 The description (``rest-openapi-subset.json``, octokit's dereferenced OpenAPI 3.0
-document) lives outside the project in ``../shared/fixtures/code-host/``. Tests
+document) is a fixture of the repository, ``tests/fixtures/code-host/``. Tests
 use this module twice: the emulator's tests validate what the emulator answers,
 and the service's tests validate what the service's client sends, so both sides
 are held to the real API rather than to each other.
@@ -25,9 +25,9 @@ from urllib.parse import urlsplit
 
 import jsonschema
 
-#: Where the description lives relative to the project root (``/work/main``).
+#: Where the description lives in the repository.
 DEFAULT_DESCRIPTION = (
-    Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "code-host" / "rest-openapi-subset.json"
+    Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "code-host" / "rest-openapi-subset.json"
 )
 #: Overrides DEFAULT_DESCRIPTION, for a checkout laid out differently.
 DESCRIPTION_ENV = "EMULATOR_OPENAPI_DESCRIPTION"

@@ -1,4 +1,4 @@
-"""Shared by every test: where the repository and the shared fixtures are."""
+"""Shared by every test: where the repository and its fixtures are."""
 from __future__ import annotations
 
 import json
@@ -7,13 +7,12 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED = REPO_ROOT.parent / "shared"
-FIXTURES = SHARED / "fixtures"
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
 WEBHOOK_FIXTURES = FIXTURES / "webhooks"
 
 
 def webhook_fixture(name: str) -> bytes:
-    """The raw bytes of a real webhook payload from ../shared/fixtures/webhooks/."""
+    """The raw bytes of a real webhook payload from tests/fixtures/webhooks/."""
     return (WEBHOOK_FIXTURES / name).read_bytes()
 
 
@@ -23,5 +22,5 @@ def webhook_fixture_json(name: str) -> dict:
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    assert FIXTURES.is_dir(), f"shared fixtures not found at {FIXTURES}"
+    assert FIXTURES.is_dir(), f"fixtures not found at {FIXTURES}"
     return FIXTURES

@@ -1,5 +1,5 @@
 """The code host REST calls the outbox makes, with real paths and bodies
-(see ../shared/fixtures/code-host/rest-openapi-subset.json)."""
+(see tests/fixtures/code-host/rest-openapi-subset.json)."""
 from __future__ import annotations
 
 import datetime as dt

@@ -1,10 +1,10 @@
-"""Where the real KiCad fixtures live: ../shared/fixtures/kicad beside the repository."""
+"""Where the real KiCad fixtures live: tests/fixtures/kicad."""
 from __future__ import annotations
 
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
 KICAD = FIXTURES / "kicad"
 
 

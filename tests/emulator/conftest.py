@@ -16,8 +16,8 @@ import emulator
 from emulator import openapi_check
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
-DESCRIPTION = SHARED_FIXTURES / "code-host" / "rest-openapi-subset.json"
+FIXTURES = ROOT / "tests" / "fixtures"
+DESCRIPTION = FIXTURES / "code-host" / "rest-openapi-subset.json"
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.emulator.conftest import SHARED_FIXTURES
+from tests.emulator.conftest import FIXTURES
 
 SECRET = "whsec-test"
 MARKET_SECRET = "market-secret"
@@ -52,7 +52,7 @@ def receivers(installed):
 
 
 def fixture(name):
-    return json.loads((SHARED_FIXTURES / "webhooks" / name).read_text())
+    return json.loads((FIXTURES / "webhooks" / name).read_text())
 
 
 #: objects whose keys are data (which permissions an app has), not shape.
