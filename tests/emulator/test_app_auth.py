@@ -4,7 +4,7 @@ import time
 import pytest
 
 from emulator.auth import generate_rsa_key_pair, make_app_jwt
-from tests.emulator.conftest import HostClient, exchange_token
+from tests.emulator.helpers import HostClient, exchange_token
 
 
 def access_tokens(installed, jwt, installation_id=None):

@@ -6,7 +6,7 @@ import sys
 
 import httpx
 
-from tests.emulator.conftest import ROOT, HostClient
+from tests.emulator.helpers import ROOT, HostClient
 
 
 def test_whole_setup_through_the_control_api(emu, description):

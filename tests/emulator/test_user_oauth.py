@@ -3,7 +3,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from tests.emulator.conftest import HostClient
+from tests.emulator.helpers import HostClient
 
 
 def sign_in(emu, app, state="xyz", redirect_uri="http://127.0.0.1:1/callback"):

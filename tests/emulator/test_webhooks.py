@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.emulator.conftest import FIXTURES
+from tests.emulator.helpers import FIXTURES
 
 SECRET = "whsec-test"
 MARKET_SECRET = "market-secret"

@@ -1,12 +1,13 @@
 """Arranging accounts, installations, repositories and tokens for the access tests."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import uuid
 
 from app import api_tokens, database
-from tests.conftest import webhook_fixture_json
-from tests.service.conftest import MARKETPLACE_SECRET, webhook_headers
+from tests.helpers import webhook_fixture, webhook_fixture_json
+from tests.service.helpers import MARKETPLACE_SECRET, post_webhook, webhook_headers
 
 MARKETPLACE_PATH = "/api/host/marketplace/webhook"
 OPERATOR_TOKEN = "op-token-" + "x" * 40
@@ -85,3 +86,19 @@ def install_clock(monkeypatch, start) -> Clock:
     clock = Clock(start)
     monkeypatch.setattr(auth_throttle, "now", clock)
     return clock
+
+
+OPERATOR_ENV = {"SERVICE_OPERATOR_API_TOKEN": OPERATOR_TOKEN, "SERVICE_OPERATOR_ACTOR_ID": OPERATOR_ACTOR}
+
+
+def dead_letter(client, owner, installation_id: int, delivery_id: str, failed_at: dt.datetime,
+                repository_id: int = 1296269, reason="host_unavailable") -> int:
+    """A real pull_request delivery whose job then failed for good."""
+    payload = json.loads(webhook_fixture("pull_request.opened.12.json"))
+    payload["installation"]["id"] = installation_id
+    payload["repository"]["id"] = repository_id
+    assert post_webhook(client, json.dumps(payload).encode(), "pull_request", delivery_id=delivery_id).status_code == 202
+    return owner.execute(
+        "UPDATE lifecycle_jobs SET status = 'dead_letter', attempts = 3, reason_code = %s, error_class = 'HostError',"
+        " failed_at = %s WHERE idempotency_key = %s RETURNING id",
+        (reason, failed_at, f"host:{delivery_id}")).fetchone()["id"]

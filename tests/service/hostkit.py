@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from app.host.client import HostClient
 from emulator import openapi_check
-from tests.service.conftest import make_config, post_webhook
+from tests.service.helpers import make_config, post_webhook
 from workers.lifecycle import LifecycleQueue
 from workers.outbox import OutboxQueue
 from workers.queue_worker import QueueWorker

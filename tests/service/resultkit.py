@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 
 from app import run_results
-from tests.service.conftest import OIDC_AUDIENCE
+from tests.service.helpers import OIDC_AUDIENCE
 from tests.service.hostkit import REPOSITORY, run_lifecycle, run_outbox
 
 CALLBACK = "/api/v1/runs/github-actions-result"

@@ -14,7 +14,7 @@ from app.web.errors import install as install_errors
 from contracts import openapi_response_validator
 from tests.service.access_helpers import (bearer, create_token, install_clock, marketplace_body, post_marketplace,
                                           seed_repository)
-from tests.service.conftest import make_config
+from tests.service.helpers import make_config
 
 CHECKOUT = "/api/v1/billing/checkout"
 REPO = 9001

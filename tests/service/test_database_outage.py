@@ -9,8 +9,8 @@ from psycopg.conninfo import conninfo_to_dict
 
 from app import database
 from app.web.wsgi import create_app
-from tests.conftest import webhook_fixture
-from tests.service.conftest import count, webhook_headers
+from tests.helpers import webhook_fixture
+from tests.service.helpers import count, webhook_headers
 from tests.service.tcp_proxy import TcpProxy
 
 

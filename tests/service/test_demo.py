@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 import subprocess
 
-from tests.conftest import REPO_ROOT
-from tests.service.test_served import free_port
+from tests.helpers import REPO_ROOT
+from tests.service.helpers import free_port
 
 
 def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):

@@ -10,9 +10,9 @@ import pytest
 from app import config as config_module
 from app.serve import Service
 from emulator import openapi_check
-from tests.service.conftest import MARKETPLACE_SECRET, OIDC_AUDIENCE, WEBHOOK_SECRET
+from tests.service.helpers import MARKETPLACE_SECRET, OIDC_AUDIENCE, WEBHOOK_SECRET
 from tests.service.resultkit import CALLBACK, envelope, finding, make_result
-from tests.service.test_served import free_port, wait_for
+from tests.service.helpers import free_port, wait_for
 
 REPOSITORY = "acme-hw/power-module"
 

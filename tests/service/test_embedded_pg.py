@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from app import embedded_pg
-from tests.conftest import REPO_ROOT
+from tests.helpers import REPO_ROOT
 
 
 def test_a_file_is_not_a_data_directory(tmp_path):

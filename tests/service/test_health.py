@@ -9,7 +9,7 @@ from falcon import testing
 from app import database
 from app.web.wsgi import create_app
 from contracts import openapi_response_validator
-from tests.service.conftest import make_config
+from tests.service.helpers import make_config
 
 
 def assert_documented(path: str, result) -> None:

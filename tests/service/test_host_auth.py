@@ -10,7 +10,7 @@ from falcon import testing
 
 from app.host.app_auth import app_jwt
 from app.web.wsgi import create_app
-from tests.service.conftest import make_config, generated_app_private_key
+from tests.service.helpers import make_config, generated_app_private_key
 from tests.service.hostkit import REPOSITORY, make_hostkit
 
 

@@ -10,8 +10,8 @@ import psycopg
 import pytest
 
 from app import database
-from tests.conftest import webhook_fixture
-from tests.service.conftest import post_webhook
+from tests.helpers import webhook_fixture
+from tests.service.helpers import post_webhook
 from workers.lifecycle import LifecycleQueue
 from workers.queue_worker import QueueWorker
 

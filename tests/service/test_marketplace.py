@@ -9,10 +9,10 @@ import json
 import pytest
 
 from contracts import openapi_response_validator
-from tests.conftest import WEBHOOK_FIXTURES, webhook_fixture, webhook_fixture_json
+from tests.helpers import WEBHOOK_FIXTURES, webhook_fixture, webhook_fixture_json
 from tests.service.access_helpers import (MARKETPLACE_PATH, create_token, marketplace_body, post_marketplace,
                                           seed_repository)
-from tests.service.conftest import WEBHOOK_SECRET, count, make_config, post_webhook, webhook_headers
+from tests.service.helpers import WEBHOOK_SECRET, count, make_config, post_webhook, webhook_headers
 
 PURCHASED = "marketplace_purchase.purchased.0.json"
 CANCELLED = "marketplace_purchase.cancelled.1.json"
@@ -244,7 +244,7 @@ def refused(client, owner, body: bytes, status: int, code: str, headers: dict | 
 
 
 def _secret():
-    from tests.service.conftest import MARKETPLACE_SECRET
+    from tests.service.helpers import MARKETPLACE_SECRET
     return MARKETPLACE_SECRET
 
 

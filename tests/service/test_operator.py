@@ -3,21 +3,18 @@ the bounded dead-letter listing resolved through one installation."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 import pytest
 from falcon import testing
 
 from app.web.wsgi import create_app
 from contracts import openapi_response_validator
-from tests.conftest import webhook_fixture
-from tests.service.access_helpers import (OPERATOR_ACTOR, OPERATOR_TOKEN, bearer, install_clock, marketplace_body,
-                                          post_marketplace, seed_repository)
-from tests.service.conftest import make_config, post_webhook
+from tests.service.access_helpers import (OPERATOR_ACTOR, OPERATOR_ENV, OPERATOR_TOKEN, bearer, dead_letter,
+                                          install_clock, marketplace_body, post_marketplace, seed_repository)
+from tests.service.helpers import make_config
 
 LIST = "/api/v1/operator/installations/{installationId}/dead-letters"
 START = dt.datetime(2024, 5, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
-OPERATOR_ENV = {"SERVICE_OPERATOR_API_TOKEN": OPERATOR_TOKEN, "SERVICE_OPERATOR_ACTOR_ID": OPERATOR_ACTOR}
 
 
 @pytest.fixture
@@ -28,19 +25,6 @@ def clock(monkeypatch):
 @pytest.fixture
 def ops(pool):
     return testing.TestClient(create_app(make_config(**OPERATOR_ENV), pool))
-
-
-def dead_letter(client, owner, installation_id: int, delivery_id: str, failed_at: dt.datetime,
-                repository_id: int = 1296269, reason="host_unavailable") -> int:
-    """A real pull_request delivery whose job then failed for good."""
-    payload = json.loads(webhook_fixture("pull_request.opened.12.json"))
-    payload["installation"]["id"] = installation_id
-    payload["repository"]["id"] = repository_id
-    assert post_webhook(client, json.dumps(payload).encode(), "pull_request", delivery_id=delivery_id).status_code == 202
-    return owner.execute(
-        "UPDATE lifecycle_jobs SET status = 'dead_letter', attempts = 3, reason_code = %s, error_class = 'HostError',"
-        " failed_at = %s WHERE idempotency_key = %s RETURNING id",
-        (reason, failed_at, f"host:{delivery_id}")).fetchone()["id"]
 
 
 def listing(client, installation_id, token=OPERATOR_TOKEN, **params):

@@ -11,7 +11,7 @@ from app.web.wsgi import create_app
 from contracts import openapi_response_validator
 from tests.service.access_helpers import OPERATOR_TOKEN, bearer
 from tests.service.hostkit import REPOSITORY, make_hostkit, run_lifecycle, run_outbox
-from tests.service.test_operator import OPERATOR_ENV
+from tests.service.access_helpers import OPERATOR_ENV
 
 BASE = "/api/v1/operator/installations/{installationId}/dead-letters"
 REPLAY = BASE + "/{itemType}/{itemId}/replay"

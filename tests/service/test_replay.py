@@ -16,8 +16,8 @@ from app.web.wsgi import create_app
 from contracts import openapi_response_validator
 from tests.service.access_helpers import (OPERATOR_ACTOR, OPERATOR_TOKEN, bearer, install_clock, marketplace_body,
                                           post_marketplace, seed_repository)
-from tests.service.conftest import make_config
-from tests.service.test_operator import OPERATOR_ENV, dead_letter
+from tests.service.helpers import make_config
+from tests.service.access_helpers import OPERATOR_ENV, dead_letter
 
 REPLAY = "/api/v1/operator/installations/{installationId}/dead-letters/{itemType}/{itemId}/replay"
 FAILED_AT = dt.datetime(2024, 5, 1, 11, 0, tzinfo=dt.timezone.utc)

@@ -8,7 +8,7 @@ from falcon import testing
 
 from app.web.wsgi import create_app
 from contracts import openapi_response_validator
-from tests.service.conftest import count
+from tests.service.helpers import count
 from tests.service.hostkit import (REPOSITORY, assert_requests_match_the_rest_description, make_hostkit,
                                    run_outbox)
 from tests.service.resultkit import CALLBACK, DispatchedRun, envelope, finding, make_result

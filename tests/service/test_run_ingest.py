@@ -9,7 +9,7 @@ from falcon import testing
 from app.web.wsgi import create_app
 from contracts import openapi_response_validator
 from tests.service.access_helpers import bearer, create_token, seed_repository
-from tests.service.conftest import count
+from tests.service.helpers import count
 from tests.service.hostkit import REPOSITORY, make_hostkit
 from tests.service.resultkit import DispatchedRun, finding, make_result
 from workers import publication

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -15,28 +14,11 @@ import pytest
 
 from app import config as config_module
 from app.serve import Service
-from tests.conftest import webhook_fixture
-from tests.service.conftest import (MARKETPLACE_SECRET, WEBHOOK_SECRET, post_webhook, generated_app_private_key,
-                                    webhook_headers)
+from tests.helpers import webhook_fixture
+from tests.service.helpers import (MARKETPLACE_SECRET, WEBHOOK_SECRET, free_port, generated_app_private_key,
+                                  post_webhook, wait_for, webhook_headers)
 from workers.lifecycle import LifecycleQueue
 from workers.queue_worker import QueueWorker
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(predicate, seconds=20, interval=0.05, on_timeout=None):
-    """Poll until predicate() is truthy; on timeout, fail with what on_timeout() shows."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"condition not reached in {seconds} s" + (f": {on_timeout()}" if on_timeout else ""))
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from app import api_tokens, database
 from contracts import openapi_response_validator
 from tests.service.access_helpers import bearer, create_token, seed_repository
-from tests.service.conftest import count
+from tests.service.helpers import count
 
 PATH = "/api/v1/tokens"
 REPO, OTHER_REPO = 9001, 9002

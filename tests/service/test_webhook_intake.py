@@ -7,8 +7,8 @@ import json
 import pytest
 
 from contracts import openapi_response_validator
-from tests.conftest import WEBHOOK_FIXTURES, webhook_fixture
-from tests.service.conftest import count, make_config, post_webhook, sign, webhook_headers
+from tests.helpers import WEBHOOK_FIXTURES, webhook_fixture
+from tests.service.helpers import count, make_config, post_webhook, sign, webhook_headers
 
 PATH = "/api/host/webhook"
 JOB_EVENTS = ("installation", "installation_repositories", "pull_request")
@@ -172,7 +172,7 @@ def test_signature_of_another_body(client, owner):
 
 
 def test_marketplace_secret_does_not_sign_lifecycle_deliveries(client, owner):
-    from tests.service.conftest import MARKETPLACE_SECRET
+    from tests.service.helpers import MARKETPLACE_SECRET
     refused(client, owner, webhook_headers(BODY, "installation", secret=MARKETPLACE_SECRET), 401,
             "invalid_signature")
 

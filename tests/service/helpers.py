@@ -1,0 +1,111 @@
+"""What the service tests share that is not a fixture: the test secrets, the
+configuration they run with, signed deliveries, and small waiting helpers."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from pytest_postgresql.janitor import DatabaseJanitor
+
+from app import config as config_module
+
+WEBHOOK_SECRET = "test-webhook-secret-0123456789"
+MARKETPLACE_SECRET = "test-marketplace-secret-9876543210"
+OIDC_AUDIENCE = "boardready-test"
+
+
+@dataclass(frozen=True)
+class Server:
+    host: str
+    port: int
+    user: str
+    password: str | None
+
+    def url(self, dbname: str) -> str:
+        auth = quote(self.user) + (":" + quote(self.password) if self.password else "")
+        if self.host.startswith("/"):  # a Unix socket directory
+            return f"postgresql://{auth}@/{dbname}?host={quote(self.host)}&port={self.port}"
+        return f"postgresql://{auth}@{self.host}:{self.port}/{dbname}"
+
+    def janitor(self, dbname: str, **kwargs) -> DatabaseJanitor:
+        return DatabaseJanitor(user=self.user, host=self.host, port=self.port, password=self.password,
+                               dbname=dbname, **kwargs)
+
+
+@functools.lru_cache(maxsize=1)
+def generated_app_private_key() -> str:
+    """An RSA key for HOST_APP_PRIVATE_KEY in tests that do not talk to the emulator."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+def make_config(**overrides):
+    env = {
+        "HOST_APP_ID": "4242",
+        "HOST_APP_PRIVATE_KEY": generated_app_private_key(),
+        "HOST_API_URL": "http://127.0.0.1:9",  # nothing listens: tests that call the host use the emulator
+        "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE,
+        "HOST_WEBHOOK_SECRET": WEBHOOK_SECRET,
+        "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
+        "SERVICE_JOB_MAX_ATTEMPTS": "3",
+        "SERVICE_READINESS_DB_TIMEOUT_MS": "500",
+        "SERVICE_DATABASE_ACQUIRE_TIMEOUT_MS": "1000",
+    }
+    env.update({k: v for k, v in overrides.items() if v is not None})
+    for k, v in overrides.items():
+        if v is None:
+            env.pop(k, None)
+    return config_module.load(env)
+
+
+
+
+def sign(body: bytes, secret: str = WEBHOOK_SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def webhook_headers(body: bytes, event: str, delivery_id: str | None = None, secret: str = WEBHOOK_SECRET,
+                    host_names: bool = False) -> dict:
+    prefix = "X-Host" if host_names else "X-GitHub"
+    return {
+        "Content-Type": "application/json",
+        "X-Hub-Signature-256": sign(body, secret),
+        f"{prefix}-Delivery": delivery_id or str(uuid.uuid4()),
+        f"{prefix}-Event": event,
+    }
+
+
+def post_webhook(client, body: bytes, event: str, delivery_id: str | None = None, **kwargs):
+    return client.simulate_post("/api/host/webhook", body=body,
+                                headers=webhook_headers(body, event, delivery_id, **kwargs))
+
+
+def count(conn, table: str) -> int:
+    return conn.execute(f"SELECT count(*) AS n FROM boardready.{table}").fetchone()["n"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, seconds=20, interval=0.05, on_timeout=None):
+    """Poll until predicate() is truthy; on timeout, fail with what on_timeout() shows."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not reached in {seconds} s" + (f": {on_timeout()}" if on_timeout else ""))
