@@ -8,13 +8,21 @@ so a bug in Python cannot bypass the functions.
 from __future__ import annotations
 
 import re
+import select
+import threading
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable, Iterator, TypeVar
 
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool.base import AttemptWithBackoff
+
+from app.jsonlog import log
+
+T = TypeVar("T")
 
 SCHEMA = "boardready"
 API_ROLE = "boardready_api"
@@ -30,10 +38,30 @@ def _configure_owner_connection(conn: psycopg.Connection) -> None:
     conn.execute(f"SET search_path = {SCHEMA}, public, pg_temp")
 
 
+#: The longest pause between two attempts to replace a lost connection.
+MAX_RECONNECT_DELAY_SECONDS = 1.0
+
+
+class _CappedBackoff(AttemptWithBackoff):
+    """psycopg-pool doubles the pause between reconnection attempts without a
+    cap: after a 20 s outage the next attempt could come 16 s after the
+    database is back, and every request in between would find no connection.
+    Capped, the pool is whole again within a second of the database."""
+
+    def update_delay(self, now: float) -> None:
+        super().update_delay(now)
+        self.delay = min(self.delay, MAX_RECONNECT_DELAY_SECONDS)
+
+
+class Pool(ConnectionPool):
+    def _add_connection(self, attempt, growing: bool = False) -> None:  # psycopg-pool's maintenance hook
+        super()._add_connection(attempt or _CappedBackoff(timeout=self.reconnect_timeout), growing)
+
+
 def create_pool(url: str, *, max_size: int, min_size: int = 1, name: str = "api",
                 as_api_role: bool = True, open_wait_seconds: float | None = None) -> ConnectionPool:
     """A psycopg pool. With open_wait_seconds, wait that long for the first connection."""
-    pool = ConnectionPool(
+    pool = Pool(
         url,
         min_size=min(min_size, max_size),
         max_size=max_size,
@@ -44,9 +72,8 @@ def create_pool(url: str, *, max_size: int, min_size: int = 1, name: str = "api"
         kwargs={"row_factory": dict_row, "connect_timeout": 5, "application_name": f"boardready-{name}",
                 "autocommit": True},
         configure=_configure_api_connection if as_api_role else _configure_owner_connection,
-        # No check on every checkout: it costs a round trip per request. A
-        # connection that broke (database restarted) fails its request once
-        # and is discarded when returned in a bad state.
+        # No pool `check` on checkout: it costs a round trip per request.
+        # `connection()` below notices a dead connection without one.
         reconnect_timeout=24 * 3600,  # keep trying to reconnect: the database may be down for a while
         open=False,
     )
@@ -80,3 +107,111 @@ def call_one(conn: psycopg.Connection, function: str, /, **params: Any) -> dict:
     if len(rows) != 1:
         raise RuntimeError(f"{function} returned {len(rows)} rows, expected 1")
     return rows[0]
+
+
+# -- surviving a database restart ---------------------------------------------
+#
+# A restart kills every pooled connection at once, but the pool only learns
+# that when a request uses one. Left alone, each request would draw the next
+# dead connection and fail. Two things prevent that, neither costing a healthy
+# request a round trip:
+#  - on checkout, a connection whose socket is readable while idle is dead (the
+#    server sent its termination notice or closed the socket): it is discarded
+#    and every other idle connection is checked at once (`purge_broken`);
+#  - a call that loses its connection mid-flight purges the pool too, and
+#    `run()` retries it once on a fresh connection when the caller says the
+#    work is idempotent.
+
+#: SQLSTATEs that mean the session is gone: connection exceptions (class 08),
+#: admin_shutdown, crash_shutdown, cannot_connect_now.
+_SESSION_GONE = ("08", "57P01", "57P02", "57P03")
+_purging: set[int] = set()
+_purging_lock = threading.Lock()
+
+
+def is_connection_lost(exc: BaseException, conn: psycopg.Connection | None = None) -> bool:
+    """True when `exc` means the connection (not the statement) failed."""
+    if not isinstance(exc, psycopg.OperationalError) or isinstance(exc, PoolTimeout):
+        return False
+    if conn is not None and (conn.closed or conn.broken):
+        return True
+    state = getattr(exc, "sqlstate", None) or ""
+    return state.startswith(_SESSION_GONE)
+
+
+def _idle_connection_is_dead(conn: psycopg.Connection) -> bool:
+    """No round trip: an idle connection has nothing to read unless the server hung up."""
+    if conn.closed or conn.broken:
+        return True
+    try:
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
+        return bool(poller.poll(0))
+    except (OSError, ValueError, psycopg.Error):
+        return True
+
+
+def purge_broken(pool: ConnectionPool) -> None:
+    """Drop every idle connection that no longer works (one thread per pool at a time).
+
+    psycopg-pool's `check()` tries each idle connection and replaces the dead
+    ones in the background; it runs only after a failure was seen, so healthy
+    traffic never pays for it.
+    """
+    with _purging_lock:
+        if id(pool) in _purging:
+            return
+        _purging.add(id(pool))
+    try:
+        pool.check()
+        log("database.pool_purged", level="warning", pool=pool.name)
+    except Exception as exc:  # the purge is best effort; the next checkout tries again
+        log("database.pool_purge_failed", level="error", pool=pool.name, errorClass=type(exc).__name__)
+    finally:
+        with _purging_lock:
+            _purging.discard(id(pool))
+
+
+@contextmanager
+def connection(pool: ConnectionPool, timeout: float | None = None) -> Iterator[psycopg.Connection]:
+    """A pool connection known not to be dead on arrival.
+
+    Use it instead of `pool.connection()` everywhere: a connection lost while
+    in use purges the pool before the error propagates.
+    """
+    conn = pool.getconn(timeout)
+    if _idle_connection_is_dead(conn):
+        conn.close()  # closed, so the pool discards it instead of keeping it
+        pool.putconn(conn)
+        purge_broken(pool)
+        conn = pool.getconn(timeout)
+    try:
+        yield conn
+    except psycopg.OperationalError as exc:
+        if is_connection_lost(exc, conn):
+            exc.connection_lost = True  # read by run(): the connection is gone by now
+            pool.putconn(conn)
+            conn = None
+            purge_broken(pool)
+        raise
+    finally:
+        if conn is not None:
+            pool.putconn(conn)
+
+
+def run(pool: ConnectionPool, work: Callable[[psycopg.Connection], T], *, idempotent: bool,
+        timeout: float | None = None) -> T:
+    """`work(conn)` on a pool connection; retried once on a fresh connection
+    when the connection was lost and the caller declared the work idempotent
+    (safe to apply twice, such as an intake keyed by its delivery id).
+    Work that is not idempotent is never retried: its first attempt may have
+    committed before the connection dropped."""
+    try:
+        with connection(pool, timeout) as conn:
+            return work(conn)
+    except psycopg.OperationalError as exc:
+        if not (idempotent and getattr(exc, "connection_lost", False)):
+            raise
+        log("database.retry_after_lost_connection", level="warning", pool=pool.name, errorClass=type(exc).__name__)
+    with connection(pool, timeout) as conn:
+        return work(conn)

@@ -28,7 +28,7 @@ class LifecycleQueue:
                              p_max_attempts=self.config.job_max_attempts)
 
     def handle(self, pool, item: dict) -> str:
-        with pool.connection() as conn:
+        with database.connection(pool) as conn:
             outcome = database.call_one(conn, "lifecycle_job_process", p_job_id=item["job_id"],
                                         p_lease_token=item["lease_token"])["outcome"]
         if outcome == "lease_lost":

@@ -46,7 +46,7 @@ class OutboxQueue:
                              p_max_attempts=self.config.job_max_attempts)
 
     def _report(self, pool, function: str, item: dict, **params) -> str:
-        with pool.connection() as conn:
+        with database.connection(pool) as conn:
             outcome = database.call_one(conn, function, p_item_id=item["item_id"],
                                         p_lease_token=item["lease_token"], **params)["outcome"]
         if outcome == "lease_lost":
@@ -102,7 +102,7 @@ class OutboxQueue:
         self.host.update_check_run(item["installation_id"], item["repository"], item["check_run_id"], body)
 
     def _result(self, pool, item: dict) -> dict:
-        with pool.connection() as conn:
+        with database.connection(pool) as conn:
             return database.call_one(conn, "run_result_publication", p_run_result_id=item["run_result_id"])
 
     def _publish_result(self, pool, item: dict) -> str:
@@ -139,7 +139,7 @@ class OutboxQueue:
         return max(item["progress"], sent, 1)
 
     def _report_progress(self, pool, item: dict, progress: int, published_conclusion: str | None) -> None:
-        with pool.connection() as conn:
+        with database.connection(pool) as conn:
             outcome = database.call_one(conn, "outbox_check_run_progress", p_item_id=item["item_id"],
                                         p_lease_token=item["lease_token"], p_progress=progress,
                                         p_published_conclusion=published_conclusion)["outcome"]
@@ -192,7 +192,7 @@ class SynchronousPublisher:
         self.queue, self.pool, self.worker_id = queue, pool, worker_id
 
     def publish_now(self, release_run_id: int) -> bool:
-        with self.pool.connection() as conn:
+        with database.connection(self.pool) as conn:
             pending = database.call(conn, "outbox_pending_item", p_release_run_id=release_run_id,
                                     p_kind="check_run_complete")
             if not pending:
@@ -208,6 +208,6 @@ class SynchronousPublisher:
             self.queue.handle(self.pool, item)
             return True
         except Exception as exc:
-            with self.pool.connection() as conn:
+            with database.connection(self.pool) as conn:
                 self.queue.fail(conn, item, exc)
             return False

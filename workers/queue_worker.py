@@ -17,6 +17,7 @@ from typing import Protocol
 
 import psycopg
 
+from app import database
 from app.jsonlog import log
 
 
@@ -46,13 +47,17 @@ class Listener(threading.Thread):
         super().__init__(name=f"listen-{channel}", daemon=True)
         self.url, self.channel, self.wake, self.stop = url, channel, wake, stop
 
+    #: Reconnection pauses: short and capped, so that a restarted database is
+    #: noticed within a second, not after a poll interval or a long backoff.
+    FIRST_BACKOFF, MAX_BACKOFF = 0.1, 1.0
+
     def run(self) -> None:
-        backoff = 0.5
+        backoff = self.FIRST_BACKOFF
         while not self.stop.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
                     conn.execute(f"LISTEN {self.channel}")
-                    backoff = 0.5
+                    backoff = self.FIRST_BACKOFF
                     # A reconnect may have missed notifications: wake once to poll.
                     self.wake.set()
                     while not self.stop.is_set():
@@ -61,7 +66,7 @@ class Listener(threading.Thread):
             except psycopg.Error as exc:
                 log("worker.listen_failed", level="warning", channel=self.channel, errorClass=type(exc).__name__)
                 self.stop.wait(backoff)
-                backoff = min(backoff * 2, 10)
+                backoff = min(backoff * 2, self.MAX_BACKOFF)
 
 
 class QueueWorker:
@@ -84,7 +89,7 @@ class QueueWorker:
         try:
             if self.stop.is_set():
                 # Shutting down before this item started: give it back untouched.
-                with self.pool.connection() as conn:
+                with database.connection(self.pool) as conn:
                     self.queue.release(conn, item)
                 return
             started = time.monotonic()
@@ -101,7 +106,7 @@ class QueueWorker:
 
     def _report_failure(self, item: dict, exc: BaseException) -> None:
         try:
-            with self.pool.connection() as conn:
+            with database.connection(self.pool) as conn:
                 result = self.queue.fail(conn, item, exc)
             log("worker.item_failed", level="warning", queue=self.queue.name, itemId=item[self.queue.id_field],
                 attempt=item.get("attempts"), errorClass=type(exc).__name__, outcome=result.get("outcome"))
@@ -113,7 +118,7 @@ class QueueWorker:
     # -- the loop ---------------------------------------------------------
     def _claim(self, limit: int) -> list[dict]:
         try:
-            with self.pool.connection(timeout=5) as conn:
+            with database.connection(self.pool, 5) as conn:
                 return self.queue.claim(conn, self.worker_id, limit)
         except Exception as exc:
             log("worker.claim_failed", level="warning", queue=self.queue.name, errorClass=type(exc).__name__)

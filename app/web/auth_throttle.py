@@ -9,12 +9,8 @@ choose its own key. The bearer and operator paths use separate limiters.
 from __future__ import annotations
 
 import datetime as dt
-from contextlib import contextmanager
-
-import psycopg
 
 from app import database
-from app.jsonlog import log
 from app.web.errors import ApiError
 
 BEARER = "bearer"
@@ -34,17 +30,6 @@ def client_key(req) -> str:
         if first:
             return first[:MAX_CLIENT_KEY]
     return (req.remote_addr or "unknown")[:MAX_CLIENT_KEY]
-
-
-@contextmanager
-def connection(pool, config):
-    """A pool connection; the database being unreachable is a 503 `unavailable`."""
-    try:
-        with pool.connection(timeout=config.db_acquire_timeout_ms / 1000) as conn:
-            yield conn
-    except psycopg.OperationalError as exc:
-        log("auth.database_unavailable", level="error", errorClass=type(exc).__name__)
-        raise ApiError(503, "unavailable", "the service cannot check credentials right now; retry later") from None
 
 
 def refuse_if_limited(conn, limiter: str, key: str, limit: int, at: dt.datetime) -> None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app import api_tokens, database
-from app.web import auth_throttle
+from app.web import auth_throttle, db
 from app.web.errors import ApiError
 
 BEARER = "bearer"
@@ -103,7 +103,7 @@ class BearerAuth:
     def authenticate(self, req) -> Auth:
         key = auth_throttle.client_key(req)
         at = auth_throttle.now()
-        with auth_throttle.connection(self.pool, self.config) as conn:
+        with db.connection(self.pool, self.config) as conn:
             auth_throttle.refuse_if_limited(conn, auth_throttle.BEARER, key,
                                             self.config.auth_rate_limit_per_minute, at)
             value, failure = _presented_token(req)

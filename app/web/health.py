@@ -12,7 +12,7 @@ import falcon
 import psycopg
 from psycopg_pool import PoolTimeout
 
-from app import SERVICE_NAME
+from app import SERVICE_NAME, database
 
 
 class Live:
@@ -37,7 +37,7 @@ class Ready:
         budget = self.config.readiness_db_timeout_ms / 1000
         deadline = time.monotonic() + budget
         try:
-            with self.pool.connection(timeout=budget) as conn:
+            with database.connection(self.pool, budget) as conn:
                 remaining_ms = max(1, int((deadline - time.monotonic()) * 1000))
                 with conn.transaction():
                     conn.execute(f"SET LOCAL statement_timeout = {remaining_ms}")

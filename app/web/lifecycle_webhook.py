@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import falcon
-import psycopg
+from psycopg.types.json import Jsonb
 
-from app import database
 from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.jsonlog import log
 from app.lifecycle_events import InvalidPayload, normalize
+from app.web import db
 from app.web.errors import ApiError
 from app.web.signed_delivery import read_signed_delivery
 
@@ -27,20 +27,14 @@ class LifecycleWebhook:
         except InvalidPayload as exc:
             raise ApiError(400, "missing_or_invalid_field", f"{exc.field} {exc.message}") from None
 
-        try:
-            with self.pool.connection(timeout=self.config.db_acquire_timeout_ms / 1000) as conn:
-                row = database.call_one(
-                    conn, "intake_accept_delivery",
-                    p_provider=PROVIDER, p_delivery_id=delivery.delivery_id, p_event=delivery.event,
-                    p_action=event.action, p_installation_id=event.installation_id,
-                    p_actions=psycopg.types.json.Jsonb(event.actions),
-                    p_payload_sha256=delivery.raw_sha256, p_payload_bytes=delivery.raw_bytes,
-                )
-        except Exception as exc:  # pool timeout, connection lost, server down
-            log("webhook.persist_failed", level="error", deliveryId=delivery.delivery_id,
-                errorClass=type(exc).__name__)
-            raise ApiError(503, "persistence_unavailable",
-                           "the delivery could not be stored; it was not acknowledged, send it again") from None
+        # Idempotent by delivery id: a retry after a lost connection answers `duplicate`.
+        row = db.call_one(
+            self.pool, self.config, "intake_accept_delivery", idempotent=True, refusal=db.NOT_STORED,
+            event="webhook.persist_failed", log_fields={"deliveryId": delivery.delivery_id},
+            p_provider=PROVIDER, p_delivery_id=delivery.delivery_id, p_event=delivery.event,
+            p_action=event.action, p_installation_id=event.installation_id,
+            p_actions=Jsonb(event.actions), p_payload_sha256=delivery.raw_sha256, p_payload_bytes=delivery.raw_bytes,
+        )
 
         log("webhook.delivery", deliveryId=delivery.delivery_id, hostEvent=delivery.event, action=event.action,
             outcome=row["outcome"], inboxId=row["inbox_id"], jobId=row["job_id"])

@@ -8,13 +8,12 @@ synchronously: storing the delivery and applying it is one SQL statement
 from __future__ import annotations
 
 import falcon
-import psycopg
 
-from app import database
 from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.jsonlog import log
 from app.lifecycle_events import InvalidPayload
 from app.marketplace_events import normalize
+from app.web import db
 from app.web.errors import ApiError
 from app.web.signed_delivery import read_signed_delivery
 
@@ -38,20 +37,15 @@ class MarketplaceWebhook:
         except InvalidPayload as exc:
             raise ApiError(400, "missing_or_invalid_field", f"{exc.field} {exc.message}") from None
 
-        try:
-            with self.pool.connection(timeout=self.config.db_acquire_timeout_ms / 1000) as conn:
-                row = database.call_one(
-                    conn, "marketplace_apply_event",
-                    p_delivery_id=delivery.delivery_id, p_action=event.action, p_account_id=event.account_id,
-                    p_account_login=event.account_login, p_account_type=event.account_type,
-                    p_effective_date=event.effective_date, p_payload_sha256=delivery.raw_sha256,
-                    p_payload_bytes=delivery.raw_bytes,
-                )
-        except psycopg.OperationalError as exc:  # pool timeout, connection lost, server down
-            log("marketplace.persist_failed", level="error", deliveryId=delivery.delivery_id,
-                errorClass=type(exc).__name__)
-            raise ApiError(503, "persistence_unavailable",
-                           "the delivery could not be stored; it was not acknowledged, send it again") from None
+        # Idempotent by delivery id: a retry after a lost connection answers `duplicate`.
+        row = db.call_one(
+            self.pool, self.config, "marketplace_apply_event", idempotent=True, refusal=db.NOT_STORED,
+            event="marketplace.persist_failed", log_fields={"deliveryId": delivery.delivery_id},
+            p_delivery_id=delivery.delivery_id, p_action=event.action, p_account_id=event.account_id,
+            p_account_login=event.account_login, p_account_type=event.account_type,
+            p_effective_date=event.effective_date, p_payload_sha256=delivery.raw_sha256,
+            p_payload_bytes=delivery.raw_bytes,
+        )
 
         log("marketplace.delivery", deliveryId=delivery.delivery_id, action=event.action,
             accountId=event.account_id, outcome=row["outcome"], accountState=row["account_state"],

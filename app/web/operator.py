@@ -21,7 +21,7 @@ import falcon
 
 from app import database
 from app.jsonlog import log
-from app.web import auth_throttle
+from app.web import auth_throttle, db
 from app.web.errors import ApiError
 from app.web.tokens import iso
 
@@ -47,7 +47,7 @@ class OperatorGate:
             raise ApiError(503, "unavailable", "the operator API is not configured")
         key = auth_throttle.client_key(req)
         at = auth_throttle.now()
-        with auth_throttle.connection(self.pool, self.config) as conn:
+        with db.connection(self.pool, self.config) as conn:
             auth_throttle.refuse_if_limited(conn, auth_throttle.OPERATOR, key,
                                             self.config.operator_rate_limit_per_minute, at)
             if not self._matches(req.get_header("Authorization")):
@@ -129,7 +129,7 @@ class DeadLetters:
         installation = _installation_id(installation_id)
         limit = _page_size(req.get_param("limit"))
         before = _before(req.get_param("before"))
-        with auth_throttle.connection(self.pool, self.config) as conn:
+        with db.connection(self.pool, self.config) as conn:
             rows = database.call(conn, "dead_letter_list", p_installation_id=installation, p_before=before,
                                  p_limit=limit + 1)
         page, next_before = page_of(rows, limit)
@@ -172,7 +172,7 @@ class Replay:
             raise ApiError(400, "invalid_idempotency_key", "Idempotency-Key must be 1-200 visible ASCII characters")
 
         operation_id = str(uuid.uuid4())
-        with auth_throttle.connection(self.pool, self.config) as conn:
+        with db.connection(self.pool, self.config) as conn:
             row = database.call_one(conn, "dead_letter_replay", p_installation_id=installation,
                                     p_item_type=item_type, p_item_id=int(item_id), p_idempotency_key=key,
                                     p_actor=actor, p_operation_id=operation_id)

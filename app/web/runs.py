@@ -13,7 +13,7 @@ from psycopg.types.json import Jsonb
 from app import database, run_results
 from app.jsonlog import log
 from app.oidc import OidcRefused, workflow_file
-from app.web import auth_throttle
+from app.web import auth_throttle, db
 from app.web.bearer_auth import require
 from app.web.bodies import parse_json_object, read_bounded, read_json_object, require_json_content_type
 from app.web.errors import ApiError
@@ -51,7 +51,7 @@ def _attempt_ref(body: dict) -> str:
 
 
 def _accept(pool, config, **params) -> dict:
-    with auth_throttle.connection(pool, config) as conn:
+    with db.connection(pool, config) as conn:
         row = database.call_one(conn, "release_result_accept", **params)
     if row["outcome"] in REFUSALS:
         status, code, message = REFUSALS[row["outcome"]]
@@ -77,7 +77,7 @@ class RunIngest:
             raise ApiError(400, "missing_repository_id", "repositoryId is required")
         auth = require(req, repository_id=body["repositoryId"])
         result = _validated(body)
-        with auth_throttle.connection(self.pool, self.config) as conn:
+        with db.connection(self.pool, self.config) as conn:
             row = database.call_one(conn, "run_ingest", p_repository_id=int(auth.repository_id),
                                     p_api_token_id=auth.token_id, p_result=Jsonb(result))
         if row["outcome"] != "accepted":
@@ -122,7 +122,7 @@ class WorkflowResultCallback:
         if self.verifier is None:
             raise ApiError(503, "oidc_not_configured", "SERVICE_OIDC_AUDIENCE is not configured")
         key, at = auth_throttle.client_key(req), auth_throttle.now()
-        with auth_throttle.connection(self.pool, self.config) as conn:
+        with db.connection(self.pool, self.config) as conn:
             auth_throttle.refuse_if_limited(conn, auth_throttle.BEARER, key, self.config.auth_rate_limit_per_minute, at)
             header = (req.get_header("Authorization") or "").strip()
             scheme, _, token = header.partition(" ")

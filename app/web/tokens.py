@@ -11,7 +11,7 @@ import falcon
 
 from app import api_tokens, database
 from app.jsonlog import log
-from app.web import auth_throttle
+from app.web import db
 from app.web.bearer_auth import require
 from app.web.bodies import read_json_object
 from app.web.errors import ApiError
@@ -69,7 +69,7 @@ class Tokens:
         require(req, repository_id=repository_id)
 
         new = api_tokens.generate()
-        with auth_throttle.connection(self.pool, self.config) as conn:
+        with db.connection(self.pool, self.config) as conn:
             row = database.call_one(conn, "token_create", p_repository_id=repository_id, p_name=name,
                                     p_scopes=scopes, p_duration_days=duration, p_token_sha256=new.sha256,
                                     p_token_prefix=new.prefix, p_created_by=f"token:{auth.token_id}")
@@ -89,7 +89,7 @@ class Tokens:
         except api_tokens.InvalidTokenRequest as exc:
             raise _invalid(exc) from None
         require(req, repository_id=repository_id)
-        with auth_throttle.connection(self.pool, self.config) as conn:
+        with db.connection(self.pool, self.config) as conn:
             rows = database.call(conn, "token_list", p_repository_id=repository_id)
         resp.media = {"ok": True, "repositoryId": str(repository_id), "tokens": [
             {**token_record(r), "status": r["status"], "lastUsedAt": iso(r["last_used_at"]),
@@ -102,7 +102,7 @@ class Tokens:
             token_id = api_tokens.token_id(req.get_param("tokenId"))
         except api_tokens.InvalidTokenRequest as exc:
             raise _invalid(exc) from None
-        with auth_throttle.connection(self.pool, self.config) as conn:
+        with db.connection(self.pool, self.config) as conn:
             # Scoped to the caller's repository: another repository's token is not_found.
             row = database.call_one(conn, "token_revoke", p_token_id=token_id,
                                     p_repository_id=int(auth.repository_id), p_reason="api")
