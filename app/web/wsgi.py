@@ -12,6 +12,7 @@ from app.jsonlog import capture_library_logs
 from app.oidc import OidcVerifier
 from app.web import errors, operator, paid, runs
 from app.web.bearer_auth import BearerAuth
+from app.web.contract import OpenApiDocument
 from app.web.health import Live, Ready
 from app.web.lifecycle_webhook import LifecycleWebhook
 from app.web.marketplace_webhook import MarketplaceWebhook
@@ -30,6 +31,7 @@ def create_app(config, pool) -> falcon.App:
     errors.install(app)
     app.add_route("/api/health/live", Live())
     app.add_route("/api/health/ready", Ready(config, pool))
+    app.add_route("/api/openapi.json", OpenApiDocument())
     app.add_route("/api/host/webhook", LifecycleWebhook(config, pool))
     add_access_routes(app, config, pool)
     add_result_routes(app, config, pool)
