@@ -1,6 +1,8 @@
 """POST /api/host/webhook: the app's lifecycle webhook into the durable inbox."""
 from __future__ import annotations
 
+import time
+
 import falcon
 from psycopg.types.json import Jsonb
 
@@ -20,6 +22,7 @@ class LifecycleWebhook:
         self.pool = pool
 
     def on_post(self, req, resp):
+        started = time.monotonic()  # the acceptance time the SLO's p95 is computed from (stored below)
         delivery = read_signed_delivery(req, self.config.webhook_secret, "HOST_WEBHOOK_SECRET",
                                         WEBHOOK_MAX_BODY_BYTES)
         try:
@@ -34,6 +37,7 @@ class LifecycleWebhook:
             p_provider=PROVIDER, p_delivery_id=delivery.delivery_id, p_event=delivery.event,
             p_action=event.action, p_installation_id=event.installation_id,
             p_actions=Jsonb(event.actions), p_payload_sha256=delivery.raw_sha256, p_payload_bytes=delivery.raw_bytes,
+            p_acceptance_ms=round((time.monotonic() - started) * 1000),
         )
 
         log("webhook.delivery", deliveryId=delivery.delivery_id, hostEvent=delivery.event, action=event.action,

@@ -1,6 +1,11 @@
 -- Webhook intake: store a verified delivery and, for lifecycle events, its job,
 -- in one transaction. Idempotent on <provider>:<delivery_id>.
 
+-- p_acceptance_ms (0010): how long the request took to get here, kept for
+-- the SLO's acceptance p95. The signature without it is dropped, so that a
+-- call by name resolves to one function.
+DROP FUNCTION IF EXISTS boardready.intake_accept_delivery(text, text, text, text, bigint, jsonb, text, integer,
+                                                          timestamptz);
 CREATE OR REPLACE FUNCTION boardready.intake_accept_delivery(
   p_provider        text,
   p_delivery_id     text,
@@ -10,6 +15,7 @@ CREATE OR REPLACE FUNCTION boardready.intake_accept_delivery(
   p_actions         jsonb,
   p_payload_sha256  text,
   p_payload_bytes   integer,
+  p_acceptance_ms   integer DEFAULT NULL,
   p_now             timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, inbox_id bigint, job_id bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
@@ -29,10 +35,12 @@ BEGIN
   END IF;
 
   INSERT INTO webhook_inbox AS i (provider, delivery_id, idempotency_key, event, action, installation_id,
-                                  actions, payload_sha256, payload_bytes, state, received_at, updated_at)
+                                  actions, payload_sha256, payload_bytes, state, received_at, updated_at,
+                                  acceptance_ms)
   VALUES (p_provider, p_delivery_id, v_key, p_event, p_action, p_installation_id, p_actions,
           p_payload_sha256, p_payload_bytes,
-          CASE WHEN v_creates_job THEN 'accepted' ELSE 'processed' END, p_now, p_now)
+          CASE WHEN v_creates_job THEN 'accepted' ELSE 'processed' END, p_now, p_now,
+          least(greatest(p_acceptance_ms, 0), 3600000))
   ON CONFLICT (idempotency_key) DO NOTHING
   RETURNING i.id INTO v_inbox;
 

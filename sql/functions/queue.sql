@@ -1,11 +1,11 @@
 -- The lease, retry, backoff and dead-letter rules, written once for every
--- queue table (lifecycle_jobs, outbox_items). Each queue wraps these with its
+-- queue table (lifecycle_jobs, outbox_items, reconciliation_items). Each queue wraps these with its
 -- own claim (which returns its own context) and its own completions.
 
 CREATE OR REPLACE FUNCTION boardready.queue_check_table(p_table text)
 RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
-  IF p_table NOT IN ('lifecycle_jobs', 'outbox_items') THEN
+  IF p_table NOT IN ('lifecycle_jobs', 'outbox_items', 'reconciliation_items') THEN
     RAISE EXCEPTION 'queue_unknown_table' USING ERRCODE = '22023';
   END IF;
 END $$;

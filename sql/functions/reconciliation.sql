@@ -1,0 +1,578 @@
+-- Reconciliation: three reconcilers find what the normal paths left
+-- ambiguous and make it converge or fail closed.
+--
+--   kind               subject           detected when
+--   workflow_attempt   release attempt   dispatched (or uncertain) and still open past the observation window
+--   release_run        release run       terminal with a check run whose final state was never published
+--   lifecycle_inbox    inbox row         a non-terminal delivery without a job, or an inbox state that
+--                                        differs from its job's
+--
+-- Detection is one function per kind; items are claimed per kind with the
+-- generic lease functions of queue.sql; each observation is reported through
+-- one function that re-checks, in its own transaction, that the caller's
+-- lease is still held and (for terminal repairs) that the attempt is still
+-- the release run's current one. Deadlines and windows come from the caller
+-- (SERVICE_RECONCILIATION_*) and p_now, so tests drive them without sleeping.
+
+-- The stable reason codes that reach an item, an event or a release run.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_check_reason(p_reason text)
+RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  IF p_reason !~ '^[a-z][a-z0-9_]{0,63}$' THEN
+    RAISE EXCEPTION 'reconciliation_invalid_reason' USING ERRCODE = '22023';
+  END IF;
+  RETURN p_reason;
+END $$;
+
+-- A new item, unless the subject already has an open one (another replica
+-- detected it first: the partial unique index decides).
+CREATE OR REPLACE FUNCTION boardready.reconciliation_open_item(
+  p_kind text, p_subject_id bigint, p_installation_id bigint, p_reason text, p_deadline timestamptz,
+  p_now timestamptz)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+BEGIN
+  INSERT INTO boardready.reconciliation_items (kind, subject_id, installation_id, reason_code, deadline_at, status,
+                                               run_after, created_at, updated_at)
+  VALUES (p_kind, p_subject_id, p_installation_id, boardready.reconciliation_check_reason(p_reason), p_deadline,
+          'accepted', p_now, p_now, p_now)
+  ON CONFLICT (kind, subject_id) WHERE status IN ('accepted', 'leased') DO NOTHING
+  RETURNING id INTO v_id;
+  RETURN v_id;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Detection
+
+-- Workflow state. A candidate is the current attempt of an open release run
+-- whose workflow was dispatched (with or without a run id: a 204 answer) or
+-- whose dispatch is uncertain, with no result, past the observation window
+-- since the attempt began. Its deadline counts from the same instant.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_detect_workflow(
+  p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_row record;
+  v_id  bigint;
+BEGIN
+  FOR v_row IN
+    SELECT a.id, rr.installation_id,
+           CASE WHEN a.workflow_run_id IS NULL THEN 'workflow_run_id_missing' ELSE 'workflow_run_open' END AS reason,
+           coalesce(a.dispatched_at, a.created_at) AS began
+      FROM release_runs rr
+      JOIN release_run_attempts a ON a.id = rr.current_attempt_id
+     WHERE rr.status IN ('queued', 'dispatched')
+       AND a.dispatch_state IN ('dispatched', 'uncertain')
+       AND a.lease_closed_at IS NULL
+       AND coalesce(a.dispatched_at, a.created_at) <= p_now - make_interval(secs => p_observation_seconds)
+       -- One item per attempt for its whole life: a terminal one is not reopened.
+       AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
+                        WHERE ri.kind = 'workflow_attempt' AND ri.subject_id = a.id)
+     ORDER BY a.id
+  LOOP
+    v_id := reconciliation_open_item('workflow_attempt', v_row.id, v_row.installation_id, v_row.reason,
+                                     v_row.began + make_interval(secs => p_deadline_seconds), p_now);
+    IF v_id IS NOT NULL THEN
+      RETURN QUERY SELECT v_id, v_row.id, v_row.installation_id, v_row.reason;
+    END IF;
+  END LOOP;
+END $$;
+
+-- The conclusion the check run must show: the result's as first published
+-- (or decided), else the run's own (failure for a failed or timed-out run),
+-- cancelled for a superseded one.
+CREATE OR REPLACE FUNCTION boardready.release_run_expected_conclusion(p_release_run_id bigint)
+RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT coalesce(res.published_conclusion, res.conclusion, rr.conclusion,
+                  CASE rr.status WHEN 'superseded' THEN 'cancelled' ELSE 'failure' END)
+    FROM boardready.release_runs rr
+    LEFT JOIN LATERAL (SELECT r.published_conclusion, r.conclusion FROM boardready.run_results r
+                        WHERE r.release_run_id = rr.id AND r.attempt_id = rr.current_attempt_id
+                        ORDER BY r.id DESC LIMIT 1) res ON true
+   WHERE rr.id = p_release_run_id
+$$;
+
+-- Check run publication: a terminal release run with a check run and no
+-- publication timestamp past the observation window, once the outbox has
+-- nothing pending for its completion (it gave up, or the completion was lost).
+CREATE OR REPLACE FUNCTION boardready.reconciliation_detect_check_runs(
+  p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_row record;
+  v_id  bigint;
+BEGIN
+  FOR v_row IN
+    SELECT rr.id, rr.installation_id, rr.completed_at
+      FROM release_runs rr
+     WHERE rr.status IN ('completed', 'failed', 'timed_out', 'superseded')
+       AND rr.check_run_id IS NOT NULL AND rr.check_run_published_at IS NULL
+       AND rr.completed_at <= p_now - make_interval(secs => p_observation_seconds)
+       AND NOT EXISTS (SELECT 1 FROM outbox_items o
+                        WHERE o.release_run_id = rr.id AND o.kind = 'check_run_complete'
+                          AND o.status IN ('accepted', 'leased'))
+       -- Reconciled or recorded as failed once: never reopened.
+       AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri WHERE ri.kind = 'release_run' AND ri.subject_id = rr.id)
+     ORDER BY rr.id
+  LOOP
+    v_id := reconciliation_open_item('release_run', v_row.id, v_row.installation_id, 'reporting_stale',
+                                     v_row.completed_at + make_interval(secs => p_deadline_seconds), p_now);
+    IF v_id IS NOT NULL THEN
+      RETURN QUERY SELECT v_id, v_row.id, v_row.installation_id, 'reporting_stale'::text;
+    END IF;
+  END LOOP;
+END $$;
+
+-- Inbox and job drift, only for deliveries that resolve to a persisted
+-- installation (whose account is not canceled: its new jobs are blocked).
+-- lifecycle_job_missing: a non-terminal inbox row without a job, older than
+-- the observation window. lifecycle_inbox_state_drift: the inbox state is not
+-- the projection of its job's status (lifecycle_inbox_state_for), and neither
+-- changed within the window. Terminal inbox rows without a job are evidence
+-- (ping, events the service does not act on): left alone.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_detect_lifecycle(
+  p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_row record;
+  v_id  bigint;
+  v_window timestamptz := p_now - make_interval(secs => p_observation_seconds);
+BEGIN
+  FOR v_row IN
+    SELECT i.id, i.installation_id,
+           CASE WHEN j.id IS NULL THEN 'lifecycle_job_missing' ELSE 'lifecycle_inbox_state_drift' END AS reason
+      FROM webhook_inbox i
+      JOIN installations inst ON inst.id = i.installation_id
+      LEFT JOIN lifecycle_jobs j ON j.inbox_id = i.id
+     WHERE ((j.id IS NULL AND i.state IN ('accepted', 'processing') AND i.received_at <= v_window)
+         OR (j.id IS NOT NULL AND i.state <> lifecycle_inbox_state_for(j.status)
+             AND i.updated_at <= v_window AND j.updated_at <= v_window))
+       AND NOT installation_account_canceled(i.installation_id, NULL)
+       -- A repair that dead-lettered waits for an operator instead of looping.
+       AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
+                        WHERE ri.kind = 'lifecycle_inbox' AND ri.subject_id = i.id AND ri.status = 'dead_letter')
+     ORDER BY i.id
+  LOOP
+    v_id := reconciliation_open_item('lifecycle_inbox', v_row.id, v_row.installation_id, v_row.reason,
+                                     p_now + make_interval(secs => p_deadline_seconds), p_now);
+    IF v_id IS NOT NULL THEN
+      RETURN QUERY SELECT v_id, v_row.id, v_row.installation_id, v_row.reason;
+    END IF;
+  END LOOP;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Claims and leases (queue.sql's rules)
+
+-- The due items of one kind, leased. Exhausted expired leases are
+-- dead-lettered by the generic claim (limit 0: it claims nothing else); each
+-- item is then leased by queue_claim_one, which skips rows another replica
+-- holds.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_ids(
+  p_kind text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
+  p_now timestamptz)
+RETURNS boardready.queue_claimed[] LANGUAGE plpgsql AS $$
+DECLARE
+  v_claimed boardready.queue_claimed[] := '{}';
+  v_id      bigint;
+BEGIN
+  PERFORM boardready.queue_claim('reconciliation_items', p_worker, 0, p_lease_seconds, p_max_attempts, p_now);
+  FOR v_id IN
+    SELECT ri.id FROM boardready.reconciliation_items ri
+     WHERE ri.kind = p_kind
+       AND ((ri.status = 'accepted' AND ri.run_after <= p_now) OR (ri.status = 'leased' AND ri.leased_until < p_now))
+     ORDER BY ri.run_after, ri.id
+     LIMIT greatest(p_limit, 0) * 4
+  LOOP
+    EXIT WHEN cardinality(v_claimed) >= p_limit;
+    v_claimed := v_claimed || ARRAY(SELECT ROW(c.id, c.lease_token, c.attempts)::boardready.queue_claimed
+                                      FROM boardready.queue_claim_one('reconciliation_items', v_id, p_worker,
+                                                                      p_lease_seconds, p_now) c);
+  END LOOP;
+  RETURN v_claimed;
+END $$;
+
+-- Claimed workflow items with what a lookup needs.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_workflow(
+  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, deadline_at timestamptz,
+               attempt_id bigint, attempt_ref text, workflow_run_id bigint, installation_id bigint, repository text,
+               dispatch_ref text, dispatch_since timestamptz, release_run_id bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_claimed queue_claimed[] := reconciliation_claim_ids('workflow_attempt', p_worker, p_limit, p_lease_seconds,
+                                                        p_max_attempts, p_now);
+BEGIN
+  RETURN QUERY
+  SELECT ri.id, c.lease_token, c.attempts, ri.reason_code, ri.deadline_at, a.id, a.id || '-' || a.nonce,
+         a.workflow_run_id, rr.installation_id, r.full_name,
+         coalesce((SELECT o.params ->> 'dispatchRef' FROM outbox_items o
+                    WHERE o.attempt_id = a.id AND o.kind = 'workflow_dispatch' ORDER BY o.id DESC LIMIT 1), 'main'),
+         a.created_at, rr.id
+    FROM unnest(v_claimed) c
+    JOIN reconciliation_items ri ON ri.id = c.id
+    JOIN release_run_attempts a ON a.id = ri.subject_id
+    JOIN release_runs rr ON rr.id = a.release_run_id
+    JOIN repositories r ON r.id = rr.repository_id
+   ORDER BY ri.id;
+END $$;
+
+-- Claimed check run items with the binding to verify and the conclusion to show.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_check_runs(
+  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, deadline_at timestamptz,
+               release_run_id bigint, installation_id bigint, repository text, head_sha text, check_run_id bigint,
+               run_status text, decision text, failure_reason text, expected_conclusion text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_claimed queue_claimed[] := reconciliation_claim_ids('release_run', p_worker, p_limit, p_lease_seconds,
+                                                        p_max_attempts, p_now);
+BEGIN
+  RETURN QUERY
+  SELECT ri.id, c.lease_token, c.attempts, ri.reason_code, ri.deadline_at, rr.id, rr.installation_id, r.full_name,
+         rr.head_sha, rr.check_run_id, rr.status, rr.decision, rr.failure_reason,
+         release_run_expected_conclusion(rr.id)
+    FROM unnest(v_claimed) c
+    JOIN reconciliation_items ri ON ri.id = c.id
+    JOIN release_runs rr ON rr.id = ri.subject_id
+    JOIN repositories r ON r.id = rr.repository_id
+   ORDER BY ri.id;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_lifecycle(
+  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, inbox_id bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_claimed queue_claimed[] := reconciliation_claim_ids('lifecycle_inbox', p_worker, p_limit, p_lease_seconds,
+                                                        p_max_attempts, p_now);
+BEGIN
+  RETURN QUERY
+  SELECT ri.id, c.lease_token, c.attempts, ri.reason_code, ri.subject_id
+    FROM unnest(v_claimed) c JOIN reconciliation_items ri ON ri.id = c.id
+   ORDER BY ri.id;
+END $$;
+
+-- An unexpected failure of a handler (not an observation): back off, and
+-- dead-letter after the last attempt, as jobs do.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_fail(
+  p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
+  p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, run_after timestamptz)
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT * FROM queue_fail('reconciliation_items', p_item_id, p_lease_token, p_reason_code, p_error_class,
+                           p_max_attempts, p_now)
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.reconciliation_release(
+  p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT * FROM queue_release('reconciliation_items', p_item_id, p_lease_token, p_now)
+$$;
+
+-- Observed, not converged yet: look again after p_next_check_seconds. The
+-- claim count starts over (attempts counts failures since the last observation).
+CREATE OR REPLACE FUNCTION boardready.reconciliation_recheck(
+  p_item_id bigint, p_reason text, p_next_check_seconds integer, p_now timestamptz)
+RETURNS void LANGUAGE sql AS $$
+  UPDATE boardready.reconciliation_items
+     SET status = 'accepted', reason_code = boardready.reconciliation_check_reason(p_reason), attempts = 0,
+         observations = observations + 1, run_after = p_now + make_interval(secs => p_next_check_seconds),
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_item_id
+$$;
+
+-- Done: the terminal outcome, and the reason code it ended with.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_finish(
+  p_item_id bigint, p_outcome text, p_reason text, p_now timestamptz)
+RETURNS void LANGUAGE sql AS $$
+  UPDATE boardready.reconciliation_items
+     SET status = 'completed', outcome = boardready.reconciliation_check_reason(p_outcome),
+         reason_code = boardready.reconciliation_check_reason(p_reason), observations = observations + 1,
+         completed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_item_id
+$$;
+
+-- ---------------------------------------------------------------------------
+-- Workflow state
+
+-- What to do with one lookup of the workflow run (fail closed):
+--   observation          before the deadline                  at or after it
+--   completed success    recheck host_result_callback_pending  failed host_result_callback_missing
+--   completed timed_out  timed_out host_workflow_timed_out     same
+--   completed other      failed host_workflow_<conclusion>     same
+--   not_found (404, or   recheck host_workflow_not_found       failed host_workflow_not_found
+--     no run by name)
+--   pending              recheck host_workflow_pending         timed_out host_workflow_deadline_exceeded
+--   lookup_unavailable   recheck host_lookup_failed            failed host_workflow_lookup_failed
+-- A success from the code host never completes a release: only the signed,
+-- attempt-bound result callback does. p_workflow_run_id is the run found by
+-- its name for an attempt dispatched without a run id: it is persisted (and
+-- the uncertain dispatch's dead letter resolved) whatever the run's state.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_workflow_observe(
+  p_item_id bigint, p_lease_token uuid, p_observation text, p_conclusion text, p_workflow_run_id bigint,
+  p_next_check_seconds integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, reason_code text, release_run_id bigint, terminal boolean)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item     reconciliation_items%ROWTYPE;
+  v_attempt  release_run_attempts%ROWTYPE;
+  v_run      release_runs%ROWTYPE;
+  v_late     boolean;
+  v_reason   text;
+  v_status   text;     -- the run's terminal status, NULL to look again
+BEGIN
+  IF p_observation NOT IN ('completed', 'not_found', 'pending', 'lookup_unavailable') THEN
+    RAISE EXCEPTION 'reconciliation_invalid_observation' USING ERRCODE = '22023';
+  END IF;
+  IF queue_lock_leased('reconciliation_items', p_item_id, p_lease_token) IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text, NULL::text, NULL::bigint, false;
+    RETURN;
+  END IF;
+  SELECT * INTO v_item FROM reconciliation_items WHERE id = p_item_id;
+  SELECT * INTO v_attempt FROM release_run_attempts WHERE id = v_item.subject_id;
+  -- The run's row is the lock the result callback takes too: one of them wins.
+  SELECT * INTO v_run FROM release_runs WHERE id = v_attempt.release_run_id FOR UPDATE;
+
+  IF v_run.current_attempt_id IS DISTINCT FROM v_attempt.id OR v_run.status NOT IN ('queued', 'dispatched')
+     OR v_attempt.lease_closed_at IS NOT NULL THEN
+    -- A result arrived, or a newer attempt or commit replaced this one.
+    PERFORM reconciliation_finish(p_item_id, 'attempt_closed', v_item.reason_code, p_now);
+    RETURN QUERY SELECT 'attempt_closed'::text, v_item.reason_code, v_run.id, true;
+    RETURN;
+  END IF;
+
+  IF p_workflow_run_id IS NOT NULL AND v_attempt.workflow_run_id IS NULL THEN
+    UPDATE release_run_attempts
+       SET workflow_run_id = p_workflow_run_id, host_installation_id = coalesce(host_installation_id,
+                                                                               v_run.installation_id),
+           dispatch_state = 'dispatched', dispatched_at = coalesce(dispatched_at, p_now)
+     WHERE id = v_attempt.id;
+    UPDATE release_runs SET status = 'dispatched', updated_at = p_now WHERE id = v_run.id AND status = 'queued';
+    -- The uncertain dispatch did start this run: its dead letter is resolved.
+    UPDATE outbox_items
+       SET status = 'completed', outcome = 'dispatch_reconciled', completed_at = p_now, updated_at = p_now
+     WHERE attempt_id = v_attempt.id AND kind = 'workflow_dispatch' AND status = 'dead_letter';
+  END IF;
+
+  v_late := p_now >= v_item.deadline_at;
+  IF p_observation = 'completed' AND p_conclusion = 'success' THEN
+    v_reason := CASE WHEN v_late THEN 'host_result_callback_missing' ELSE 'host_result_callback_pending' END;
+    v_status := CASE WHEN v_late THEN 'failed' END;
+  ELSIF p_observation = 'completed' AND p_conclusion = 'timed_out' THEN
+    v_reason := 'host_workflow_timed_out';
+    v_status := 'timed_out';
+  ELSIF p_observation = 'completed' THEN
+    v_reason := 'host_workflow_' || CASE WHEN p_conclusion ~ '^[a-z_]{1,40}$' THEN p_conclusion ELSE 'unknown' END;
+    v_status := 'failed';
+  ELSIF p_observation = 'not_found' THEN
+    v_reason := 'host_workflow_not_found';
+    v_status := CASE WHEN v_late THEN 'failed' END;
+  ELSIF p_observation = 'pending' THEN
+    v_reason := CASE WHEN v_late THEN 'host_workflow_deadline_exceeded' ELSE 'host_workflow_pending' END;
+    v_status := CASE WHEN v_late THEN 'timed_out' END;
+  ELSE
+    v_reason := CASE WHEN v_late THEN 'host_workflow_lookup_failed' ELSE 'host_lookup_failed' END;
+    v_status := CASE WHEN v_late THEN 'failed' END;
+  END IF;
+
+  IF v_status IS NULL THEN
+    PERFORM reconciliation_recheck(p_item_id, v_reason, p_next_check_seconds, p_now);
+    RETURN QUERY SELECT 'recheck'::text, v_reason, v_run.id, false;
+    RETURN;
+  END IF;
+
+  -- Fail closed: no decision but UNKNOWN, the check run completed as failure.
+  UPDATE release_runs SET status = v_status, failure_reason = v_reason, decision = 'UNKNOWN', conclusion = 'failure',
+         completed_at = p_now, updated_at = p_now
+   WHERE id = v_run.id;
+  PERFORM release_run_enqueue_check_run_completion(v_run.id, 'failure',
+    'Readiness check did not finish',
+    format('boardready could not confirm a signed readiness result for this commit, so this board cannot be '
+           || 'marked ready (reason: `%s`). Push a new commit or re-run this check to try again.', v_reason),
+    p_now);
+  PERFORM reconciliation_finish(p_item_id, v_status, v_reason, p_now);
+  RETURN QUERY SELECT v_status, v_reason, v_run.id, true;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Check run publication
+
+--   observation          before the deadline                  at or after it
+--   binding_mismatch     failure host_check_run_binding_mismatch, no update (same)
+--   converged            reconciled: publication timestamp only (same)
+--   updated              reconciled (the worker sent the stored conclusion)
+--   update_failed        recheck host_check_run_update_failed  failure host_check_run_update_failed
+--   not_found            recheck host_check_run_not_found      failure host_check_run_not_found
+--   lookup_unavailable   recheck host_check_run_lookup_failed  failure host_check_run_lookup_failed
+-- The release run, its decision, conclusion and findings never change. A
+-- failure is recorded on the run result (last_publication_error), completes
+-- the item and appends control_plane.host_check_run_reconciliation_failed.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_check_run_observe(
+  p_item_id bigint, p_lease_token uuid, p_observation text, p_next_check_seconds integer,
+  p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, reason_code text, release_run_id bigint, terminal boolean)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item    reconciliation_items%ROWTYPE;
+  v_run     release_runs%ROWTYPE;
+  v_late    boolean;
+  v_reason  text;
+BEGIN
+  IF p_observation NOT IN ('binding_mismatch', 'converged', 'updated', 'update_failed', 'not_found',
+                           'lookup_unavailable') THEN
+    RAISE EXCEPTION 'reconciliation_invalid_observation' USING ERRCODE = '22023';
+  END IF;
+  IF queue_lock_leased('reconciliation_items', p_item_id, p_lease_token) IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text, NULL::text, NULL::bigint, false;
+    RETURN;
+  END IF;
+  SELECT * INTO v_item FROM reconciliation_items WHERE id = p_item_id;
+  SELECT * INTO v_run FROM release_runs WHERE id = v_item.subject_id FOR UPDATE;
+
+  IF v_run.check_run_published_at IS NOT NULL THEN
+    -- The outbox (or an operator replay) published it meanwhile.
+    PERFORM reconciliation_finish(p_item_id, 'already_published', v_item.reason_code, p_now);
+    RETURN QUERY SELECT 'already_published'::text, v_item.reason_code, v_run.id, true;
+    RETURN;
+  END IF;
+
+  IF p_observation IN ('converged', 'updated') THEN
+    UPDATE release_runs SET check_run_published_at = p_now, updated_at = p_now WHERE id = v_run.id;
+    -- The conclusion the check run now shows is the first one published.
+    UPDATE run_results SET published_conclusion = coalesce(published_conclusion, conclusion),
+           last_publication_error = NULL
+     WHERE release_run_id = v_run.id AND attempt_id = v_run.current_attempt_id;
+    v_reason := CASE p_observation WHEN 'converged' THEN 'host_check_run_converged'
+                                   ELSE 'host_check_run_updated' END;
+    PERFORM reconciliation_finish(p_item_id, 'reconciled', v_reason, p_now);
+    RETURN QUERY SELECT 'reconciled'::text, v_reason, v_run.id, true;
+    RETURN;
+  END IF;
+
+  v_late := p_now >= v_item.deadline_at;
+  v_reason := 'host_check_run_' || CASE p_observation WHEN 'lookup_unavailable' THEN 'lookup_failed'
+                                                      ELSE p_observation END;
+  IF p_observation <> 'binding_mismatch' AND NOT v_late THEN
+    PERFORM reconciliation_recheck(p_item_id, v_reason, p_next_check_seconds, p_now);
+    RETURN QUERY SELECT 'recheck'::text, v_reason, v_run.id, false;
+    RETURN;
+  END IF;
+
+  UPDATE run_results SET last_publication_error = v_reason
+   WHERE release_run_id = v_run.id AND attempt_id = v_run.current_attempt_id;
+  INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
+  VALUES ('control_plane.host_check_run_reconciliation_failed', v_run.installation_id, 'system:reconciliation',
+          'reconciliation:' || p_item_id, 'release_run', v_run.id::text, p_now,
+          jsonb_build_object('reasonCode', v_reason, 'checkRunId', v_run.check_run_id,
+                             'reconciliationItemId', p_item_id));
+  PERFORM reconciliation_finish(p_item_id, 'failed', v_reason, p_now);
+  RETURN QUERY SELECT 'failed'::text, v_reason, v_run.id, true;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Inbox and job drift
+
+-- Repair one inbox row, with the inbox row locked so that concurrent repairs
+-- (and intake of the same delivery) take turns: a job missing is recreated
+-- with the delivery's idempotency key (its actions stay on the inbox row); a
+-- drifted state is set from the job's status. A repair that finds nothing to
+-- do (another replica did it) completes without a second job.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_lifecycle_repair(
+  p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, reason_code text, inbox_id bigint, job_id bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item   reconciliation_items%ROWTYPE;
+  v_inbox  webhook_inbox%ROWTYPE;
+  v_job    lifecycle_jobs%ROWTYPE;
+  v_job_id bigint;
+  v_state  text;
+BEGIN
+  IF queue_lock_leased('reconciliation_items', p_item_id, p_lease_token) IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text, NULL::text, NULL::bigint, NULL::bigint;
+    RETURN;
+  END IF;
+  SELECT * INTO v_item FROM reconciliation_items WHERE id = p_item_id;
+  SELECT * INTO v_inbox FROM webhook_inbox WHERE id = v_item.subject_id FOR UPDATE;
+  SELECT * INTO v_job FROM lifecycle_jobs j WHERE j.inbox_id = v_inbox.id;
+
+  IF v_job.id IS NULL AND v_inbox.state IN ('accepted', 'processing') THEN
+    INSERT INTO lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, action, status, run_after,
+                                created_at, updated_at)
+    VALUES (v_inbox.id, v_inbox.idempotency_key, v_inbox.installation_id, v_inbox.event, v_inbox.action,
+            'accepted', p_now, p_now, p_now)
+    ON CONFLICT DO NOTHING
+    RETURNING id INTO v_job_id;
+    IF v_job_id IS NOT NULL THEN
+      UPDATE webhook_inbox SET state = 'accepted', updated_at = p_now WHERE id = v_inbox.id;
+      PERFORM pg_notify('lifecycle_jobs', '');
+      PERFORM reconciliation_finish(p_item_id, 'job_recreated', v_item.reason_code, p_now);
+      RETURN QUERY SELECT 'job_recreated'::text, v_item.reason_code, v_inbox.id, v_job_id;
+      RETURN;
+    END IF;
+    SELECT * INTO v_job FROM lifecycle_jobs j WHERE j.inbox_id = v_inbox.id;
+  END IF;
+
+  IF v_job.id IS NOT NULL THEN
+    v_state := lifecycle_inbox_state_for(v_job.status);
+    IF v_inbox.state IS DISTINCT FROM v_state THEN
+      UPDATE webhook_inbox SET state = v_state, updated_at = p_now WHERE id = v_inbox.id;
+      PERFORM reconciliation_finish(p_item_id, 'inbox_state_corrected', v_item.reason_code, p_now);
+      RETURN QUERY SELECT 'inbox_state_corrected'::text, v_item.reason_code, v_inbox.id, v_job.id;
+      RETURN;
+    END IF;
+  END IF;
+  PERFORM reconciliation_finish(p_item_id, 'already_converged', v_item.reason_code, p_now);
+  RETURN QUERY SELECT 'already_converged'::text, v_item.reason_code, v_inbox.id, v_job.id;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Heartbeats: when each reconciler last looked, and last finished without error.
+
+CREATE OR REPLACE FUNCTION boardready.reconciler_heartbeat(
+  p_reconciler text, p_succeeded boolean, p_now timestamptz DEFAULT now())
+RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  INSERT INTO reconciler_heartbeats AS h (reconciler, last_poll_at, last_success_at, updated_at)
+  VALUES (p_reconciler, p_now, CASE WHEN p_succeeded THEN p_now END, p_now)
+  ON CONFLICT (reconciler) DO UPDATE
+     SET last_poll_at = greatest(h.last_poll_at, EXCLUDED.last_poll_at),
+         last_success_at = CASE WHEN p_succeeded THEN greatest(h.last_success_at, p_now) ELSE h.last_success_at END,
+         updated_at = p_now
+$$;
+
+-- One row per reconciler for the operator endpoint and ops.reconciliation.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_status(p_now timestamptz DEFAULT now())
+RETURNS TABLE (reconciler text, kind text, last_poll_at timestamptz, last_success_at timestamptz, open_items bigint,
+               due_items bigint, oldest_open_at timestamptz, completed_items bigint, failed_items bigint,
+               dead_letter_items bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT k.reconciler, k.kind, h.last_poll_at, h.last_success_at,
+         count(ri.id) FILTER (WHERE ri.status IN ('accepted', 'leased')),
+         count(ri.id) FILTER (WHERE ri.status = 'accepted' AND ri.run_after <= p_now),
+         min(ri.created_at) FILTER (WHERE ri.status IN ('accepted', 'leased')),
+         count(ri.id) FILTER (WHERE ri.status = 'completed'),
+         count(ri.id) FILTER (WHERE ri.status = 'completed' AND ri.outcome IN ('failed', 'timed_out')),
+         count(ri.id) FILTER (WHERE ri.status = 'dead_letter')
+    FROM (VALUES ('workflow', 'workflow_attempt', 1), ('check_run', 'release_run', 2),
+                 ('lifecycle', 'lifecycle_inbox', 3)) AS k (reconciler, kind, ord)
+    LEFT JOIN reconciler_heartbeats h ON h.reconciler = k.reconciler
+    LEFT JOIN reconciliation_items ri ON ri.kind = k.kind
+   GROUP BY k.reconciler, k.kind, k.ord, h.last_poll_at, h.last_success_at
+   ORDER BY k.ord
+$$;
+
+-- Operator views (README, "Reconciliation"). Ids and reason codes only.
+CREATE OR REPLACE VIEW ops.reconciliation AS
+SELECT * FROM boardready.reconciliation_status();
+
+CREATE OR REPLACE VIEW ops.reconciliation_items AS
+SELECT ri.id, ri.kind, ri.subject_id, ri.installation_id, ri.reason_code, ri.status, ri.outcome, ri.deadline_at,
+       ri.run_after AS next_check_at, ri.observations, ri.attempts, ri.leased_until, ri.leased_by, ri.error_class,
+       ri.failed_at, ri.completed_at, ri.created_at, ri.updated_at
+  FROM boardready.reconciliation_items ri;
