@@ -31,6 +31,7 @@ DEFAULT_AUTH_RATE_LIMIT_PER_MINUTE = 20
 DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE = 20
 OPERATOR_TOKEN = re.compile(r"^[\x21-\x7e]{32,512}$")      # at least 32 visible ASCII characters
 OPERATOR_ACTOR_ID = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
+DEFAULT_SLO_SNAPSHOT_INTERVAL_MS = 30_000
 
 
 class Secret:
@@ -90,10 +91,33 @@ class Config:
     oidc_audience: str | None = None
     # Where people reach the service (links in check runs and comments).
     public_url: str = "http://127.0.0.1:8000"
+    # Reconciliation workers and the SLO policy's snapshot interval.
+    reconciliation: ReconciliationSettings = field(default_factory=lambda: ReconciliationSettings())
+    slo_snapshot_interval_ms: int = DEFAULT_SLO_SNAPSHOT_INTERVAL_MS
     # Variables that are absent or invalid and that readiness must report.
     missing: tuple[str, ...] = field(default=())
     # Invalid values of variables that have a safe default: reported, default used.
     invalid: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class ReconciliationSettings:
+    """SERVICE_RECONCILIATION_*: the spec's defaults. Intervals may be as small
+    as 100 ms and durations as 1 s, so that tests and operators can drive them."""
+    concurrency: int = 2
+    poll_ms: int = 5000
+    detect_interval_ms: int = 30_000
+    observation_seconds: int = 300
+    deadline_seconds: int = 1800
+    next_check_seconds: int = 60
+    valid: bool = True         # every variable above was absent or valid
+
+
+RECONCILIATION_VARIABLES = (
+    "SERVICE_RECONCILIATION_CONCURRENCY", "SERVICE_RECONCILIATION_POLL_MS",
+    "SERVICE_RECONCILIATION_DETECT_INTERVAL_MS", "SERVICE_RECONCILIATION_OBSERVATION_SECONDS",
+    "SERVICE_RECONCILIATION_DEADLINE_SECONDS", "SERVICE_RECONCILIATION_NEXT_CHECK_SECONDS",
+)
 
 
 class _Reader:
@@ -173,6 +197,28 @@ def _oidc_audience(r: _Reader) -> str | None:
     return audience
 
 
+def _reconciliation(r: _Reader) -> ReconciliationSettings:
+    """Invalid values make the service not ready, naming the variable: a
+    reconciler running on a wrong deadline would fail runs closed too early or never."""
+    def read(name: str, default: int, minimum: int, maximum: int) -> int:
+        return r.integer(name, default, minimum=minimum, maximum=maximum, required_valid=True)
+
+    settings = ReconciliationSettings(
+        concurrency=read("SERVICE_RECONCILIATION_CONCURRENCY", 2, 1, 64),
+        poll_ms=read("SERVICE_RECONCILIATION_POLL_MS", 5000, 100, 3_600_000),
+        detect_interval_ms=read("SERVICE_RECONCILIATION_DETECT_INTERVAL_MS", 30_000, 100, 86_400_000),
+        observation_seconds=read("SERVICE_RECONCILIATION_OBSERVATION_SECONDS", 300, 1, 7 * 86_400),
+        deadline_seconds=read("SERVICE_RECONCILIATION_DEADLINE_SECONDS", 1800, 1, 30 * 86_400),
+        next_check_seconds=read("SERVICE_RECONCILIATION_NEXT_CHECK_SECONDS", 60, 1, 86_400),
+    )
+    if settings.deadline_seconds < settings.observation_seconds \
+            and "SERVICE_RECONCILIATION_DEADLINE_SECONDS" not in r.missing:
+        # Every item would be past its deadline when first seen.
+        r.missing.append("SERVICE_RECONCILIATION_DEADLINE_SECONDS")
+    valid = not any(name in r.missing for name in RECONCILIATION_VARIABLES)
+    return ReconciliationSettings(**{**settings.__dict__, "valid": valid})
+
+
 def _is_rsa_private_key(pem: str) -> bool:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
@@ -224,6 +270,10 @@ def load(env: Mapping[str, str] | None = None) -> Config:
                                                  DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE, minimum=1, maximum=100_000),
         operator_api_token=r.matching_secret("SERVICE_OPERATOR_API_TOKEN", OPERATOR_TOKEN),
         operator_actor_id=r.matching_text("SERVICE_OPERATOR_ACTOR_ID", OPERATOR_ACTOR_ID),
+        reconciliation=_reconciliation(r),
+        # A tuning knob: SLI collection never affects readiness.
+        slo_snapshot_interval_ms=r.integer("SERVICE_SLO_SNAPSHOT_INTERVAL_MS", DEFAULT_SLO_SNAPSHOT_INTERVAL_MS,
+                                           minimum=100, maximum=3_600_000),
         missing=tuple(r.missing),
         invalid=tuple(r.invalid),
     )
