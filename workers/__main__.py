@@ -6,10 +6,10 @@ import threading
 
 from app import config as config_module
 from app import database, runtime
-from app.host.client import HostClient
+from app.host import client as host_client
+from app.host.outbox import OutboxQueue
 from app.jsonlog import capture_library_logs, log
 from workers.lifecycle import LifecycleQueue
-from workers.outbox import OutboxQueue
 from workers.queue_worker import QueueWorker
 
 
@@ -19,9 +19,8 @@ def build_workers(config, url: str, stop: threading.Event) -> list[QueueWorker]:
         QueueWorker(LifecycleQueue(config), pool, url, concurrency=config.worker_concurrency,
                     poll_ms=config.worker_poll_ms, stop=stop),
     ]
-    if config.host_app_id and config.host_app_private_key:
-        host = HostClient(config.host_api_url, config.host_app_id, config.host_app_private_key,
-                          timeout_ms=config.host_timeout_ms)
+    host = host_client.from_config(config)
+    if host is not None:
         workers.append(QueueWorker(OutboxQueue(config, host), pool, url, concurrency=config.worker_concurrency,
                                    poll_ms=config.worker_poll_ms, stop=stop))
     else:

@@ -7,11 +7,7 @@ the lease was taken over.
 from __future__ import annotations
 
 from app import database
-from workers.queue_worker import failure_codes
-
-
-class LeaseLost(Exception):
-    reason_code = "lease_lost"
+from app.queueing import LeaseLost, failure_codes
 
 
 class LifecycleQueue:

@@ -8,8 +8,6 @@ through SQL functions that refuse a lease that is no longer current.
 """
 from __future__ import annotations
 
-import os
-import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +17,7 @@ import psycopg
 
 from app import database
 from app.jsonlog import log
+from app.queueing import worker_identity
 
 
 class Queue(Protocol):
@@ -34,10 +33,6 @@ class Queue(Protocol):
     def fail(self, conn: psycopg.Connection, item: dict, exc: BaseException) -> dict: ...
 
     def release(self, conn: psycopg.Connection, item: dict) -> None: ...
-
-
-def worker_identity(kind: str) -> str:
-    return f"{kind}@{socket.gethostname()}:{os.getpid()}"
 
 
 class Listener(threading.Thread):
@@ -161,15 +156,3 @@ class QueueWorker:
                 self._run_one(item)
         return self.processed - before
 
-
-def failure_codes(exc: BaseException) -> tuple[str, str]:
-    """A stable reason code and the error class; never the message (it may hold data)."""
-    reason = getattr(exc, "reason_code", None)
-    if reason is None:
-        if isinstance(exc, psycopg.OperationalError):
-            reason = "database_unavailable"
-        elif isinstance(exc, psycopg.Error):
-            reason = "database_error"
-        else:
-            reason = "handler_error"
-    return reason, type(exc).__name__

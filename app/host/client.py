@@ -21,6 +21,15 @@ def _repo_path(full_name: str) -> str:
     return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
 
 
+def from_config(config) -> "HostClient | None":
+    """The service's client for the code host, or None when the app is not configured
+    (readiness names the missing variables; nothing that needs the host runs)."""
+    if not (config.host_app_id and config.host_app_private_key):
+        return None
+    return HostClient(config.host_api_url, config.host_app_id, config.host_app_private_key,
+                      timeout_ms=config.host_timeout_ms)
+
+
 class HostClient:
     def __init__(self, api_url: str, app_id: str, private_key: Secret, timeout_ms: int = 10_000,
                  transport: httpx.BaseTransport | None = None):

@@ -1,4 +1,5 @@
-"""The outbox queue: code host calls for release runs.
+"""The outbox queue: code host calls for release runs, made by the outbox
+worker and, for one synchronous result publication, by the API.
 
 Each item kind is one call; its result is reported through one SQL function,
 which also queues what comes next (a created check run queues the dispatch).
@@ -12,15 +13,11 @@ import datetime as dt
 from app import database
 from app.host.client import HostClient
 from app.host.errors import HostPermanent, HostRetryable, HostUncertain
-from workers import publication
-from workers.queue_worker import failure_codes
+from app.host import publication
+from app.queueing import LeaseLost, failure_codes
 
 QUEUED_SUMMARY = ("boardready is starting the release-readiness workflow for this commit. "
                   "The result appears here when the KiCad checks finish.")
-
-
-class LeaseLost(Exception):
-    reason_code = "lease_lost"
 
 
 def _now() -> str:

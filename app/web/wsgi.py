@@ -7,9 +7,13 @@ import falcon
 
 from app import config as config_module
 from app import database
-from app.host.client import HostClient
+from app.host import client as host_client
+# POST /api/v1/runs/result publishes its check run in the request with the
+# outbox's own handler, so the API and the worker share one publication path.
+from app.host.outbox import OutboxQueue, SynchronousPublisher
 from app.jsonlog import capture_library_logs
 from app.oidc import OidcVerifier
+from app.queueing import worker_identity
 from app.web import errors, operator, paid, runs
 from app.web.bearer_auth import BearerAuth
 from app.web.contract import OpenApiDocument
@@ -17,10 +21,6 @@ from app.web.health import Live, Ready
 from app.web.lifecycle_webhook import LifecycleWebhook
 from app.web.marketplace_webhook import MarketplaceWebhook
 from app.web.tokens import Tokens
-# POST /api/v1/runs/result publishes its check run in the request with the
-# outbox's own handler, so the API and the worker share one publication path.
-from workers.outbox import OutboxQueue, SynchronousPublisher
-from workers.queue_worker import worker_identity
 
 
 def create_app(config, pool) -> falcon.App:
@@ -41,11 +41,8 @@ def create_app(config, pool) -> falcon.App:
 def add_result_routes(app: falcon.App, config, pool) -> None:
     """Run results: ingest, the synchronous release result, the workflow callback."""
     verifier = OidcVerifier(config.oidc_issuer, config.oidc_audience) if config.oidc_audience else None
-    publisher = None
-    if config.host_app_id and config.host_app_private_key:
-        host = HostClient(config.host_api_url, config.host_app_id, config.host_app_private_key,
-                          timeout_ms=config.host_timeout_ms)
-        publisher = SynchronousPublisher(OutboxQueue(config, host), pool, worker_identity("api"))
+    host = host_client.from_config(config)
+    publisher = SynchronousPublisher(OutboxQueue(config, host), pool, worker_identity("api")) if host else None
     app.add_route("/api/v1/runs", runs.RunIngest(config, pool))
     app.add_route("/api/v1/runs/result", runs.ReleaseResult(config, pool, publisher))
     app.add_route("/api/v1/runs/github-actions-result", runs.WorkflowResultCallback(config, pool, verifier))

@@ -7,11 +7,12 @@ import json
 import uuid
 from dataclasses import dataclass
 
+from app.host import client as host_client
 from app.host.client import HostClient
 from emulator import openapi_check
 from tests.service.helpers import make_config, post_webhook
 from workers.lifecycle import LifecycleQueue
-from workers.outbox import OutboxQueue
+from app.host.outbox import OutboxQueue
 from workers.queue_worker import QueueWorker
 
 REPOSITORY = "acme-hw/blinky-board"
@@ -26,8 +27,7 @@ class HostKit:
     config: object
 
     def host_client(self) -> HostClient:
-        return HostClient(self.config.host_api_url, self.config.host_app_id, self.config.host_app_private_key,
-                          timeout_ms=self.config.host_timeout_ms)
+        return host_client.from_config(self.config)
 
     def pull_request_payload(self, pr: dict, action: str) -> dict:
         return {

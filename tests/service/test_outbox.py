@@ -11,7 +11,7 @@ import pytest
 from app import database
 from tests.service.hostkit import (REPOSITORY, assert_requests_match_the_rest_description, make_hostkit,
                                    run_lifecycle, run_outbox)
-from workers.outbox import external_id
+from app.host.outbox import external_id
 
 
 @pytest.fixture

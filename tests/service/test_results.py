@@ -13,7 +13,7 @@ from tests.service.hostkit import (REPOSITORY, assert_requests_match_the_rest_de
                                    run_outbox)
 from tests.service.resultkit import CALLBACK, DispatchedRun, envelope, finding, make_result
 from emulator import openapi_check
-from workers import publication
+from app.host import publication
 
 
 @pytest.fixture
@@ -297,7 +297,7 @@ def test_a_worker_that_died_after_an_update_does_not_repeat_its_annotations(kit,
     # A worker claims the completion, sends the first two updates, and dies
     # before recording any progress.
     from app import database
-    from workers.outbox import OutboxQueue
+    from app.host.outbox import OutboxQueue
     with pool.connection() as conn:
         [item] = [i for i in database.call(conn, "outbox_claim", p_worker="doomed", p_limit=5, p_lease_seconds=60,
                                            p_max_attempts=5) if i["kind"] == "check_run_complete"]

@@ -12,7 +12,7 @@ from tests.service.access_helpers import bearer, create_token, seed_repository
 from tests.service.helpers import count
 from tests.service.hostkit import REPOSITORY, make_hostkit
 from tests.service.resultkit import DispatchedRun, finding, make_result
-from workers import publication
+from app.host import publication
 
 REPO_ID = 7001
 

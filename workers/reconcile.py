@@ -1,0 +1,180 @@
+"""The loop every reconciler runs: detect, claim, observe, report.
+
+Each reconciler (workflow state, check run publication, inbox and job drift)
+detects candidates every SERVICE_RECONCILIATION_DETECT_INTERVAL_MS with one
+SQL function, and claims due items of its kind every
+SERVICE_RECONCILIATION_POLL_MS, at most SERVICE_RECONCILIATION_CONCURRENCY at
+once. An item is observed (usually one code host lookup) and the observation
+reported through one SQL function, which decides, re-checks the lease and
+applies the repair in one transaction. There is no NOTIFY: reconciliation is
+slow by design and polling is the truth.
+
+Events (JSON log lines, ids and reason codes only, never payloads), with the
+reconciler's prefix (`worker.reconciliation`, `worker.check_run_reconciliation`,
+`worker.lifecycle_reconciliation`): `_detected` per new item,
+`_detection_failed`, `_claim_failed`, `_terminal` per item that ended. Each pass
+also records the reconciler's poll and success times in the database, so every
+replica reports the fleet's truth (GET /api/v1/operator/reconciliation).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
+
+from app import database
+from app.config import ReconciliationSettings
+from app.jsonlog import log
+from app.queueing import LeaseLost, failure_codes, worker_identity
+
+# Claims of one item without an observation before it is dead-lettered (an
+# unexpected error each time: a bug or a database that keeps failing).
+MAX_FAILED_CLAIMS = 5
+LEASE_SECONDS = 120
+
+
+class Reconciler(Protocol):
+    name: str            # workflow, check_run, lifecycle (reconciler_heartbeats)
+    event_prefix: str    # worker.reconciliation, ...
+
+    def detect(self, conn, settings: ReconciliationSettings, now: dt.datetime | None) -> list[dict]: ...
+
+    def claim(self, conn, worker_id: str, limit: int, now: dt.datetime | None) -> list[dict]: ...
+
+    def observe(self, pool, item: dict, now: dt.datetime | None) -> dict:
+        """Look, report the observation; return the report's row (outcome, reason_code, terminal, ...)."""
+
+
+def _at(now: dt.datetime | None) -> dict:
+    """p_now for the SQL functions: the database's clock unless a test drives it."""
+    return {} if now is None else {"p_now": now}
+
+
+class ReconcileLoop:
+    def __init__(self, reconciler: Reconciler, pool, settings: ReconciliationSettings,
+                 stop: threading.Event | None = None):
+        self.reconciler = reconciler
+        self.pool = pool
+        self.settings = settings
+        self.stop = stop or threading.Event()
+        self.name = f"reconcile-{reconciler.name}"
+        self.worker_id = worker_identity(self.name)
+        self._inflight = 0
+        self._lock = threading.Lock()
+
+    def _event(self, suffix: str, **fields) -> None:
+        level = "warning" if suffix.endswith("failed") else "info"
+        log(f"{self.reconciler.event_prefix}_{suffix}", level=level, reconciler=self.reconciler.name, **fields)
+
+    def _heartbeat(self, succeeded: bool, now: dt.datetime | None) -> None:
+        try:
+            with self.pool.connection(timeout=5) as conn:
+                database.call(conn, "reconciler_heartbeat", p_reconciler=self.reconciler.name,
+                              p_succeeded=succeeded, **_at(now))
+        except Exception as exc:  # the database is away: the next pass tries again
+            log("worker.reconciliation_heartbeat_failed", level="warning", reconciler=self.reconciler.name,
+                errorClass=type(exc).__name__)
+
+    # -- detection ------------------------------------------------------------
+    def detect(self, now: dt.datetime | None = None) -> list[dict]:
+        try:
+            with self.pool.connection(timeout=5) as conn:
+                rows = self.reconciler.detect(conn, self.settings, now)
+        except Exception as exc:
+            self._event("detection_failed", errorClass=type(exc).__name__)
+            self._heartbeat(False, now)
+            return []
+        for row in rows:
+            self._event("detected", itemId=row["item_id"], subjectId=row["subject_id"],
+                        installationId=row["installation_id"], reasonCode=row["reason_code"])
+        self._heartbeat(True, now)
+        return rows
+
+    # -- items ----------------------------------------------------------------
+    def claim(self, limit: int, now: dt.datetime | None = None) -> list[dict]:
+        try:
+            with self.pool.connection(timeout=5) as conn:
+                return self.reconciler.claim(conn, self.worker_id, limit, now)
+        except Exception as exc:
+            self._event("claim_failed", errorClass=type(exc).__name__)
+            self._heartbeat(False, now)
+            return []
+
+    def process(self, item: dict, now: dt.datetime | None = None) -> dict | None:
+        """Observe one claimed item; never raises."""
+        try:
+            if self.stop.is_set():
+                with self.pool.connection() as conn:
+                    database.call(conn, "reconciliation_release", p_item_id=item["item_id"],
+                                  p_lease_token=item["lease_token"])
+                return None
+            report = self.reconciler.observe(self.pool, item, now)
+            if report["outcome"] == "lease_lost":
+                raise LeaseLost()
+            if report["terminal"]:
+                self._event("terminal", itemId=item["item_id"], outcome=report["outcome"],
+                            reasonCode=report["reason_code"],
+                            **{k: v for k, v in report.items() if k.endswith("_id") and v is not None})
+            return report
+        except LeaseLost:
+            return {"outcome": "lease_lost", "terminal": False}
+        except Exception as exc:
+            self._fail(item, exc, now)
+            return None
+
+    def _fail(self, item: dict, exc: BaseException, now: dt.datetime | None) -> None:
+        reason, error_class = failure_codes(exc)
+        try:
+            with self.pool.connection() as conn:
+                row = database.call_one(conn, "reconciliation_fail", p_item_id=item["item_id"],
+                                        p_lease_token=item["lease_token"], p_reason_code=reason,
+                                        p_error_class=error_class, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))
+            log("worker.item_failed", level="warning", queue=self.name, itemId=item["item_id"],
+                errorClass=error_class, outcome=row["outcome"])
+        except Exception as report_exc:  # the lease expires and the item is claimed again
+            log("worker.failure_report_failed", level="error", queue=self.name, itemId=item["item_id"],
+                errorClass=error_class, reportErrorClass=type(report_exc).__name__)
+
+    def _done(self, item: dict) -> None:
+        try:
+            self.process(item)
+        finally:
+            with self._lock:
+                self._inflight -= 1
+
+    # -- driving it -------------------------------------------------------------
+    def run_once(self, now: dt.datetime | None = None) -> list[dict]:
+        """One detection pass, then every due item in turn (tests, demo). Returns the reports."""
+        self.detect(now)
+        reports = []
+        while True:
+            claimed = self.claim(self.settings.concurrency, now)
+            if not claimed:
+                break
+            reports.extend(r for r in (self.process(item, now) for item in claimed) if r is not None)
+        self._heartbeat(True, now)
+        return reports
+
+    def run(self) -> None:
+        detect_every = self.settings.detect_interval_ms / 1000
+        poll_every = self.settings.poll_ms / 1000
+        next_detection = time.monotonic()
+        log("worker.started", queue=self.name, worker=self.worker_id, concurrency=self.settings.concurrency)
+        with ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix=self.name) as executor:
+            while not self.stop.is_set():
+                if time.monotonic() >= next_detection:
+                    self.detect()
+                    next_detection = time.monotonic() + detect_every
+                with self._lock:
+                    free = self.settings.concurrency - self._inflight
+                claimed = self.claim(free) if free > 0 else []
+                for item in claimed:
+                    with self._lock:
+                        self._inflight += 1
+                    executor.submit(self._done, item)
+                if free > 0 and not claimed:
+                    self._heartbeat(True, None)
+                self.stop.wait(min(poll_every, max(0.0, next_detection - time.monotonic())) or poll_every)
+        log("worker.stopped", queue=self.name, worker=self.worker_id)
