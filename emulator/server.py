@@ -34,7 +34,7 @@ from emulator.faults import FaultSwitches
 from emulator.identity import IdentityRoutes
 from emulator.oidc import OidcIssuer
 from emulator.request_log import RequestLog, loggable_body, redact_headers
-from emulator.rest import RestApi
+from emulator.rest import register_rest_routes
 from emulator.routing import Reply, RequestContext, Router
 from emulator.runs import RunEngine
 from emulator.state import State
@@ -107,7 +107,7 @@ class Emulator(Controller):
         super().__init__(state, engine, issuer, FaultSwitches(), RequestLog(), webhooks.WebhookSender(), lambda: self.url)
         self.router = Router()
         register_control_routes(self.router, self)
-        RestApi(state, engine).register(self.router)
+        register_rest_routes(self.router, state, engine)
         IdentityRoutes(state, issuer).register(self.router)
         app = falcon.App(media_type=falcon.MEDIA_JSON)
         app.req_options.strip_url_path_trailing_slash = True

@@ -119,6 +119,22 @@ class HostClient:
         return self._installation_call(installation_id, "GET",
                                        f"{_repo_path(repository)}/actions/runs/{int(run_id)}").json()
 
+    def list_workflow_runs(self, installation_id: int, repository: str, branch: str, since: dt.datetime,
+                           max_pages: int = 5) -> list[dict]:
+        """readiness-runner.yml's dispatch runs on `branch` created since `since`, newest first
+        (reconciliation finds a run dispatched without a run id by its name)."""
+        created = since.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        runs: list[dict] = []
+        for page in range(1, max_pages + 1):
+            batch = self._installation_call(
+                installation_id, "GET", f"{_repo_path(repository)}/actions/workflows/{WORKFLOW_FILE}/runs",
+                params={"branch": branch, "event": "workflow_dispatch", "created": f">={created}",
+                        "per_page": 100, "page": page}).json().get("workflow_runs", [])
+            runs.extend(r for r in batch if (r.get("created_at") or created) >= created)
+            if len(batch) < 100:
+                break
+        return runs
+
     # -- pull request comments --------------------------------------------------
     def create_comment(self, installation_id: int, repository: str, number: int, body: str) -> dict:
         return self._installation_call(installation_id, "POST",

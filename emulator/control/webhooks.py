@@ -1,0 +1,86 @@
+"""Control of webhooks: where they go, sending each event from the emulator's state, redelivery."""
+from __future__ import annotations
+
+from emulator import webhooks
+from emulator.control.base import ControlBase, ControlError
+
+
+class WebhookControls(ControlBase):
+    ROUTES = [
+        ("PUT", "/_emulator/webhooks", "configure_webhooks"),
+        ("POST", "/_emulator/webhooks/installation", "send_installation_event"),
+        ("POST", "/_emulator/webhooks/installation_repositories", "send_installation_repositories_event"),
+        ("POST", "/_emulator/webhooks/pull_request", "send_pull_request_event"),
+        ("POST", "/_emulator/webhooks/ping", "send_ping"),
+        ("POST", "/_emulator/webhooks/marketplace_purchase", "send_marketplace_purchase"),
+        ("POST", "/_emulator/webhooks", "send_webhook"),
+        ("GET", "/_emulator/deliveries", "deliveries"),
+        ("POST", "/_emulator/deliveries/{delivery_id}/redeliver", "redeliver"),
+    ]
+
+    def configure_webhooks(self, url: str | None = None, secret: str | None = None,
+                           marketplace_url: str | None = None, marketplace_secret: str | None = None) -> dict:
+        self.sender.configure("app", url, secret)
+        self.sender.configure("marketplace", marketplace_url, marketplace_secret)
+        return {"url": self.sender.targets["app"].url, "marketplace_url": self.sender.targets["marketplace"].url}
+
+    def send_webhook(self, event: str, payload: dict, target: str = "app") -> dict:
+        """Deliver any payload as ``event`` (e.g. a fixture file's content)."""
+        if target not in ("app", "marketplace"):
+            raise ControlError("target is app or marketplace")
+        inst = payload.get("installation") if isinstance(payload, dict) else None
+        return self.sender.send(event, payload, target, installation_id=(inst or {}).get("id"))
+
+    def send_installation_event(self, installation_id: int, action: str = "created") -> dict:
+        with self.state.lock:
+            inst = self._installation(installation_id)
+            app = self.state.apps[inst.app_id]
+            payload = webhooks.installation_payload(self._base_url(), action, inst, app,
+                                                    self.state.installation_repositories(inst.id),
+                                                    webhooks.default_sender(inst.account))
+        return self.sender.send("installation", payload, "app", inst.id)
+
+    def send_installation_repositories_event(self, installation_id: int, added: list | None = None,
+                                             removed: list | None = None) -> dict:
+        with self.state.lock:
+            inst = self._installation(installation_id)
+            app = self.state.apps[inst.app_id]
+            added_repos = [self._repo(n) for n in added or []]
+            removed_repos = [self._repo(n) for n in removed or []]
+            payload = webhooks.installation_repositories_payload(
+                self._base_url(), "added" if added_repos else "removed", inst, app, added_repos, removed_repos,
+                webhooks.default_sender(inst.account))
+        return self.sender.send("installation_repositories", payload, "app", inst.id)
+
+    def send_pull_request_event(self, full_name: str, number: int, action: str = "opened", before: str | None = None) -> dict:
+        with self.state.lock:
+            repo = self._repo(full_name)
+            pull = self._pull(repo, number)
+            payload = webhooks.pull_request_payload(self._base_url(), action, repo, pull, pull.author,
+                                                    before=before or pull.base_sha)
+        return self.sender.send("pull_request", payload, "app", repo.installation_id)
+
+    def send_ping(self, target: str = "app", app_id: int | None = None) -> dict:
+        app = self._the_app(app_id)
+        url = self.sender.targets[target].url or ""
+        events = ["marketplace_purchase"] if target == "marketplace" else list(app.events)
+        payload = webhooks.ping_payload(self._base_url(), app, self.sender.hook_ids[target], url, events)
+        return self.sender.send("ping", payload, target)
+
+    def send_marketplace_purchase(self, action: str, account_login: str, account_id: int | None = None,
+                                  account_type: str = "Organization", plan: dict | None = None,
+                                  effective_date: str | None = None, previous_plan: dict | None = None) -> dict:
+        """purchased | changed | cancelled | pending_change | pending_change_cancelled, to the marketplace URL."""
+        with self.state.lock:
+            account = self._account(account_login, account_id, account_type)
+        payload = webhooks.marketplace_purchase_payload(self._base_url(), action, account, plan, effective_date, previous_plan)
+        return self.sender.send("marketplace_purchase", payload, "marketplace")
+
+    def deliveries(self) -> list[dict]:
+        return self.sender.deliveries()
+
+    def redeliver(self, delivery_id: str) -> dict:
+        try:
+            return self.sender.redeliver(delivery_id)
+        except KeyError:
+            raise ControlError(f"unknown delivery {delivery_id}", 404) from None

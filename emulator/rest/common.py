@@ -1,0 +1,88 @@
+"""What the REST routes share: the host's error for a body that breaks its schema,
+pagination with the Link header, and the base class of each group of routes.
+
+A group lists its ``ROUTES`` as (method, path template, operationId of the REST
+description, handler method name); ``register`` adds them to the router.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from urllib.parse import urlencode
+
+from emulator.auth import require_repository_access
+from emulator.errors import HostError, not_found
+from emulator.routing import RequestContext, Router
+from emulator.runs import RunEngine
+from emulator.state import Repository, State
+
+
+def invalid_request(detail: str) -> HostError:
+    # The real API words body-schema failures as "Invalid request.\n\n<detail>".
+    return HostError(422, f"Invalid request.\n\n{detail}")
+
+
+def is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_time(value, field: str) -> datetime:
+    if not isinstance(value, str):
+        raise invalid_request(f"Invalid value for '{field}'.")
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise invalid_request(f"Invalid value for '{field}'.") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).replace(microsecond=0)
+
+
+def paginate(ctx: RequestContext, items: list) -> tuple[list, dict]:
+    """Slice ``items`` by per_page (max 100) and page, with the real API's Link header."""
+    per_page = max(1, min(100, ctx.int_arg("per_page", 30)))
+    page = max(1, ctx.int_arg("page", 1))
+    last = max(1, -(-len(items) // per_page))
+    chunk = items[(page - 1) * per_page : page * per_page]
+
+    def link(number: int, rel: str) -> str:
+        query = {k: v[-1] for k, v in ctx.query.items()}
+        query.update({"per_page": per_page, "page": number})
+        return f'<{ctx.base_url}{ctx.path}?{urlencode(query)}>; rel="{rel}"'
+
+    links = []
+    if page < last:
+        links += [link(page + 1, "next"), link(last, "last")]
+    if page > 1:
+        links += [link(1, "first"), link(page - 1, "prev")]
+    return chunk, ({"Link": ", ".join(links)} if links else {})
+
+
+class RouteGroup:
+    ROUTES: list[tuple[str, str, str, str]] = []
+
+    def __init__(self, state: State, runs: RunEngine):
+        self.state = state
+        self.runs = runs
+
+    def register(self, router: Router) -> None:
+        for method, template, operation_id, handler in self.ROUTES:
+            router.add(method, template, operation_id, getattr(self, handler))
+
+    def _repo(self, ctx: RequestContext, permission: tuple[str, str] | None):
+        return require_repository_access(
+            self.state, ctx.header("authorization"), ctx.params["owner"], ctx.params["repo"], permission
+        )
+
+    @staticmethod
+    def _int_param(ctx: RequestContext, name: str) -> int:
+        try:
+            return int(ctx.params[name])
+        except ValueError:
+            raise not_found() from None
+
+    def _app_of(self, app_id: int | None):
+        return self.state.apps.get(app_id) if app_id is not None else None
+
+    def _open_pulls_at(self, repo: Repository, sha: str) -> list:
+        """The repository's open pull requests whose head is ``sha`` (runs and check runs list them)."""
+        return [p for p in self.state.pulls_of(repo.id) if p.state == "open" and p.head_sha == sha]
