@@ -10,6 +10,8 @@ from app.host import client as host_client
 from app.host.outbox import OutboxQueue
 from app.jsonlog import capture_library_logs, log
 from workers.lifecycle import LifecycleQueue
+from workers.reconcilers import build_reconcilers
+from workers.slo import SloWorker
 from workers.queue_worker import QueueWorker
 
 
@@ -26,7 +28,8 @@ def build_workers(config, url: str, stop: threading.Event) -> list[QueueWorker]:
     else:
         # Readiness reports the missing variables; lifecycle jobs still run.
         log("worker.outbox_disabled", level="warning", reason="host app configuration missing")
-    return workers
+    # Reconciliation and the SLO policy (issue 10): the SLO worker has its own connection.
+    return [*workers, *build_reconcilers(config, pool, host, stop), SloWorker(config, url, stop)]
 
 
 def main() -> None:
@@ -37,7 +40,7 @@ def main() -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     workers = build_workers(config, url, stop)
-    threads = [threading.Thread(target=w.run, name=w.queue.name) for w in workers]
+    threads = [threading.Thread(target=w.run, name=getattr(w, "name", None) or w.queue.name) for w in workers]
     for t in threads:
         t.start()
     while any(t.is_alive() for t in threads):

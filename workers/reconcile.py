@@ -47,6 +47,14 @@ class Reconciler(Protocol):
         """Look, report the observation; return the report's row (outcome, reason_code, terminal, ...)."""
 
 
+def _ids(report: dict) -> dict:
+    """The ids a report names, camelCased for the event (release_run_id -> releaseRunId)."""
+    def camel(name: str) -> str:
+        first, *rest = name.split("_")
+        return first + "".join(part.title() for part in rest)
+    return {camel(k): v for k, v in report.items() if k.endswith("_id") and k != "item_id" and v is not None}
+
+
 def _at(now: dt.datetime | None) -> dict:
     """p_now for the SQL functions: the database's clock unless a test drives it."""
     return {} if now is None else {"p_now": now}
@@ -93,14 +101,17 @@ class ReconcileLoop:
         return rows
 
     # -- items ----------------------------------------------------------------
-    def claim(self, limit: int, now: dt.datetime | None = None) -> list[dict]:
+    def claim(self, limit: int, now: dt.datetime | None = None) -> list[dict] | None:
+        """The claimed items, or None when the claim failed."""
         try:
             with self.pool.connection(timeout=5) as conn:
-                return self.reconciler.claim(conn, self.worker_id, limit, now)
+                claimed = self.reconciler.claim(conn, self.worker_id, limit, now)
         except Exception as exc:
             self._event("claim_failed", errorClass=type(exc).__name__)
             self._heartbeat(False, now)
-            return []
+            return None
+        self._heartbeat(True, now)
+        return claimed
 
     def process(self, item: dict, now: dt.datetime | None = None) -> dict | None:
         """Observe one claimed item; never raises."""
@@ -115,8 +126,7 @@ class ReconcileLoop:
                 raise LeaseLost()
             if report["terminal"]:
                 self._event("terminal", itemId=item["item_id"], outcome=report["outcome"],
-                            reasonCode=report["reason_code"],
-                            **{k: v for k, v in report.items() if k.endswith("_id") and v is not None})
+                            reasonCode=report["reason_code"], **_ids(report))
             return report
         except LeaseLost:
             return {"outcome": "lease_lost", "terminal": False}
@@ -152,10 +162,8 @@ class ReconcileLoop:
         while True:
             claimed = self.claim(self.settings.concurrency, now)
             if not claimed:
-                break
+                return reports
             reports.extend(r for r in (self.process(item, now) for item in claimed) if r is not None)
-        self._heartbeat(True, now)
-        return reports
 
     def run(self) -> None:
         detect_every = self.settings.detect_interval_ms / 1000
@@ -169,12 +177,9 @@ class ReconcileLoop:
                     next_detection = time.monotonic() + detect_every
                 with self._lock:
                     free = self.settings.concurrency - self._inflight
-                claimed = self.claim(free) if free > 0 else []
-                for item in claimed:
+                for item in (self.claim(free) if free > 0 else None) or []:
                     with self._lock:
                         self._inflight += 1
                     executor.submit(self._done, item)
-                if free > 0 and not claimed:
-                    self._heartbeat(True, None)
-                self.stop.wait(min(poll_every, max(0.0, next_detection - time.monotonic())) or poll_every)
+                self.stop.wait(max(0.0, min(poll_every, next_detection - time.monotonic())))
         log("worker.stopped", queue=self.name, worker=self.worker_id)

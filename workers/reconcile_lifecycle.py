@@ -1,0 +1,34 @@
+"""Inbox and job drift reconciliation (kind lifecycle_inbox).
+
+`lifecycle_job_missing`: a non-terminal delivery older than the observation
+window has no job; the job is recreated with the delivery's idempotency key,
+and it reads the normalized actions persisted on the inbox row.
+`lifecycle_inbox_state_drift`: the inbox state is not its job's projection
+(the job's status is authoritative); the state is corrected. Both repairs are
+one SQL function with the inbox row locked, so a concurrent repair completes
+without a second job. No code host call is involved.
+"""
+from __future__ import annotations
+
+from app import database
+from workers.reconcile import LEASE_SECONDS, MAX_FAILED_CLAIMS, _at
+
+
+class LifecycleReconciler:
+    name = "lifecycle"
+    event_prefix = "worker.lifecycle_reconciliation"
+
+    def detect(self, conn, settings, now):
+        return database.call(conn, "reconciliation_detect_lifecycle",
+                             p_observation_seconds=settings.observation_seconds,
+                             p_deadline_seconds=settings.deadline_seconds, **_at(now))
+
+    def claim(self, conn, worker_id, limit, now):
+        return database.call(conn, "reconciliation_claim_lifecycle", p_worker=worker_id, p_limit=limit,
+                             p_lease_seconds=LEASE_SECONDS, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))
+
+    def observe(self, pool, item, now):
+        with pool.connection() as conn:
+            row = database.call_one(conn, "reconciliation_lifecycle_repair", p_item_id=item["item_id"],
+                                    p_lease_token=item["lease_token"], **_at(now))
+        return {**row, "terminal": row["outcome"] != "lease_lost"}
