@@ -7,6 +7,7 @@ Secrets are kept in `Secret` wrappers so that a stray repr never prints them.
 """
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
@@ -31,6 +32,9 @@ DEFAULT_AUTH_RATE_LIMIT_PER_MINUTE = 20
 DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE = 20
 OPERATOR_TOKEN = re.compile(r"^[\x21-\x7e]{32,512}$")      # at least 32 visible ASCII characters
 OPERATOR_ACTOR_ID = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
+DEFAULT_REQUEST_READ_TIMEOUT_MS = 10_000
+# Only a proxy on this machine is trusted to say who the client is, by default.
+DEFAULT_TRUSTED_PROXIES = "127.0.0.0/8,::1/128"
 DEFAULT_SLO_SNAPSHOT_INTERVAL_MS = 30_000
 
 
@@ -91,6 +95,10 @@ class Config:
     oidc_audience: str | None = None
     # Where people reach the service (links in check runs and comments).
     public_url: str = "http://127.0.0.1:8000"
+    # Hostile clients: how long reading one request may take, and whose
+    # X-Forwarded-For names the client (app/web/client_address.py).
+    request_read_timeout_ms: int = DEFAULT_REQUEST_READ_TIMEOUT_MS
+    trusted_proxies: tuple = field(default_factory=lambda: _networks(DEFAULT_TRUSTED_PROXIES))
     # Reconciliation workers and the SLO policy's snapshot interval.
     reconciliation: ReconciliationSettings = field(default_factory=lambda: ReconciliationSettings())
     slo_snapshot_interval_ms: int = DEFAULT_SLO_SNAPSHOT_INTERVAL_MS
@@ -219,6 +227,23 @@ def _reconciliation(r: _Reader) -> ReconciliationSettings:
     return ReconciliationSettings(**{**settings.__dict__, "valid": valid})
 
 
+def _networks(text: str) -> tuple:
+    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in text.split(",") if part.strip())
+
+
+def _trusted_proxies(r: _Reader) -> tuple:
+    """SERVICE_TRUSTED_PROXIES: CIDRs or addresses, comma separated. Invalid is
+    not ready (the setting decides whose failures are counted together)."""
+    raw = r.text("SERVICE_TRUSTED_PROXIES")
+    if raw is None:
+        return _networks(DEFAULT_TRUSTED_PROXIES)
+    try:
+        return _networks(raw)
+    except ValueError:
+        r.missing.append("SERVICE_TRUSTED_PROXIES")
+        return _networks(DEFAULT_TRUSTED_PROXIES)
+
+
 def _is_rsa_private_key(pem: str) -> bool:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
@@ -270,6 +295,9 @@ def load(env: Mapping[str, str] | None = None) -> Config:
                                                  DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE, minimum=1, maximum=100_000),
         operator_api_token=r.matching_secret("SERVICE_OPERATOR_API_TOKEN", OPERATOR_TOKEN),
         operator_actor_id=r.matching_text("SERVICE_OPERATOR_ACTOR_ID", OPERATOR_ACTOR_ID),
+        request_read_timeout_ms=r.integer("SERVICE_REQUEST_READ_TIMEOUT_MS", DEFAULT_REQUEST_READ_TIMEOUT_MS,
+                                          minimum=100, maximum=600_000),
+        trusted_proxies=_trusted_proxies(r),
         reconciliation=_reconciliation(r),
         # A tuning knob: SLI collection never affects readiness.
         slo_snapshot_interval_ms=r.integer("SERVICE_SLO_SNAPSHOT_INTERVAL_MS", DEFAULT_SLO_SNAPSHOT_INTERVAL_MS,

@@ -1,4 +1,5 @@
-"""`bin/serve`: migrate, then run the API under gunicorn (gthread) and the workers.
+"""`bin/serve`: migrate, then run the API (gunicorn processes, each an event-loop
+front, app/front/) and the workers.
 
 The embedded PostgreSQL, when used, lives in this parent process and stops
 when it exits; the children get its URL in SERVICE_DATABASE_URL.
@@ -19,10 +20,18 @@ from app.jsonlog import capture_library_logs
 from app import runtime
 
 
-def gunicorn_command(config) -> list[str]:
+SERVICE_WSGI_APP = "app.web.wsgi:application"
+
+
+def server_command(config, wsgi_app: str = SERVICE_WSGI_APP) -> list[str]:
+    """The command that serves `wsgi_app` ("module:attribute") with the
+    service's server settings: SERVICE_WEB_CONCURRENCY gunicorn processes, each
+    reading requests on an event loop with the read deadline and handing whole
+    requests to SERVICE_WEB_THREADS threads (app/front/). Benchmarks start
+    their reference handlers with it so that both run under the same server."""
     return [
-        sys.executable, "-m", "gunicorn", "app.web.wsgi:application",
-        "--worker-class", "gthread",
+        sys.executable, "-m", "gunicorn", wsgi_app,
+        "--worker-class", "app.front.worker.FrontWorker",
         "--workers", str(config.web_concurrency),
         "--threads", str(config.web_threads),
         "--bind", config.bind,
@@ -37,7 +46,7 @@ def wait_until_live(base_url: str, process: subprocess.Popen, seconds: float = 6
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SystemExit(f"error: gunicorn exited with status {process.returncode}")
+            raise SystemExit(f"error: the API server exited with status {process.returncode}")
         try:
             if httpx.get(f"{base_url}/api/health/live", timeout=1).status_code == 200:
                 return
@@ -51,15 +60,15 @@ class Service:
     """The API and worker processes, started and stopped together."""
 
     def __init__(self, config, url: str, with_workers: bool = True, extra_env: dict | None = None,
-                 log_path: str | None = None):
-        self.config, self.url, self.with_workers = config, url, with_workers
+                 log_path: str | None = None, wsgi_app: str = SERVICE_WSGI_APP):
+        self.config, self.url, self.with_workers, self.wsgi_app = config, url, with_workers, wsgi_app
         self.log_file = open(log_path, "a", encoding="utf-8") if log_path else None
         self.env = dict(os.environ, SERVICE_DATABASE_URL=url, **(extra_env or {}))
         self.children: list[subprocess.Popen] = []
         self.base_url = f"http://{config.bind}"
 
     def start(self) -> "Service":
-        api = subprocess.Popen(gunicorn_command(self.config), env=self.env, stderr=self.log_file)
+        api = subprocess.Popen(server_command(self.config, self.wsgi_app), env=self.env, stderr=self.log_file)
         self.children.append(api)
         if self.with_workers:
             self.children.append(subprocess.Popen([sys.executable, "-m", "workers"], env=self.env,

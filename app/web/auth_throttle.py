@@ -1,10 +1,9 @@
 """Failed-authentication throttling, kept in PostgreSQL so that every replica
 shares the counters (sql/functions/auth_throttle.sql).
 
-The client key is the first hop of X-Forwarded-For, else the peer address.
-Trust assumption: the service runs behind a reverse proxy that sets (or
-overwrites) X-Forwarded-For; a client that reaches the service directly can
-choose its own key. The bearer and operator paths use separate limiters.
+The client key is the peer address, or the first hop of X-Forwarded-For when
+the peer is a trusted proxy (SERVICE_TRUSTED_PROXIES; app/web/client_address.py).
+The bearer and operator paths use separate limiters.
 """
 from __future__ import annotations
 
@@ -24,12 +23,11 @@ def now() -> dt.datetime:
 
 
 def client_key(req) -> str:
-    forwarded = req.get_header("X-Forwarded-For")
-    if forwarded:
-        first = forwarded.split(",", 1)[0].strip()
-        if first:
-            return first[:MAX_CLIENT_KEY]
-    return (req.remote_addr or "unknown")[:MAX_CLIENT_KEY]
+    """The request's client key, computed by the hardening middleware from the
+    peer and, behind a trusted proxy only, X-Forwarded-For
+    (app/web/client_address.py). Without the middleware: the peer address."""
+    key = getattr(req.context, "client_key", None)
+    return key if key is not None else (req.remote_addr or "unknown")[:MAX_CLIENT_KEY]
 
 
 def refuse_if_limited(conn, limiter: str, key: str, limit: int, at: dt.datetime) -> None:

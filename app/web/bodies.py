@@ -1,16 +1,62 @@
-"""Reading request bodies: bounded before and while reading, JSON objects only."""
+"""Reading request bodies: one content type, a cap per route, and one parser
+that turns every body the database could not store into a 400.
+
+The cap of each route is what its contract can need (`max_body_bytes`); the
+front (app/front/bridge.py) applies it before a thread runs, and `read_bounded`
+again here so that the application is safe under any server.
+
+`parse_json_object` is the one way a JSON body becomes a dict: strict JSON
+(orjson: no NaN or Infinity, no byte order mark, no invalid UTF-8: 400
+`malformed_json`), then one
+pass over the tree that refuses what PostgreSQL or the canonical digest would
+choke on later, deep inside a transaction: nesting past `max_depth` (400
+`too_deep`), NUL or an unpaired surrogate in any key or string (400
+`invalid_text`), numbers outside the interoperable integer range ±(2^53 - 1)
+of RFC 7493 and any range the caller asks for by property name (400
+`number_out_of_range`).
+"""
 from __future__ import annotations
 
-import json
+from typing import Mapping
 
-from app.web.errors import ApiError
+import orjson
+
+from app.config import WEBHOOK_MAX_BODY_BYTES
+from app.web.errors import ApiError, quoted_prefix
 
 READ_CHUNK = 64 * 1024
+MAX_DEPTH = 64
+SAFE_INTEGER = 2**53 - 1
+INT4 = (-2**31, 2**31 - 1)
+
+RESULT_MAX_BYTES = 8 * 1024 * 1024   # 10000 findings of a few hundred bytes each
+SMALL_MAX_BYTES = 16 * 1024          # token requests, settings; routes without a body
+# Longest prefix wins; a route that is not listed takes no more than SMALL_MAX_BYTES.
+ROUTE_MAX_BYTES = (
+    ("/api/host/webhook", WEBHOOK_MAX_BODY_BYTES),
+    ("/api/host/marketplace/webhook", WEBHOOK_MAX_BODY_BYTES),
+    ("/api/v1/runs", RESULT_MAX_BYTES),
+)
+
+
+def max_body_bytes(path: str) -> int:
+    for prefix, limit in ROUTE_MAX_BYTES:
+        if path == prefix or path.startswith(prefix + "/"):
+            return limit
+    return SMALL_MAX_BYTES
 
 
 def require_json_content_type(req) -> None:
-    if (req.content_type or "").split(";", 1)[0].strip().lower() != "application/json":
-        raise ApiError(400, "invalid_content_type", "Content-Type must be application/json")
+    """application/json, with no parameter but an optional charset=utf-8 (415 otherwise)."""
+    media_type, _, parameters = (req.content_type or "").partition(";")
+    if media_type.strip().lower() != "application/json":
+        raise ApiError(415, "invalid_content_type", "Content-Type must be application/json")
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if not parameter.strip():
+            continue
+        if name.strip().lower() != "charset" or value.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            raise ApiError(415, "invalid_content_type", "the only Content-Type parameter accepted is charset=utf-8")
 
 
 def read_bounded(req, limit: int) -> bytes:
@@ -20,8 +66,8 @@ def read_bounded(req, limit: int) -> bytes:
     declared = req.content_length
     if declared is not None and declared > limit:
         raise ApiError(413, "payload_too_large", f"body above {limit} bytes")
-    # Without Content-Length (chunked transfer), Falcon's bounded stream reads
-    # nothing; gunicorn's input stream decodes the chunks and ends cleanly.
+    # Without Content-Length (chunked transfer under a server that streams),
+    # Falcon's bounded stream reads nothing; the raw input stream ends cleanly.
     stream = req.bounded_stream if declared is not None else req.stream
     chunks, total = [], 0
     while True:
@@ -35,16 +81,66 @@ def read_bounded(req, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def parse_json_object(raw: bytes) -> dict:
+def parse_json_object(raw: bytes, *, max_depth: int = MAX_DEPTH,
+                      int_ranges: Mapping[str, tuple[int, int]] | None = None) -> dict:
+    """The body as a dict, or a 400 with a stable code (see the module's docstring).
+
+    `int_ranges` maps a property name, wherever it occurs, to the inclusive
+    range its integer values must be in (e.g. a column's type)."""
     try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        reason = str(exc)
+        if "surrogate" in reason and "UTF-8" not in reason:  # an escaped \ud800 without its pair
+            raise ApiError(400, "invalid_text", "text must not contain unpaired surrogates") from None
+        if "depth" in reason or "recursion" in reason:
+            raise ApiError(400, "too_deep", f"JSON nested deeper than {max_depth} levels") from None
         raise ApiError(400, "malformed_json", "body is not valid JSON") from None
     if not isinstance(body, dict):
         raise ApiError(400, "malformed_json", "body must be a JSON object")
+    # orjson refuses raw control characters: a NUL can only come from the
+    # escape \u0000, so without one in the bytes no string needs a look.
+    _check_tree(body, max_depth, int_ranges or {}, check_text=b"\\u0000" in raw)
     return body
 
 
-def read_json_object(req, limit: int) -> dict:
+def _refuse_text() -> ApiError:
+    return ApiError(400, "invalid_text", "text must not contain NUL characters")
+
+
+def _check_number(key, value, int_ranges) -> None:
+    if value > SAFE_INTEGER or value < -SAFE_INTEGER:
+        # orjson reads integers past 64 bits as floats: both are refused.
+        raise ApiError(400, "number_out_of_range", f"numbers must be within ±{SAFE_INTEGER}")
+    if key is not None and key in int_ranges and type(value) is int:
+        low, high = int_ranges[key]
+        if not low <= value <= high:
+            raise ApiError(400, "number_out_of_range", f"{quoted_prefix(key)} must be from {low} to {high}")
+
+
+def _check_tree(root: dict, max_depth: int, int_ranges, check_text: bool) -> None:
+    """Depth, numbers and (when the bytes hold an escaped NUL) text, in one
+    iterative pass: a deep document never reaches Python's recursion limit,
+    and this pass is on the intake hot path, so it looks at types only."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > max_depth:
+            raise ApiError(400, "too_deep", f"JSON nested deeper than {max_depth} levels")
+        pairs = node.items() if type(node) is dict else zip((None,) * len(node), node)
+        for key, value in pairs:
+            kind = type(value)
+            if kind is dict or kind is list:
+                stack.append((value, depth + 1))
+            elif (kind is int or kind is float) and (
+                    value > SAFE_INTEGER or value < -SAFE_INTEGER or (int_ranges and key in int_ranges)):
+                _check_number(key, value, int_ranges)
+            elif check_text and kind is str and "\x00" in value:
+                raise _refuse_text()
+            if check_text and key is not None and "\x00" in key:
+                raise _refuse_text()
+
+
+def read_json_object(req, limit: int, **parse_options) -> dict:
     require_json_content_type(req)
-    return parse_json_object(read_bounded(req, limit))
+    return parse_json_object(read_bounded(req, limit), **parse_options)

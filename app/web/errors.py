@@ -19,6 +19,12 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
+def quoted_prefix(value: str, limit: int = 40) -> str:
+    """A caller's string in a message: at most `limit` characters, escaped to
+    printable ASCII, so that an answer never echoes more than a short prefix."""
+    return ascii(value[:limit]) + ("..." if len(value) > limit else "")
+
+
 def bad_request(code: str, message: str) -> ApiError:
     return ApiError(400, code, message)
 

@@ -16,7 +16,9 @@ from app.oidc import OidcVerifier
 from app.queueing import worker_identity
 from app.web import errors, operator, paid, runs
 from app.web.bearer_auth import BearerAuth
+from app.web.bodies import max_body_bytes
 from app.web.contract import OpenApiDocument
+from app.web.hardening import Hardening
 from app.web.health import Live, Ready
 from app.web.lifecycle_webhook import LifecycleWebhook
 from app.web.marketplace_webhook import MarketplaceWebhook
@@ -26,7 +28,8 @@ from app.web.tokens import Tokens
 def create_app(config, pool) -> falcon.App:
     # BearerAuth authenticates every /api/v1 route whose resource does not
     # declare another `auth` (see app/web/bearer_auth.py).
-    app = falcon.App(cors_enable=False, middleware=[BearerAuth(config, pool)])
+    # Hardening first: it keys the client before BearerAuth's limiter needs it.
+    app = falcon.App(cors_enable=False, middleware=[Hardening(config), BearerAuth(config, pool)])
     app.req_options.strip_url_path_trailing_slash = True
     errors.install(app)
     app.add_route("/api/health/live", Live())
@@ -92,3 +95,5 @@ class _LazyApplication:
 
 
 application = _LazyApplication()
+# The front (app/front/bridge.py) buffers at most this much of each route's body.
+application.max_body_bytes = max_body_bytes

@@ -191,14 +191,14 @@ def test_invalid_create_requests(client, owner, admin, body, code):
     assert count(owner, "api_tokens") == 1   # the admin token only
 
 
-@pytest.mark.parametrize("raw,content_type,code", [
-    (b"{oops", "application/json", "malformed_json"),
-    (b"[]", "application/json", "malformed_json"),
-    (b'{"repositoryId": "9001", "name": "x"}', "text/plain", "invalid_content_type"),
+@pytest.mark.parametrize("raw,content_type,status,code", [
+    (b"{oops", "application/json", 400, "malformed_json"),
+    (b"[]", "application/json", 400, "malformed_json"),
+    (b'{"repositoryId": "9001", "name": "x"}', "text/plain", 415, "invalid_content_type"),
 ])
-def test_unreadable_create_bodies(client, owner, admin, raw, content_type, code):
+def test_unreadable_create_bodies(client, owner, admin, raw, content_type, status, code):
     result = client.simulate_post(PATH, body=raw, headers=bearer(admin, **{"Content-Type": content_type}))
-    assert (result.status_code, result.json["code"]) == (400, code)
+    assert (result.status_code, result.json["code"]) == (status, code)
     documented(result, "post")
     assert count(owner, "api_tokens") == 1
 

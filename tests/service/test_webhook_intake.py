@@ -119,12 +119,12 @@ def without(headers: dict, name: str) -> dict:
 
 
 def test_missing_content_type(client, owner):
-    refused(client, owner, without(webhook_headers(BODY, "installation"), "Content-Type"), 400, "invalid_content_type")
+    refused(client, owner, without(webhook_headers(BODY, "installation"), "Content-Type"), 415, "invalid_content_type")
 
 
 def test_wrong_content_type(client, owner):
     headers = webhook_headers(BODY, "installation") | {"Content-Type": "application/x-www-form-urlencoded"}
-    refused(client, owner, headers, 400, "invalid_content_type")
+    refused(client, owner, headers, 415, "invalid_content_type")
 
 
 def test_content_type_with_charset_is_fine(client, owner):

@@ -1,0 +1,38 @@
+"""Falcon middleware for the habits of a hardened API.
+
+- The client key (app/web/client_address.py) is computed once per request,
+  before any responder or limiter needs it.
+- Every answer says `X-Content-Type-Options: nosniff`, and `Cache-Control:
+  no-store` unless the route chose its own caching (the OpenAPI document):
+  answers carry tenant data, token values or refusals, none of which a cache
+  should keep.
+- 401, 403 and 429 answers are logged as `api.access_refused` with the reason
+  code, the route template, the method and a hash of the client key; never the
+  credential, the address or the body.
+"""
+from __future__ import annotations
+
+from app.jsonlog import log
+from app.web.client_address import client_key, key_hash
+
+REFUSALS_LOGGED = (401, 403, 429)
+
+
+class Hardening:
+    def __init__(self, config):
+        self.trusted_proxies = config.trusted_proxies
+
+    def process_request(self, req, resp):
+        req.context.client_key = client_key(req.remote_addr, req.get_header("X-Forwarded-For"),
+                                            self.trusted_proxies)
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        resp.set_header("X-Content-Type-Options", "nosniff")
+        if resp.get_header("Cache-Control") is None:
+            resp.set_header("Cache-Control", "no-store")
+        status = resp.status_code
+        if status in REFUSALS_LOGGED:
+            media = resp.media if isinstance(resp.media, dict) else {}
+            log("api.access_refused", level="warning", status=status, code=media.get("code"),
+                route=req.uri_template or req.path[:100], method=req.method,
+                clientKeyHash=key_hash(getattr(req.context, "client_key", None) or "unknown"))
