@@ -156,3 +156,9 @@ def test_oversized_headers_are_refused(served):
             pass  # the server hung up mid-way, as it should
         answer = sock.recv(4096)
     assert answer.startswith(b"HTTP/1.1 431 ")
+
+
+def test_no_server_banner_and_hardened_answers(served):
+    answer = httpx.get(f"{served.base_url}/api/health/live", timeout=5)
+    assert "server" not in answer.headers
+    assert (answer.headers["x-content-type-options"], answer.headers["cache-control"]) == ("nosniff", "no-store")
