@@ -6,6 +6,9 @@ one segment) or a glob (``/repos/*/check-runs*``). Effects, in order: delay
 (``delay_ms``; a long delay is how a hang past the client's timeout is made),
 then either drop the connection without an answer, or answer ``status`` with
 ``body`` and ``headers``; a fault with only a delay lets the request through.
+With ``after``, the request is handled first and then its answer is dropped or
+replaced: the host acted, the client never learns how (a lost answer, or a
+dispatch answered ``204`` by a host that does not return run details).
 ``count`` applies it to the next N matching requests; without it, until cleared.
 """
 from __future__ import annotations
@@ -29,6 +32,7 @@ class Fault:
     headers: dict = field(default_factory=dict)
     delay_ms: int = 0
     drop: bool = False
+    after: bool = False       # handle the request, then drop or replace its answer
     count: int | None = None  # None: persistent until cleared
     hits: int = 0
 
@@ -93,7 +97,8 @@ class FaultSwitches:
             name = spec.pop("preset")
             for key, value in preset(name, int(spec.pop("reset_in_seconds", 60))).items():
                 spec.setdefault(key, value)
-        unknown = set(spec) - {"method", "path", "operation_id", "status", "body", "headers", "delay_ms", "drop", "count"}
+        unknown = set(spec) - {"method", "path", "operation_id", "status", "body", "headers", "delay_ms", "drop", "count",
+                               "after"}
         if unknown:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
         if not (spec.get("status") or spec.get("drop") or spec.get("delay_ms")):

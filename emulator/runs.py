@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -34,6 +35,8 @@ from emulator.state import (
 )
 
 OUTPUT_TAIL_BYTES = 16 * 1024
+RUN_NAME_LINE = re.compile(r"^run-name:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 CONCLUSIONS = ("success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required")
 
 
@@ -66,6 +69,7 @@ class RunEngine:
                 ref=ref if ref.startswith("refs/") or branch is None else f"refs/heads/{branch}",
                 inputs=dict(inputs),
                 actor=actor,
+                display_title=run_title(repo, workflow, inputs),
             )
             run.attempts.append(RunAttempt(number=1))
             self.state.runs[run.id] = run
@@ -278,6 +282,27 @@ class RunEngine:
             _kill_group(process)
         for thread in self._threads:
             thread.join(timeout)
+
+
+def run_title(repo: Repository, workflow: Workflow, inputs: dict) -> str | None:
+    """The workflow's `run-name` with `${{ inputs.x }}` (or `github.event.inputs.x`) filled in, as the
+    real host shows it as the run's display_title; None without a run-name. The template is the one set
+    through the control API, else the `run-name:` line of the workflow file in the content folder."""
+    template = workflow.run_name
+    if template is None and repo.content_dir:
+        path = Path(repo.content_dir) / workflow.path
+        match = RUN_NAME_LINE.search(path.read_text(errors="replace")) if path.is_file() else None
+        template = match.group(1).strip("'\"") if match else None
+    if template is None:
+        return None
+
+    def value(match: re.Match) -> str:
+        for prefix in ("inputs.", "github.event.inputs."):
+            if match.group(1).startswith(prefix):
+                return str(inputs.get(match.group(1)[len(prefix):], ""))
+        return ""  # other contexts are not emulated
+
+    return EXPRESSION.sub(value, template)
 
 
 def _kill_group(process: subprocess.Popen) -> None:

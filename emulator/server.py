@@ -163,6 +163,8 @@ class Emulator(Controller):
         if fault is not None:
             if fault.delay_ms and self._stopping.wait(fault.delay_ms / 1000.0):
                 fault = None  # shutting down: just answer
+            if fault is not None and fault.after:
+                self._call(route, params, req, path, headers, raw)  # the host acts; its answer is lost or replaced
             if fault is not None and fault.drop:
                 req.env[DROP_FLAG] = True
                 self.log.update(entry, status=None, dropped=True, fault_id=fault.id,
@@ -170,7 +172,7 @@ class Emulator(Controller):
                 return
             if fault is not None and fault.status:
                 body = fault.body if fault.body is not None else shapes.error(fault.status, "Emulated fault")
-                reply = Reply(fault.status, body, dict(fault.headers))
+                reply = Reply(fault.status, None if fault.status == 204 else body, dict(fault.headers))
         if reply is None:
             reply = self._call(route, params, req, path, headers, raw)
         self._write(resp, reply, control)

@@ -342,7 +342,7 @@ def workflow_run(base: str, repo: Repository, run: WorkflowRun, attempt: RunAtte
         "head_branch": run.head_branch,
         "head_sha": run.head_sha,
         "path": f".github/workflows/{run.workflow_file}",
-        "display_title": run.workflow_file.rsplit(".", 1)[0],
+        "display_title": run.display_title or run.workflow_file.rsplit(".", 1)[0],
         "run_number": run.run_number,
         "run_attempt": attempt.number,
         "referenced_workflows": [],

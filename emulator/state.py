@@ -74,6 +74,8 @@ class Workflow:
     file_name: str
     #: Input names the workflow file declares; None accepts any input (no check).
     declared_inputs: list | None = None
+    #: The file's `run-name` template (None: read it from the content folder's copy, if any).
+    run_name: str | None = None
 
     @property
     def path(self) -> str:
@@ -175,6 +177,7 @@ class WorkflowRun:
     ref: str
     inputs: dict
     actor: Account
+    display_title: str | None = None  # the rendered `run-name`
     attempts: list = field(default_factory=list)
     created_at: datetime = field(default_factory=utcnow)
 

@@ -24,10 +24,10 @@ class FaultControls(ControlBase):
     def add_fault(self, method: str | None = None, path: str | None = None, operation_id: str | None = None,
                   status: int | None = None, body=None, headers: dict | None = None, delay_ms: int = 0,
                   drop: bool = False, count: int | None = None, preset: str | None = None,
-                  reset_in_seconds: int = 60) -> dict:
+                  reset_in_seconds: int = 60, after: bool = False) -> dict:
         """Make matching requests fail; see emulator.faults. Returns the fault with its ``id``."""
         spec = {"method": method, "path": path, "operation_id": operation_id, "delay_ms": int(delay_ms), "drop": bool(drop),
-                "count": count, "headers": headers or {}}
+                "count": count, "headers": headers or {}, "after": bool(after)}
         if status is not None:
             spec["status"] = int(status)
         if body is not None:

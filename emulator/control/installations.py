@@ -187,7 +187,8 @@ class InstallationControls(ControlBase):
         repo.workflows = {}
         for file_name, inputs in declared.items():
             workflow_id = existing[file_name].id if file_name in existing else self.state.next_id("workflow")
-            repo.workflows[file_name] = Workflow(id=workflow_id, file_name=file_name, declared_inputs=inputs)
+            repo.workflows[file_name] = Workflow(id=workflow_id, file_name=file_name, declared_inputs=inputs,
+                                                 run_name=existing[file_name].run_name if file_name in existing else None)
 
     def set_workflows(self, full_name: str, workflows: list | dict) -> dict:
         """Replace the workflow files present in the repository (``[]``: the readiness workflow is missing)."""

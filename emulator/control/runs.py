@@ -15,7 +15,17 @@ class RunControls(ControlBase):
         ("POST", "/_emulator/runs/{run_id}/start", "start_run"),
         ("POST", "/_emulator/runs/{run_id}/complete", "complete_run"),
         ("POST", "/_emulator/runs/{run_id}/rerun", "rerun"),
+        ("PUT", "/_emulator/repositories/{owner}/{repo}/run-name", "set_run_name"),
     ]
+
+    def set_run_name(self, full_name: str, run_name: str | None, workflow: str = "readiness-runner.yml") -> dict:
+        """The workflow file's `run-name` template (None: none, or the content folder's copy)."""
+        with self.state.lock:
+            repo = self._repo(full_name)
+            if workflow not in repo.workflows:
+                raise ControlError(f"workflow {workflow} is not in {full_name}", 404)
+            repo.workflows[workflow].run_name = run_name
+            return {"workflow": workflow, "run_name": run_name}
 
     def set_run_mode(self, full_name: str | None = None, mode: str = "manual", conclusion: str | None = None,
                      delay_seconds: float | None = None, runner_command: str | list | None = None,
@@ -44,6 +54,7 @@ class RunControls(ControlBase):
         repo = self.state.repositories[run.repository_id]
         return {
             "id": run.id, "repository": repo.full_name, "workflow": run.workflow_file, "run_number": run.run_number,
+            "display_title": run.display_title,
             "head_branch": run.head_branch, "head_sha": run.head_sha, "ref": run.ref, "inputs": dict(run.inputs),
             "status": run.current.status, "conclusion": run.current.conclusion, "run_attempt": run.current.number,
             "attempts": [
