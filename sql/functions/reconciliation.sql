@@ -445,9 +445,9 @@ BEGIN
   IF p_observation IN ('converged', 'updated') THEN
     UPDATE release_runs SET check_run_published_at = p_now, updated_at = p_now WHERE id = v_run.id;
     -- The conclusion the check run now shows is the first one published.
-    UPDATE run_results SET published_conclusion = coalesce(published_conclusion, conclusion),
+    UPDATE run_results r SET published_conclusion = coalesce(r.published_conclusion, r.conclusion),
            last_publication_error = NULL
-     WHERE release_run_id = v_run.id AND attempt_id = v_run.current_attempt_id;
+     WHERE r.release_run_id = v_run.id AND r.attempt_id = v_run.current_attempt_id;
     v_reason := CASE p_observation WHEN 'converged' THEN 'host_check_run_converged'
                                    ELSE 'host_check_run_updated' END;
     PERFORM reconciliation_finish(p_item_id, 'reconciled', v_reason, p_now);
@@ -464,8 +464,8 @@ BEGIN
     RETURN;
   END IF;
 
-  UPDATE run_results SET last_publication_error = v_reason
-   WHERE release_run_id = v_run.id AND attempt_id = v_run.current_attempt_id;
+  UPDATE run_results r SET last_publication_error = v_reason
+   WHERE r.release_run_id = v_run.id AND r.attempt_id = v_run.current_attempt_id;
   INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
   VALUES ('control_plane.host_check_run_reconciliation_failed', v_run.installation_id, 'system:reconciliation',
           'reconciliation:' || p_item_id, 'release_run', v_run.id::text, p_now,
