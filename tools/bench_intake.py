@@ -22,9 +22,10 @@ import time
 import uuid
 
 import psycopg
+from psycopg.rows import dict_row
 
 from app import config as config_module
-from app import embedded_pg, migrations
+from app import embedded_pg, migrations, queries
 from app.serve import Service
 
 REPOSITORIES = 12
@@ -90,24 +91,20 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def audit(database_url: str, run: str, unique: int, drain_seconds: float) -> dict:
-    prefix = f"host:bench-{run}-%"
-    with psycopg.connect(database_url) as conn:
-        inbox = conn.execute("SELECT count(*), count(DISTINCT idempotency_key) FROM boardready.webhook_inbox "
-                             "WHERE idempotency_key LIKE %s", (prefix,)).fetchone()
-        jobs = conn.execute("SELECT count(*), count(DISTINCT inbox_id), count(DISTINCT idempotency_key) "
-                            "FROM boardready.lifecycle_jobs WHERE idempotency_key LIKE %s", (prefix,)).fetchone()
+    key_pattern = f"host:bench-{run}-%"
+    with psycopg.connect(database_url, row_factory=dict_row) as conn:
+        stored = queries.fetch_one(conn, "bench_intake_stored", key_pattern=key_pattern)
         started = time.monotonic()
         pending = None
         while time.monotonic() - started < drain_seconds:
-            pending = conn.execute("SELECT count(*) FROM boardready.lifecycle_jobs WHERE idempotency_key LIKE %s "
-                                   "AND status <> 'completed'", (prefix,)).fetchone()[0]
+            pending = queries.fetch_one(conn, "bench_intake_pending_jobs", key_pattern=key_pattern)["pending"]
             if pending == 0:
                 break
             time.sleep(0.1)
         drained = time.monotonic() - started
-    return {"inbox_rows": inbox[0], "inbox_distinct": inbox[1], "jobs": jobs[0], "jobs_distinct_inbox": jobs[1],
-            "jobs_distinct_key": jobs[2], "ok": inbox[0] == inbox[1] == unique and jobs[0] == jobs[1] == jobs[2] == unique,
-            "pending_after_drain": pending, "drain_seconds": round(drained, 2)}
+    ok = (stored["inbox_rows"] == stored["inbox_distinct"] == unique
+          and stored["jobs"] == stored["jobs_distinct_inbox"] == stored["jobs_distinct_key"] == unique)
+    return {**stored, "ok": ok, "pending_after_drain": pending, "drain_seconds": round(drained, 2)}
 
 
 def main(argv: list[str] | None = None) -> None:

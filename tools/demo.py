@@ -2,7 +2,7 @@
 
 Starts the database (embedded unless SERVICE_DATABASE_URL is set), the code
 host emulator, the API and the workers. The emulator installs the app on a
-repository whose content is a small KiCad project (app/demo_board.py), opens a
+repository whose content is a small KiCad project (tools/demo_board.py), opens a
 pull request and delivers the signed webhooks (plus a duplicate and a forged
 one); the service creates the check run and dispatches readiness-runner.yml;
 the emulator runs it as the code host would, executing `bin/check --runner`,
@@ -31,7 +31,8 @@ from psycopg.rows import dict_row
 import emulator
 from app import config as config_module
 from app.jsonlog import capture_library_logs
-from app import demo_board, runtime
+from app import queries, runtime
+from tools import demo_board
 from app.serve import Service
 
 REPOSITORY = "acme-hw/blinky-board"
@@ -98,12 +99,10 @@ def walkthrough(host, service, url: str) -> None:
     completed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
                                   if c["head_sha"] == pr["head"]["sha"] and c["status"] == "completed"], 120)
     with psycopg.connect(url, row_factory=dict_row) as conn:
-        print_table(conn.execute(
-            "SELECT idempotency_key AS delivery, event, action, state AS inbox, job_status FROM ops.inbox "
-            "ORDER BY id DESC LIMIT 3").fetchall()[::-1], ["delivery", "event", "action", "inbox", "job_status"])
+        print_table(queries.fetch_all(conn, "demo_recent_deliveries", limit=3),
+                    ["delivery", "event", "action", "inbox", "job_status"])
         print()
-        runs = conn.execute("SELECT id, repository, pr_number, status, decision, conclusion, dispatch_state, "
-                            "workflow_run_id FROM ops.release_runs WHERE head_sha = %s", (pr["head"]["sha"],)).fetchall()
+        runs = queries.fetch_all(conn, "demo_release_runs_for_head", head_sha=pr["head"]["sha"])
         print_table(runs, ["id", "repository", "pr_number", "status", "decision", "conclusion", "dispatch_state",
                            "workflow_run_id"])
     for run in host.runs(REPOSITORY):
