@@ -1,26 +1,63 @@
-"""The board: footprints, tracks, vias, the Edge.Cuts outline and zones.
+"""The board: footprints and their pads, tracks, arcs, vias, the Edge.Cuts outline, zones
+and the board-level settings the copper rules need (layer stack, edge connector).
 
 Layers are matched by *name* everywhere: KiCad 9 renumbered the layer table
 (B.Cu is 2, not 31), so ordinal numbers mean different layers in different
 files. KiCad 5 boards use ``module`` instead of ``footprint`` and centre/angle
 arcs; both are read, and the board is flagged legacy.
+
+Zone fills are most of a large board's text (80 000 points on a 4 MB board):
+their points go straight from the parsed atoms into numpy arrays in C
+(``np.fromiter``) rather than through a Python tuple per point.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 
+import numpy as np
+
 from .errors import NotKicadFile
-from .geometry import Point, arc_from_center, arc_through, rotate
+from .geometry import ARC_TOLERANCE_MM, Point, arc_from_center, arc_through, rotate
 from .project import InputReader
 from .sexpr import Node, to_float
 from .versions import parse_version
 
 EDGE_LAYER = "Edge.Cuts"
+_XY = itemgetter(1, 2)
+_NAME = itemgetter(0)
+
+
+class Located:
+    """Line and column of the item's list in the file, computed on first use:
+    most items never appear in a finding, and positions cost an index of the file."""
+
+    node: Node
+
+    @property
+    def line(self) -> int:
+        return self.node.line
+
+    @property
+    def column(self) -> int:
+        return self.node.column
 
 
 @dataclass
-class Pad:
+class Primitive:
+    """One drawn shape of a custom pad, in the pad's own frame (unrotated, at 0,0)."""
+
+    kind: str               # poly, line, circle, arc, rect
+    points: list[Point]     # poly/rect corners, line ends, arc samples; circle: centre then a rim point
+    width: float            # stroke width; 0 for a filled shape without outline
+    filled: bool
+
+
+@dataclass(eq=False)
+class Pad(Located):
     number: str
     x: float
     y: float
@@ -28,15 +65,30 @@ class Pad:
     height: float
     rotation: float         # absolute: KiCad 6+ write the footprint's rotation into the pad's
     shape: str              # circle, oval, rect, roundrect, trapezoid, custom
-    drill: float | None
+    drill: float | None     # the smaller drill dimension; None for SMD pads
     net: str
     layers: list[str]
-    kind: str = "smd"       # smd, thru_hole, np_thru_hole, connect
-    corner_ratio: float = 0.0  # roundrect: corner radius / the smaller side
+    kind: str = "smd"       # smd, thru_hole, np_thru_hole, connect (edge connector)
+    corner_ratio: float = 0.0   # roundrect: corner radius / the smaller side
+    drill_size: tuple[float, float] | None = None   # (x, y) of the hole; oval when they differ
+    drill_offset: Point = (0.0, 0.0)
+    chamfer_ratio: float = 0.0
+    chamfer: frozenset[str] = frozenset()           # top_left, top_right, bottom_left, bottom_right
+    delta: Point = (0.0, 0.0)                       # trapezoid rect_delta
+    anchor: str = "circle"                          # custom pads: the anchor's shape
+    primitives: list[Primitive] = field(default_factory=list)
+    clearance: float | None = None                  # local clearance override
+    castellated: bool = False
+    # KiCad's "remove unused layers": the pad is flashed only where something connects
+    # (and on the outer layers when "keep end layers" is set); we take the outer ones.
+    unused_layers_removed: bool = False
+    end_layers_kept: bool = True
+    uuid: str = ""
+    node: Node | None = field(default=None, repr=False)
 
 
-@dataclass
-class Footprint:
+@dataclass(eq=False)
+class Footprint(Located):
     reference: str
     value: str
     lib_id: str
@@ -48,24 +100,26 @@ class Footprint:
     layer: str
     attributes: set[str]
     pads: list[Pad]
-    line: int
-    column: int
+    node: Node = field(repr=False)
+    description: str = ""
+    tags: str = ""
+    clearance: float | None = None                  # local clearance for all its pads
+    net_tie: bool = False
 
 
-@dataclass
-class Track:
+@dataclass(eq=False)
+class Track(Located):
     kind: str               # segment or arc
     points: list[Point]     # start, (arc samples,) end
     width: float
     layer: str
     net: str
     uuid: str
-    line: int
-    column: int
+    node: Node = field(repr=False)
 
 
-@dataclass
-class Via:
+@dataclass(eq=False)
+class Via(Located):
     x: float
     y: float
     diameter: float | None
@@ -73,32 +127,37 @@ class Via:
     net: str
     uuid: str
     layers: list[str]
-    line: int
-    column: int
+    node: Node = field(repr=False)
+    via_type: str = "through"   # through, blind (blind or buried), micro
+    unused_layers_removed: bool = False
 
 
-@dataclass
-class EdgeItem:
+@dataclass(eq=False)
+class EdgeItem(Located):
     kind: str               # gr_line, gr_arc, gr_circle, gr_rect, gr_poly, fp_* (inside a footprint)
     points: list[Point]     # polyline through the item
     closed: bool            # circles, rectangles and polygons close themselves
     uuid: str
     owner: str              # footprint reference when drawn inside one
-    line: int
-    column: int
+    node: Node = field(repr=False)
 
 
-@dataclass
-class Zone:
+@dataclass(eq=False)
+class Zone(Located):
     net: str
     layers: list[str]
     polygon: list[Point]    # the outline the user drew
     uuid: str
-    # The copper KiCad poured, per layer, as saved by the last fill; empty
+    # The copper KiCad poured, per layer, as saved by the last fill (an N x 2
+    # array of one fractured outline: holes joined by zero-width slits); empty
     # when the zone was never filled (or is a keepout / rule area).
-    fills: list[tuple[str, list[Point]]] = field(default_factory=list)
-    line: int = 1
-    column: int = 1
+    fills: list[tuple[str, np.ndarray]] = field(default_factory=list)
+    node: Node | None = field(default=None, repr=False)
+    clearance: float | None = None      # the zone's own clearance (connect_pads (clearance ..))
+    min_thickness: float = 0.0
+    outline_thickness: bool = False     # KiCad 5 fills: the outline is stroked with min_thickness
+    keepout: bool = False
+    name: str = ""
 
 
 @dataclass
@@ -114,11 +173,38 @@ class Board:
     zones: list[Zone] = field(default_factory=list)
     nets: dict[str, str] = field(default_factory=dict)
     title_block: dict[str, str] = field(default_factory=dict)
-    uuids: dict[str, tuple[int, int]] = field(default_factory=dict)
+    root: Node | None = field(default=None, repr=False)
+    edge_connector: str = ""            # stackup (edge_connector yes|bevelled)
+    castellated_pads: bool = False      # stackup (castellated_pads yes)
+    setup: dict[str, float] = field(default_factory=dict)      # KiCad 5 boards keep their rules here
+
+    _uuids: dict[str, Node] | None = field(default=None, repr=False)
+
+    def position_of(self, uuid: str) -> tuple[int, int] | None:
+        """Line and column of the top-level item with this uuid (KiCad reports name items by uuid)."""
+        if self._uuids is None:
+            self._uuids = {}
+            for child in self.root.nodes() if self.root is not None else ():
+                key = _uuid(child)
+                if key:
+                    self._uuids.setdefault(key, child)
+        node = self._uuids.get(uuid)
+        return (node.line, node.column) if node is not None else None
 
     def copper_layers(self) -> set[str]:
         named = {name for name, kind in self.layers.items() if kind in ("signal", "power", "mixed", "jumper")}
         return named or {name for name in self.layers if name.endswith(".Cu")}
+
+    def copper_order(self) -> list[str]:
+        """Copper layers from top to bottom, as the layer table lists them (F.Cu, In1.Cu, ..., B.Cu)."""
+        copper = self.copper_layers()
+        order = [name for name in self.layers if name in copper] or sorted(copper)
+        # KiCad 6-8 list B.Cu (31) after the inner layers already; KiCad 9 numbers it 2,
+        # before In1.Cu (4): put it last either way.
+        if "B.Cu" in order:
+            order.remove("B.Cu")
+            order.append("B.Cu")
+        return order
 
 
 def load_board(path: Path, reader: InputReader) -> Board:
@@ -145,6 +231,7 @@ def load_board(path: Path, reader: InputReader) -> Board:
         for child in title.nodes():
             if child.atom(0) is not None:
                 board.title_block[child.name or ""] = child.atom(0) or ""
+    _setup(root.first("setup"), board)
     for child in root.nodes():
         name = child.name
         if name in ("footprint", "module"):
@@ -162,10 +249,23 @@ def load_board(path: Path, reader: InputReader) -> Board:
                     board.edges.append(edge)
         elif name == "zone":
             board.zones.append(_zone(child, board))
-        uuid = _uuid(child)
-        if uuid:
-            board.uuids.setdefault(uuid, (child.line, child.column))
+    board.root = root
     return board
+
+
+def _setup(setup: Node | None, board: Board) -> None:
+    if setup is None:
+        return
+    stackup = setup.first("stackup")
+    if stackup is not None:
+        board.edge_connector = stackup.value("edge_connector") or ""
+        board.castellated_pads = stackup.value("castellated_pads") == "yes"
+    # KiCad 5 boards carry their design rules in the board file.
+    for key in ("trace_min", "via_min_size", "via_min_drill", "clearance", "hole_to_hole_min",
+                "edge_clearance", "via_min_annulus"):
+        number = setup.number(key)
+        if number is not None:
+            board.setup[key] = number
 
 
 def _uuid(node: Node) -> str:
@@ -185,56 +285,104 @@ def _xy(node: Node | None) -> Point | None:
     return (x, y)
 
 
-def _net_name(node: Node, board: Board) -> str:
-    net = node.first("net")
-    if net is None:
-        return ""
-    key = net.atom(0) or ""
-    # KiCad 6-9 refer to nets by number; later formats may use the name itself.
-    return board.nets.get(key, key) if net.atom(1) is None else (net.atom(1) or "")
+def _points(pts: Node | None) -> np.ndarray:
+    """The (xy ..) points of a (pts ...) list as an N x 2 array.
+
+    Every item is normally an (xy x y) leaf: their numbers are read in C.
+    KiCad 7+ may put (arc ...) items in a polygon; those and malformed points
+    take the slow path.
+    """
+    if pts is None:
+        return np.empty((0, 2))
+    items = pts[1:-2]
+    try:
+        flat = np.fromiter(chain.from_iterable(map(_XY, items)), dtype=np.float64, count=2 * len(items))
+        if set(map(_NAME, items)) == {"xy"} and np.isfinite(flat).all():
+            return flat.reshape(-1, 2)
+    except (ValueError, IndexError, TypeError):
+        pass
+    points: list[Point] = []
+    for item in items:
+        if type(item) is str:
+            continue
+        if item[0] == "xy":
+            point = _xy(item)
+            if point is not None:
+                points.append(point)
+        elif item[0] == "arc":
+            start, mid, end = _xy(item.first("start")), _xy(item.first("mid")), _xy(item.first("end"))
+            if start and mid and end:
+                points.extend(arc_through(start, mid, end)[:-1] + [end])
+    return np.array(points, dtype=np.float64).reshape(-1, 2)
 
 
 def _footprint(node: Node, board: Board) -> Footprint:
-    at = node.first("at")
     x, y, rotation = 0.0, 0.0, 0.0
-    if at is not None:
-        x = to_float(at.atom(0)) or 0.0
-        y = to_float(at.atom(1)) or 0.0
-        rotation = to_float(at.atom(2)) or 0.0
-    reference, value = "", ""
-    for prop in node.nodes("property"):   # KiCad 8+
-        if prop.atom(0) == "Reference":
-            reference = prop.atom(1) or ""
-        elif prop.atom(0) == "Value":
-            value = prop.atom(1) or ""
-    for text in node.nodes("fp_text"):    # KiCad 5-7
-        if text.atom(0) == "reference" and not reference:
-            reference = text.atom(1) or ""
-        elif text.atom(0) == "value" and not value:
-            value = text.atom(1) or ""
+    reference = value = description = tags = ""
     attributes: set[str] = set()
-    attr = node.first("attr")
-    if attr is not None:
-        attributes.update(attr.atoms())
-    for flag in ("dnp", "exclude_from_bom", "board_only", "exclude_from_pos_files"):
-        if node.flag(flag):
-            attributes.add(flag)
+    clearance = None
+    net_tie = False
+    pads: list[Node] = []
+    edges: list[Node] = []
+    uuid = path = layer = ""
+    # One pass over the children: a footprint holds dozens of graphics we skip.
+    for item in node[1:-2]:
+        if type(item) is str:
+            if item in ("dnp", "exclude_from_bom", "board_only", "exclude_from_pos_files"):
+                attributes.add(item)   # KiCad 6 flags are bare atoms
+            continue
+        name = item[0]
+        if name == "pad":
+            pads.append(item)
+        elif name in _EDGE_SHAPES:
+            if item.value("layer") == EDGE_LAYER:
+                edges.append(item)
+        elif name in ("fp_text", "property"):
+            kind, text = item.atom(0), item.atom(1) or ""
+            if kind in ("reference", "Reference") and not reference:
+                reference = text
+            elif kind in ("value", "Value") and not value:
+                value = text
+        elif name == "at":
+            x = to_float(item.atom(0)) or 0.0
+            y = to_float(item.atom(1)) or 0.0
+            rotation = to_float(item.atom(2)) or 0.0
+        elif name == "attr":
+            attributes.update(item.atoms())
+        elif name in ("dnp", "exclude_from_bom", "board_only", "exclude_from_pos_files"):
+            if item.atom(0) in (None, "yes", "true"):
+                attributes.add(name)   # KiCad 8+: (dnp yes)
+        elif name == "descr":
+            description = item.atom(0) or ""
+        elif name == "tags":
+            tags = item.atom(0) or ""
+        elif name == "clearance":
+            clearance = to_float(item.atom(0))
+        elif name in ("uuid", "tstamp"):
+            uuid = uuid or item.atom(0) or ""
+        elif name == "path":
+            path = item.atom(0) or ""
+        elif name == "layer":
+            layer = item.atom(0) or ""
+        elif name == "net_tie_pad_groups":
+            net_tie = True
     footprint = Footprint(
-        reference=reference, value=value, lib_id=node.atom(0) or "", uuid=_uuid(node),
-        sheet_link=node.value("path") or "", x=x, y=y, rotation=rotation, layer=_layer_of(node),
-        attributes=attributes, pads=[], line=node.line, column=node.column)
+        reference=reference, value=value, lib_id=node.atom(0) or "", uuid=uuid, sheet_link=path,
+        x=x, y=y, rotation=rotation, layer=layer, attributes=attributes, pads=[], node=node,
+        description=description, tags=tags, clearance=clearance, net_tie=net_tie or "net_tie" in attributes)
     placement = (x, y, rotation)
-    for child in node.nodes():
-        if child.name == "pad":
-            pad = _pad(child, placement, board)
-            if pad is not None:
-                footprint.pads.append(pad)
-        elif child.name in ("fp_line", "fp_arc", "fp_circle", "fp_rect", "fp_poly", "fp_curve"):
-            if _layer_of(child) == EDGE_LAYER:
-                edge = _edge(child, placement, reference)
-                if edge is not None:
-                    board.edges.append(edge)
+    for child in pads:
+        pad = _pad(child, placement, board)
+        if pad is not None:
+            footprint.pads.append(pad)
+    for child in edges:
+        edge = _edge(child, placement, reference)
+        if edge is not None:
+            board.edges.append(edge)
     return footprint
+
+
+_EDGE_SHAPES = frozenset(("fp_line", "fp_arc", "fp_circle", "fp_rect", "fp_poly", "fp_curve"))
 
 
 def _place(point: Point, placement: tuple[float, float, float]) -> Point:
@@ -246,45 +394,138 @@ def _place(point: Point, placement: tuple[float, float, float]) -> Point:
 
 
 def _pad(node: Node, placement: tuple[float, float, float], board: Board) -> Pad | None:
-    at = node.first("at")
-    local = _xy(at)
-    size = _xy(node.first("size"))
+    fields = _children(node)
+    at = fields.get("at")
+    local = _leaf_xy(at) if at is not None else None
+    size = _leaf_xy(fields.get("size"))
     if local is None or size is None:
         return None
     x, y = _place(local, placement)
-    drill_node = node.first("drill")
-    drill = None
+    drill_node = fields.get("drill")
+    drill = drill_size = None
+    offset = (0.0, 0.0)
     if drill_node is not None:
-        numbers = [to_float(a) for a in drill_node.atoms() if to_float(a) is not None]
-        drill = numbers[0] if numbers else None
-    layers_node = node.first("layers")
-    return Pad(number=node.atom(0) or "", x=x, y=y, width=size[0], height=size[1],
-               rotation=(to_float(at.atom(2)) or 0.0) if at is not None else 0.0,
-               shape=node.atom(2) or "rect", drill=drill, net=_net_name(node, board),
-               layers=layers_node.atoms() if layers_node is not None else [],
-               kind=node.atom(1) or "smd", corner_ratio=node.number("roundrect_rratio") or 0.0)
+        numbers = [n for n in (to_float(a) for a in drill_node.atoms()) if n is not None]
+        if numbers:
+            drill_size = (numbers[0], numbers[1] if len(numbers) > 1 else numbers[0])
+            drill = min(drill_size)
+        offset = _xy(drill_node.first("offset")) or (0.0, 0.0)
+    layers_node = fields.get("layers")
+    chamfer = fields.get("chamfer")
+    options = fields.get("options")
+    net = fields.get("net")
+    atoms = node.atoms()
+    properties = {p.atom(0) for p in node.nodes("property")} if "property" in fields else ()
+    pad = Pad(number=atoms[0] if atoms else "", x=x, y=y, width=size[0], height=size[1],
+              rotation=(to_float(at.atom(2)) or 0.0), shape=atoms[2] if len(atoms) > 2 else "rect",
+              drill=drill, net=_net_of(net, board) if net is not None else "",
+              layers=layers_node.atoms() if layers_node is not None else [],
+              kind=atoms[1] if len(atoms) > 1 else "smd",
+              corner_ratio=_leaf_number(fields.get("roundrect_rratio")) or 0.0,
+              drill_size=drill_size, drill_offset=offset,
+              chamfer_ratio=_leaf_number(fields.get("chamfer_ratio")) or 0.0,
+              chamfer=frozenset(chamfer.atoms()) if chamfer is not None else frozenset(),
+              delta=_leaf_xy(fields.get("rect_delta")) or (0.0, 0.0),
+              anchor=(options.value("anchor") if options is not None else None) or "circle",
+              clearance=_leaf_number(fields.get("clearance")),
+              castellated="pad_prop_castellated" in properties,
+              unused_layers_removed=_set(fields.get("remove_unused_layers")),
+              end_layers_kept=_set(fields.get("keep_end_layers")),
+              uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")), node=node)
+    primitives = fields.get("primitives")
+    if primitives is not None:
+        pad.primitives = [p for p in (_primitive(child) for child in primitives.nodes()) if p is not None]
+    return pad
+
+
+def _primitive(node: Node) -> Primitive | None:
+    kind = (node.name or "").split("_", 1)[-1]
+    width = node.number("width") or 0.0
+    fill = node.first("fill")
+    filled = fill is not None and fill.atom(0) in ("yes", "solid", "true")
+    start, end = _xy(node.first("start")), _xy(node.first("end"))
+    if kind == "poly":
+        points = [tuple(p) for p in _points(node.first("pts")).tolist()]
+        # KiCad 6 writes custom-pad polygons filled unless told otherwise.
+        return Primitive("poly", points, width, fill is None or filled) if len(points) >= 3 else None
+    if kind == "line" and start and end:
+        return Primitive("line", [start, end], width, False)
+    if kind == "rect" and start and end:
+        return Primitive("rect", [start, (end[0], start[1]), end, (start[0], end[1])], width, filled or fill is None)
+    if kind == "circle":
+        centre = _xy(node.first("center")) or start
+        if centre and end:
+            return Primitive("circle", [centre, end], width, filled or fill is None)
+    if kind == "arc" and start and end:
+        mid = _xy(node.first("mid"))
+        angle = node.number("angle")
+        if mid is not None:
+            return Primitive("arc", arc_through(start, mid, end), width, False)
+        if angle is not None:  # KiCad 6 early files: start is the centre
+            return Primitive("arc", arc_from_center(start, end, angle), width, False)
+    return None
+
+
+def _children(node: Node) -> dict[str, Node]:
+    """The first child list of each name, in one pass (reversed, so the first one wins)."""
+    return {item[0]: item for item in reversed(node[1:-2]) if type(item) is not str}
+
+
+def _leaf_xy(leaf: Node | None) -> Point | None:
+    if leaf is None or len(leaf) < 5:
+        return None
+    x, y = to_float(leaf[1]), to_float(leaf[2])
+    return None if x is None or y is None else (x, y)
+
+
+def _leaf_number(leaf: Node | None) -> float | None:
+    return to_float(leaf[1]) if leaf is not None and len(leaf) > 3 else None
+
+
+def _leaf_text(leaf: Node | None) -> str:
+    return leaf.atom(0) or "" if leaf is not None else ""
 
 
 def _track(node: Node, board: Board) -> Track | None:
-    start, end = _xy(node.first("start")), _xy(node.first("end"))
+    fields = _children(node)
+    start, end = _leaf_xy(fields.get("start")), _leaf_xy(fields.get("end"))
     if start is None or end is None:
         return None
     points = [start, end]
-    if node.name == "arc":
-        mid = _xy(node.first("mid"))
+    if node[0] == "arc":
+        mid = _leaf_xy(fields.get("mid"))
         if mid is not None:
-            points = arc_through(start, mid, end)
-    return Track(kind=node.name or "segment", points=points, width=node.number("width") or 0.0,
-                 layer=_layer_of(node), net=_net_name(node, board), uuid=_uuid(node),
-                 line=node.line, column=node.column)
+            points = arc_through(start, mid, end, tolerance=ARC_TOLERANCE_MM)
+    net = fields.get("net")
+    return Track(kind=node[0] or "segment", points=points, width=_leaf_number(fields.get("width")) or 0.0,
+                 layer=_leaf_text(fields.get("layer")), net=_net_of(net, board) if net is not None else "",
+                 uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")), node=node)
+
+
+def _net_of(net: Node, board: Board) -> str:
+    key = net.atom(0) or ""
+    name = net.atom(1)
+    return board.nets.get(key, key) if name is None else name
 
 
 def _via(node: Node, board: Board) -> Via:
-    at = _xy(node.first("at")) or (0.0, 0.0)
-    layers = node.first("layers")
-    return Via(x=at[0], y=at[1], diameter=node.number("size"), drill=node.number("drill"),
-               net=_net_name(node, board), uuid=_uuid(node),
-               layers=layers.atoms() if layers is not None else [], line=node.line, column=node.column)
+    fields = _children(node)
+    at = _leaf_xy(fields.get("at")) or (0.0, 0.0)
+    layers = fields.get("layers")
+    atoms = node.atoms()
+    via_type = "micro" if "micro" in atoms else "blind" if "blind" in atoms else "through"
+    net = fields.get("net")
+    removed = fields.get("remove_unused_layers")
+    return Via(x=at[0], y=at[1], diameter=_leaf_number(fields.get("size")), drill=_leaf_number(fields.get("drill")),
+               net=_net_of(net, board) if net is not None else "",
+               uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")),
+               layers=layers.atoms() if layers is not None else [], node=node,
+               via_type=via_type, unused_layers_removed=_set(removed))
+
+
+def _set(flag: Node | None) -> bool:
+    """A flag list: (keep_end_layers) in KiCad 6, (keep_end_layers yes|no) later."""
+    return flag is not None and flag.atom(0) in (None, "yes", "true")
 
 
 def _edge(node: Node, placement: tuple[float, float, float], owner: str) -> EdgeItem | None:
@@ -299,41 +540,48 @@ def _edge(node: Node, placement: tuple[float, float, float], owner: str) -> Edge
         mid = _xy(node.first("mid"))
         angle = node.number("angle")
         if mid is not None:
-            points = arc_through(start, mid, end)
+            points = arc_through(start, mid, end, tolerance=ARC_TOLERANCE_MM)
         elif angle is not None:  # KiCad 5: start is the centre, end the arc's first point
-            points = arc_from_center(start, end, angle)
+            points = arc_from_center(start, end, angle, tolerance=ARC_TOLERANCE_MM)
         else:
             points = [start, end]
     elif shape == "circle":
         centre = start or _xy(node.first("center"))
         rim = end
         if centre and rim:
-            import math
             radius = math.hypot(rim[0] - centre[0], rim[1] - centre[1])
-            points = [(centre[0] + radius * math.cos(i * math.pi / 8), centre[1] + radius * math.sin(i * math.pi / 8))
-                      for i in range(17)]
+            points = arc_from_center(centre, (centre[0] + radius, centre[1]), 360.0, tolerance=ARC_TOLERANCE_MM)
             closed = True
     elif shape == "rect" and start and end:
         points = [start, (end[0], start[1]), end, (start[0], end[1]), start]
         closed = True
     elif shape == "poly":
-        pts = node.first("pts")
-        if pts is not None:
-            points = [p for p in (_xy(xy) for xy in pts.nodes("xy")) if p is not None]
-            if points:
-                points.append(points[0])
-                closed = True
+        points = [tuple(p) for p in _points(node.first("pts")).tolist()]
+        if points:
+            points.append(points[0])
+            closed = True
     elif shape == "curve":
         pts = node.first("pts")
         if pts is not None:
             controls = [p for p in (_xy(xy) for xy in pts.nodes("xy")) if p is not None]
             if len(controls) == 4:
-                points = [controls[0], controls[3]]
+                points = _bezier(controls)
     if len(points) < 2:
         return None
     points = [_place(p, placement) for p in points]
     return EdgeItem(kind=kind, points=points, closed=closed, uuid=_uuid(node), owner=owner,
-                    line=node.line, column=node.column)
+                    node=node)
+
+
+def _bezier(controls: list[Point], pieces: int = 16) -> list[Point]:
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = controls
+    out = []
+    for i in range(pieces + 1):
+        t = i / pieces
+        u = 1 - t
+        out.append((u ** 3 * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t ** 3 * x3,
+                    u ** 3 * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t ** 3 * y3))
+    return out
 
 
 def _zone(node: Node, board: Board) -> Zone:
@@ -341,18 +589,24 @@ def _zone(node: Node, board: Board) -> Zone:
     multi = node.first("layers")
     if multi is not None:
         layers = multi.atoms()
-    polygon: list[Point] = []
     outline = node.first("polygon")
-    pts = outline.first("pts") if outline is not None else None
-    if pts is not None:
-        polygon = [p for p in (_xy(xy) for xy in pts.nodes("xy")) if p is not None]
+    polygon = [tuple(p) for p in _points(outline.first("pts") if outline is not None else None).tolist()]
+    connect = node.first("connect_pads")
+    keepout = node.first("keepout") is not None
+    thickness = node.first("filled_areas_thickness")
     fills = []
-    for filled in node.nodes("filled_polygon"):
-        pts = filled.first("pts")
-        points = [p for p in (_xy(xy) for xy in pts.nodes("xy")) if p is not None] if pts is not None else []
-        if len(points) >= 3:
-            fills.append((filled.value("layer") or (layers[0] if layers else ""), points))
+    if not keepout:
+        for filled in node.nodes("filled_polygon"):
+            points = _points(filled.first("pts"))
+            if len(points) >= 3:
+                fills.append((filled.value("layer") or (layers[0] if layers else ""), points))
     net_name = node.value("net_name")
-    return Zone(net=net_name if net_name is not None else _net_name(node, board),
+    net = node.first("net")
+    return Zone(net=net_name if net_name is not None else (_net_of(net, board) if net is not None else ""),
                 layers=[l for l in layers if l], polygon=polygon, uuid=_uuid(node), fills=fills,
-                line=node.line, column=node.column)
+                node=node,
+                clearance=connect.number("clearance") if connect is not None else None,
+                min_thickness=node.number("min_thickness") or 0.0,
+                # KiCad 6+ write (filled_areas_thickness no): the fill is the copper itself.
+                outline_thickness=thickness is None or thickness.atom(0) != "no",
+                keepout=keepout, name=node.value("name") or "")

@@ -41,6 +41,7 @@ class CheckerConfig:
     waived: frozenset[str] = frozenset()
     project: str | None = None
     path: str | None = None
+    profile_set: bool = False      # the file names a profile: the project chose that fab
 
 
 def load_config(repository_root: Path, reader: InputReader) -> CheckerConfig:
@@ -61,6 +62,7 @@ def load_config(repository_root: Path, reader: InputReader) -> CheckerConfig:
             raise MalformedConfig(f"unknown fab profile {data['profile']!r}; known: {', '.join(available())}",
                                   path=shown)
         config.profile = data["profile"]
+        config.profile_set = True
     if "mpn_fields" in data:
         fields = data["mpn_fields"]
         if not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields):

@@ -1,169 +1,431 @@
-"""The board's copper as shapes with a layer set and a net, for short and edge checks.
+"""The board's copper as GEOS geometry, for clearance, shorts, connectivity and edge checks.
 
-Every piece of copper becomes a "rounded chain": a few points grown by a
-radius. A via is one point grown by half its diameter, a track segment two
-points grown by half its width, a round or oval pad likewise; a rectangular
-pad or a zone fill is a closed ring (radius 0; a rounded rectangle is the ring
-shrunk by its corner radius, grown back by it). One distance function then
-serves every pair: the distance between chains minus the radius, and zero when
-a segment reaches inside a ring.
+Every copper item is a *core* geometry grown by a *radius*: a track is its
+centreline (segment, or an arc as a polyline within 0.005 mm) grown by half
+its width, a via its centre grown by half its diameter, a round or oval pad a
+point or segment grown by half its width, a rounded rectangle the rectangle
+shrunk by its corner radius and grown back; rectangles, chamfered and
+trapezoid pads, custom pads (anchor plus primitives) and zone fills are
+polygons with radius 0. The gap between two items is then the GEOS distance
+between the cores minus both radii: exact for every round shape, with no
+buffering.
 
-Approximations, all on the side of reporting rather than missing: trapezoid,
-chamfered and custom pads are taken as their bounding rectangle (custom pads
-by their anchor pad only); zone copper is the fill KiCad saved with the board,
-so a zone that was never filled has no copper here.
+A zone fill is one big polygon (thousands of points). For the pair search it
+is represented by its outline cut into short chains ("units") in the same
+STRtree as every other item, so a query costs the neighbourhood, not the
+fill; copper lying wholly inside a fill is found with a prepared
+point-in-polygon test of each item's anchor.
+
+Everything is arrays (numpy) and vectorized shapely 2 calls; Python loops run
+per footprint pad shape only where a pad needs its own polygon.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
+import shapely
 
 from .board import Board, Footprint, Pad, Track, Via, Zone
-from .geometry import Point, SegmentGrid, rotate, segment_distance
+from .geometry import rotate
+
+TRACK, ARC, VIA, PAD, ZONE = range(5)
+KIND_NAMES = ("Track", "Arc", "Via", "Pad", "Zone")
+FILL_CHAIN = 24          # points per outline chain of a zone fill in the STRtree
 
 
-@dataclass(frozen=True)
-class CopperShape:
-    kind: str                   # track, via, pad, zone
-    points: tuple[Point, ...]   # one point, a chain, or a ring (closed implicitly)
-    radius: float
-    closed: bool
-    layers: frozenset[str]
-    net: str
-    owner: Track | Via | Footprint | Zone
-    label: str                  # how a person finds it: "pad 3 of U1", "via", "zone fill"
+@dataclass
+class Copper:
+    """Copper items (tracks, arcs, vias, pads, zone fills) as parallel arrays.
 
-    def edges(self) -> list[tuple[Point, Point]]:
-        points = self.points
-        if len(points) == 1:
-            return [(points[0], points[0])]
-        pairs = list(zip(points, points[1:]))
-        if self.closed and points[0] != points[-1]:
-            pairs.append((points[-1], points[0]))
-        return pairs
+    ``units`` are what the STRtree holds: one per item, except zone fills,
+    which contribute their outline chains; ``unit_item`` maps a unit to its item.
+    """
 
-    def distance_to_segment(self, a: Point, b: Point) -> float:
-        """Gap between this copper and the segment a-b; 0 or less when they touch."""
-        if self.closed and (_inside(a, self.points) or _inside(b, self.points)):
-            return -self.radius
-        return min(segment_distance(c, d, a, b) for c, d in self.edges()) - self.radius
+    layer_names: list[str]
+    net_names: list[str]                       # index 0 is "" (no net)
+    kind: np.ndarray                           # per item
+    net: np.ndarray
+    layers: np.ndarray                         # bit i = layer_names[i]
+    core: np.ndarray                           # shapely geometry per item (fills: the polygon)
+    radius: np.ndarray
+    anchor: np.ndarray                         # N x 2: a point of the copper (pad centre, track start)
+    local_clearance: np.ndarray                # 0: none
+    footprint: np.ndarray                      # pads: index into board.footprints, else -1
+    owner: list                                # Track, Via, (Footprint, Pad) or (Zone, layer)
+    unit_geom: np.ndarray
+    unit_item: np.ndarray
+    unit_radius: np.ndarray
+    fills: np.ndarray                          # item indices of zone fills
+    _tree: shapely.STRtree | None = field(default=None, repr=False)
 
-    def gap_to(self, grid: SegmentGrid, reach: float) -> float:
-        """Smallest gap to the segments indexed in ``grid``, looking ``reach`` beyond the copper.
+    @property
+    def tree(self) -> shapely.STRtree:
+        if self._tree is None:
+            self._tree = shapely.STRtree(self.unit_geom)
+        return self._tree
 
-        Each edge of the shape queries the grid near itself, so a zone fill
-        of thousands of points costs its local neighbourhood, not the board.
-        """
-        closest = math.inf
-        items = grid.items
-        for a, b in self.edges():
-            for index in grid.near(a, b, reach + self.radius):
-                c, d, _ = items[index]
-                closest = min(closest, segment_distance(a, b, c, d))
-        closest -= self.radius
-        if self.closed and closest > 0:  # a segment wholly inside the ring touches it too
-            low, high = bounding_box(self)
-            for index in grid.near(low, high, 0.0):
-                c, d, _ = items[index]
-                if _inside(c, self.points) or _inside(d, self.points):
-                    return -self.radius
-        return closest
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def layer_list(self, mask: int) -> list[str]:
+        return [name for i, name in enumerate(self.layer_names) if mask >> i & 1]
+
+    def first_layer(self, mask: int) -> str:
+        for i, name in enumerate(self.layer_names):
+            if mask >> i & 1:
+                return name
+        return ""
+
+    def label(self, item: int) -> str:
+        """How a person finds the item: "pad 3 of U1", "track", "via", "zone fill"."""
+        kind = self.kind[item]
+        owner = self.owner[item]
+        if kind == PAD:
+            footprint, pad = owner
+            where = footprint.reference or footprint.lib_id
+            return f"pad {pad.number} of {where}" if pad.number else f"a pad of {where}"
+        return {TRACK: "track", ARC: "arc track", VIA: "via", ZONE: "zone fill"}[int(kind)]
+
+    def identity(self, item: int) -> str:
+        """What stays the same when the item moves: uuid, or footprint and pad number."""
+        kind = self.kind[item]
+        owner = self.owner[item]
+        if kind == PAD:
+            footprint, pad = owner
+            return f"{footprint.uuid or footprint.reference}/pad {pad.number}"
+        if kind == ZONE:
+            zone, layer = owner
+            return f"zone {zone.uuid or zone.net}/{layer}"
+        return owner.uuid or f"{KIND_NAMES[kind].lower()}@{self.anchor[item][0]:g},{self.anchor[item][1]:g}"
+
+    def where(self, item: int) -> tuple[int, int]:
+        """File line and column of the item (a pad's own line, a fill's zone)."""
+        owner = self.owner[item]
+        if self.kind[item] == PAD:
+            return owner[1].line, owner[1].column
+        if self.kind[item] == ZONE:
+            return owner[0].line, owner[0].column
+        return owner.line, owner.column
 
 
-def _inside(point: Point, ring: tuple[Point, ...]) -> bool:
-    """Even-odd rule; a point exactly on an edge counts either way (its distance is 0 anyway)."""
-    x, y = point
-    inside = False
-    previous = ring[-1]
-    for current in ring:
-        (x1, y1), (x2, y2) = previous, current
-        if (y1 > y) != (y2 > y) and x < x1 + (y - y1) * (x2 - x1) / (y2 - y1):
-            inside = not inside
-        previous = current
-    return inside
-
-
-def copper_order(board: Board) -> list[str]:
-    """Copper layers from top to bottom, as the board's layer table lists them."""
-    copper = board.copper_layers()
-    return [name for name in board.layers if name in copper] or sorted(copper)
-
-
-def _pad_layers(pad: Pad, order: list[str]) -> frozenset[str]:
-    layers: set[str] = set()
-    for name in pad.layers:
+def layer_bits(names: list[str], order: list[str]) -> int:
+    index = {name: i for i, name in enumerate(order)}
+    every = (1 << len(order)) - 1
+    outer = (1 << index[order[0]]) | (1 << index[order[-1]]) if order else 0
+    mask = 0
+    for name in names:
         if name == "*.Cu":
-            layers.update(order)
-        elif name == "F&B.Cu":  # KiCad 5
-            layers.update(order[:1] + order[-1:])
-        elif name in order:
-            layers.add(name)
-    return frozenset(layers)
+            mask |= every
+        elif name == "*In.Cu":
+            mask |= every & ~outer
+        elif name == "F&B.Cu":   # KiCad 5
+            mask |= outer
+        elif name in index:
+            mask |= 1 << index[name]
+    return mask
 
 
-def pad_shape(pad: Pad, footprint: Footprint, order: list[str]) -> CopperShape | None:
-    """None for pads without copper: non-plated holes and pads on no copper layer."""
-    layers = _pad_layers(pad, order)
-    if pad.kind == "np_thru_hole" or not layers or pad.width <= 0 or pad.height <= 0:
-        return None
+def _span(names: list[str], order: list[str]) -> int:
+    """Layers a via spans: everything between its two named layers."""
+    ends = [order.index(name) for name in names if name in order]
+    if len(ends) != 2:
+        return (1 << len(order)) - 1
+    low, high = min(ends), max(ends)
+    return sum(1 << i for i in range(low, high + 1))
+
+
+def pad_layers(pad: Pad, order: list[str]) -> int:
+    mask = layer_bits(pad.layers, order)
+    if pad.unused_layers_removed and pad.kind == "thru_hole" and order:
+        # Flashed only where something connects: keep the outer layers if kept, never guess inner ones.
+        outer = 1 | (1 << (len(order) - 1))
+        mask &= outer if pad.end_layers_kept else 0
+    return mask
+
+
+def _pad_polygon(pad: Pad) -> shapely.Geometry | None:
+    """Pads that need their own polygon, in board coordinates: chamfered, trapezoid, custom."""
     half_w, half_h = pad.width / 2, pad.height / 2
-    if pad.shape in ("circle", "oval"):
-        radius = min(half_w, half_h)
-        reach_x, reach_y = half_w - radius, half_h - radius
-        local = [(-reach_x, -reach_y), (reach_x, reach_y)] if reach_x or reach_y else [(0.0, 0.0)]
-        closed = False
-    else:
-        radius = pad.corner_ratio * min(pad.width, pad.height) if pad.shape == "roundrect" else 0.0
-        sx, sy = half_w - radius, half_h - radius
-        local = [(-sx, -sy), (sx, -sy), (sx, sy), (-sx, sy)]
-        closed = True
-    points = tuple(_placed(p, pad) for p in local)
-    where = footprint.reference or footprint.lib_id
-    return CopperShape("pad", points, radius, closed, layers, pad.net, footprint,
-                       f"pad {pad.number} of {where}" if pad.number else f"a pad of {where}")
+    if pad.shape == "trapezoid":
+        dx, dy = pad.delta[0] / 2, pad.delta[1] / 2
+        local = [(-half_w - dy, half_h + dx), (half_w + dy, half_h - dx),
+                 (half_w - dy, -half_h + dx), (-half_w + dy, -half_h - dx)]
+        return shapely.Polygon([_placed(p, pad) for p in local])
+    if pad.shape == "custom":
+        parts = []
+        if pad.anchor == "rect":
+            parts.append(shapely.box(-half_w, -half_h, half_w, half_h))
+        else:
+            parts.append(shapely.Point(0, 0).buffer(min(half_w, half_h), quad_segs=16))
+        for primitive in pad.primitives:
+            parts.append(_primitive_shape(primitive))
+        shape = shapely.union_all([p for p in parts if p is not None and not p.is_empty])
+        coords = shapely.get_coordinates(shape)
+        if not len(coords):
+            return None
+        return shapely.transform(shape, lambda xy: np.array([_placed(tuple(p), pad) for p in xy]).reshape(-1, 2))
+    # chamfered (rounded) rectangle
+    polygon = shapely.box(-half_w, -half_h, half_w, half_h)
+    size = pad.chamfer_ratio * min(pad.width, pad.height)
+    corners = {"top_left": (-half_w, -half_h), "top_right": (half_w, -half_h),
+               "bottom_left": (-half_w, half_h), "bottom_right": (half_w, half_h)}
+    for name in pad.chamfer:
+        if name in corners and size > 0:
+            cx, cy = corners[name]
+            sx, sy = math.copysign(size, -cx), math.copysign(size, -cy)
+            polygon = polygon.difference(shapely.Polygon([(cx, cy), (cx + sx, cy), (cx, cy + sy)]))
+    radius = pad.corner_ratio * min(pad.width, pad.height) if pad.shape == "roundrect" else 0.0
+    if radius > 0:
+        polygon = polygon.buffer(-radius, join_style="mitre").buffer(radius, quad_segs=8)
+    return shapely.transform(polygon, lambda xy: np.array([_placed(tuple(p), pad) for p in xy]).reshape(-1, 2))
 
 
-def _placed(point: Point, pad: Pad) -> Point:
+def _primitive_shape(primitive) -> shapely.Geometry | None:
+    half = primitive.width / 2
+    points = primitive.points
+    if primitive.kind in ("poly", "rect"):
+        shape = shapely.Polygon(points)
+        if not shape.is_valid:
+            shape = shapely.make_valid(shape)
+        if not primitive.filled:
+            shape = shapely.LinearRing(points)
+        return shape.buffer(half, quad_segs=8) if half > 0 else shape
+    if primitive.kind == "circle":
+        centre, rim = points
+        radius = math.hypot(rim[0] - centre[0], rim[1] - centre[1])
+        if primitive.filled:
+            return shapely.Point(centre).buffer(radius + half, quad_segs=16)
+        return shapely.Point(centre).buffer(radius + half, quad_segs=16).difference(
+            shapely.Point(centre).buffer(max(0.0, radius - half), quad_segs=16))
+    if primitive.kind in ("line", "arc") and len(points) >= 2:
+        return shapely.LineString(points).buffer(max(half, 1e-6), quad_segs=8)
+    return None
+
+
+def _placed(point, pad: Pad) -> tuple[float, float]:
+    """A point of the pad's copper, from the pad's frame to the board. KiCad's pad
+    "offset" moves the copper away from the hole, which stays at the pad's position."""
+    x, y = rotate((point[0] + pad.drill_offset[0], point[1] + pad.drill_offset[1]), pad.rotation)
+    return (x + pad.x, y + pad.y)
+
+
+def _hole_placed(point, pad: Pad) -> tuple[float, float]:
     x, y = rotate(point, pad.rotation)
     return (x + pad.x, y + pad.y)
 
 
-def via_shape(via: Via, order: list[str]) -> CopperShape | None:
-    """A via spans the copper layers between its two named ones (all of them for a through via)."""
-    if not via.diameter:
-        return None
-    ends = [order.index(name) for name in via.layers if name in order]
-    layers = frozenset(order[min(ends):max(ends) + 1]) if len(ends) == 2 else frozenset(order)
-    return CopperShape("via", ((via.x, via.y),), via.diameter / 2, False, layers, via.net, via, "via")
+class _Groups:
+    """Items collected group by group (all segments, all vias, ...) before they become arrays."""
+
+    def __init__(self):
+        self.parts: list[dict] = []
+
+    def add(self, kind, net, layers, core, radius, anchor, local, footprint, owner):
+        count = len(owner)
+        if not count:
+            return
+        kinds = np.asarray(kind, dtype=np.int8)
+        self.parts.append(dict(
+            kind=np.broadcast_to(kinds, (count,)), net=np.asarray(net, dtype=np.int32),
+            layers=np.asarray(layers, dtype=np.int64), core=np.asarray(core, dtype=object).reshape(count),
+            radius=np.asarray(radius, dtype=np.float64), anchor=np.asarray(anchor, dtype=np.float64).reshape(count, 2),
+            local=np.broadcast_to(np.asarray(local, dtype=np.float64), (count,)),
+            footprint=np.broadcast_to(np.asarray(footprint, dtype=np.int32), (count,)), owner=list(owner)))
+
+    def column(self, key: str, dtype) -> np.ndarray:
+        if not self.parts:
+            return np.empty(0, dtype=dtype)
+        return np.concatenate([np.asarray(part[key], dtype=dtype) for part in self.parts])
 
 
-def track_shape(track: Track) -> CopperShape:
-    return CopperShape("track", tuple(track.points), track.width / 2, False, frozenset((track.layer,)),
-                       track.net, track, "track")
+def build_copper(board: Board) -> Copper:
+    order = board.copper_order()
+    copper_set = set(order)
+    net_index: dict[str, int] = {"": 0}
 
+    def net_of(name: str) -> int:
+        index = net_index.get(name)
+        if index is None:
+            index = net_index[name] = len(net_index)
+        return index
 
-def zone_fill_shapes(zone: Zone, copper: set[str]) -> list[CopperShape]:
-    return [CopperShape("zone", tuple(points), 0.0, True, frozenset((layer,)), zone.net, zone, "zone fill")
-            for layer, points in zone.fills if layer in copper]
+    groups = _Groups()
+    layer_index = {name: i for i, name in enumerate(order)}
+    every = (1 << len(order)) - 1
 
-
-def bounding_box(shape: CopperShape) -> tuple[Point, Point]:
-    """Corners of the box around the shape's points (pad it by ``radius`` for the copper)."""
-    xs = [p[0] for p in shape.points]
-    ys = [p[1] for p in shape.points]
-    return (min(xs), min(ys)), (max(xs), max(ys))
-
-
-def board_copper(board: Board, *, tracks: bool = True) -> list[CopperShape]:
-    """Every copper shape of the board on a copper layer."""
-    copper = board.copper_layers()
-    order = copper_order(board)
-    shapes: list[CopperShape] = []
-    if tracks:
-        shapes += [track_shape(t) for t in board.tracks if t.layer in copper and len(t.points) >= 2]
-    shapes += [s for s in (via_shape(v, order) for v in board.vias) if s is not None]
-    for footprint in board.footprints:
-        shapes += [s for s in (pad_shape(p, footprint, order) for p in footprint.pads) if s is not None]
+    # Tracks: straight segments in one vectorized call, arcs as their polylines.
+    segments = [t for t in board.tracks if t.layer in copper_set and len(t.points) == 2 and t.width > 0]
+    if segments:
+        coords = np.array([t.points for t in segments], dtype=np.float64)
+        groups.add(TRACK, [net_of(t.net) for t in segments], [1 << layer_index[t.layer] for t in segments],
+                   shapely.linestrings(coords), [t.width / 2 for t in segments], coords[:, 0, :], 0.0, -1, segments)
+    arcs = [t for t in board.tracks if t.layer in copper_set and len(t.points) > 2 and t.width > 0]
+    if arcs:
+        groups.add(ARC, [net_of(t.net) for t in arcs], [1 << layer_index[t.layer] for t in arcs],
+                   [shapely.LineString(t.points) for t in arcs], [t.width / 2 for t in arcs],
+                   [t.points[0] for t in arcs], 0.0, -1, arcs)
+    # Vias: their centres.
+    vias = [v for v in board.vias if v.diameter]
+    if vias:
+        centres = np.array([(v.x, v.y) for v in vias], dtype=np.float64)
+        groups.add(VIA, [net_of(v.net) for v in vias],
+                   [every if v.via_type == "through" else _span(v.layers, order) for v in vias],
+                   shapely.points(centres), [v.diameter / 2 for v in vias], centres, 0.0, -1, vias)
+    _add_pads(groups, board, order, net_of)
+    # Zone fills (as KiCad last saved them).
+    fill_owners, fill_polygons, fill_anchors = [], [], []
     for zone in board.zones:
-        shapes += zone_fill_shapes(zone, copper)
-    return shapes
+        if zone.keepout:
+            continue
+        for layer, points in zone.fills:
+            if layer in layer_index and len(points) >= 3:
+                fill_owners.append((zone, layer))
+                fill_polygons.append(shapely.polygons(points))
+                fill_anchors.append(points[0])
+    first_fill = sum(len(part["owner"]) for part in groups.parts)
+    if fill_owners:
+        groups.add(ZONE, [net_of(z.net) for z, _ in fill_owners], [1 << layer_index[l] for _, l in fill_owners],
+                   fill_polygons, [z.min_thickness / 2 if z.outline_thickness else 0.0 for z, _ in fill_owners],
+                   fill_anchors,
+                   [z.clearance or 0.0 for z, _ in fill_owners], -1, fill_owners)
+    kind = groups.column("kind", np.int8)
+    core = groups.column("core", object)
+    radius = groups.column("radius", np.float64)
+    owner = [o for part in groups.parts for o in part["owner"]]
+    fills = np.arange(first_fill, first_fill + len(fill_owners), dtype=np.int64)
+    # Units for the STRtree: every item but fills as itself, fills as outline chains.
+    solid = np.flatnonzero(kind != ZONE)
+    unit_geom = [core[solid]]
+    unit_item = [solid]
+    for item in fills:
+        chains = _outline_chains(core[item])
+        unit_geom.append(chains)
+        unit_item.append(np.full(len(chains), item, dtype=np.int64))
+    unit_item_array = np.concatenate(unit_item)
+    names = [""] * len(net_index)
+    for name, index in net_index.items():
+        names[index] = name
+    return Copper(
+        layer_names=order, net_names=names, kind=kind, net=groups.column("net", np.int32),
+        layers=groups.column("layers", np.int64), core=core, radius=radius,
+        anchor=groups.column("anchor", np.float64).reshape(-1, 2),
+        local_clearance=groups.column("local", np.float64), footprint=groups.column("footprint", np.int32),
+        owner=owner, unit_geom=np.concatenate(unit_geom), unit_item=unit_item_array,
+        unit_radius=radius[unit_item_array], fills=fills)
+
+
+def _outline_chains(polygon) -> np.ndarray:
+    """The fill's outline cut into chains of FILL_CHAIN points (consecutive chains share an end)."""
+    ring = shapely.get_coordinates(polygon.exterior)
+    count = len(ring) - 1
+    starts = np.arange(0, count, FILL_CHAIN - 1)
+    index = (starts[:, None] + np.arange(FILL_CHAIN)[None, :])
+    index = np.minimum(index, count)   # the last chain repeats the closing point
+    coords = ring[index]
+    return shapely.linestrings(coords)
+
+
+def _add_pads(groups: _Groups, board: Board, order: list[str], net_of) -> None:
+    """Round, oval and (rounded) rectangular pads in vectorized batches; the rest one by one."""
+    round_pads, line_pads, box_pads, other_pads = [], [], [], []
+    for index, footprint in enumerate(board.footprints):
+        for pad in footprint.pads:
+            mask = pad_layers(pad, order)
+            if not mask or pad.width <= 0 or pad.height <= 0:
+                continue
+            if pad.kind == "np_thru_hole" and pad.drill_size and max(pad.width, pad.height) <= max(pad.drill_size) + 1e-9:
+                continue   # a bare non-plated hole: no copper
+            half_w, half_h = pad.width / 2, pad.height / 2
+            entry = (footprint, pad, index, mask)
+            shape = pad.shape
+            chamfered = bool(pad.chamfer) and pad.chamfer_ratio > 0
+            if shape in ("circle", "oval") or (shape == "roundrect" and pad.corner_ratio >= 0.5 and not chamfered):
+                radius = half_w if shape == "circle" else min(half_w, half_h)
+                reach = (half_w - radius, half_h - radius)
+                (line_pads if max(reach) > 1e-9 else round_pads).append((entry, radius, reach))
+            elif shape in ("rect", "roundrect") and not chamfered:
+                radius = pad.corner_ratio * min(pad.width, pad.height) if shape == "roundrect" else 0.0
+                box_pads.append((entry, radius, (half_w - radius, half_h - radius)))
+            else:
+                other_pads.append(entry)
+
+    def add(batch, cores, radii):
+        entries = [b[0] for b in batch]
+        groups.add(PAD, [net_of(e[1].net) for e in entries], [e[3] for e in entries], cores, radii,
+                   [_placed((0.0, 0.0), e[1]) for e in entries],
+                   [e[1].clearance if e[1].clearance else (e[0].clearance or 0.0) for e in entries],
+                   [e[2] for e in entries], [(e[0], e[1]) for e in entries])
+
+    if round_pads:
+        add(round_pads, shapely.points(np.array([_placed((0.0, 0.0), b[0][1]) for b in round_pads])),
+            [b[1] for b in round_pads])
+    if line_pads:
+        local = np.array([[(-b[2][0], -b[2][1]), (b[2][0], b[2][1])] for b in line_pads])
+        add(line_pads, shapely.linestrings(_place_many(local, [b[0][1] for b in line_pads])),
+            [b[1] for b in line_pads])
+    if box_pads:
+        local = np.array([[(-sx, -sy), (sx, -sy), (sx, sy), (-sx, sy), (-sx, -sy)] for _, _, (sx, sy) in box_pads])
+        add(box_pads, shapely.polygons(_place_many(local, [b[0][1] for b in box_pads])), [b[1] for b in box_pads])
+    shaped = [(entry, _pad_polygon(entry[1])) for entry in other_pads]
+    shaped = [(entry, core) for entry, core in shaped if core is not None and not core.is_empty]
+    if shaped:
+        add([(entry,) for entry, _ in shaped], [core for _, core in shaped], [0.0] * len(shaped))
+
+
+def _place_many(local: np.ndarray, pads: list[Pad]) -> np.ndarray:
+    """Rotate (KiCad's sense) and move N x K x 2 local points to each pad."""
+    angles = np.radians(np.array([p.rotation for p in pads], dtype=np.float64))[:, None]
+    cos, sin = np.cos(angles), np.sin(angles)
+    offsets = np.array([p.drill_offset for p in pads], dtype=np.float64)
+    x, y = local[..., 0] + offsets[:, 0:1], local[..., 1] + offsets[:, 1:2]
+    out = np.empty_like(local, dtype=np.float64)
+    out[..., 0] = x * cos + y * sin + np.array([p.x for p in pads])[:, None]
+    out[..., 1] = -x * sin + y * cos + np.array([p.y for p in pads])[:, None]
+    return out
+
+
+@dataclass
+class Holes:
+    """Drilled holes (vias, plated and non-plated pad holes) as cores grown by a radius."""
+
+    core: np.ndarray
+    radius: np.ndarray
+    owner: list                 # Via or (Footprint, Pad)
+    footprint: np.ndarray       # -1 for vias
+    anchor: np.ndarray
+
+
+def build_holes(board: Board) -> Holes:
+    core, radius, owner, footprint, anchor = [], [], [], [], []
+    for via in board.vias:
+        if via.drill:
+            core.append(shapely.Point(via.x, via.y))
+            radius.append(via.drill / 2)
+            owner.append(via)
+            footprint.append(-1)
+            anchor.append((via.x, via.y))
+    for index, fp in enumerate(board.footprints):
+        for pad in fp.pads:
+            if not pad.drill_size or min(pad.drill_size) <= 0:
+                continue
+            w, h = pad.drill_size
+            cx, cy = pad.x, pad.y
+            r = min(w, h) / 2
+            reach_x, reach_y = w / 2 - r, h / 2 - r
+            if reach_x > 1e-9 or reach_y > 1e-9:
+                a = _hole_placed((-reach_x, -reach_y), pad)
+                b = _hole_placed((reach_x, reach_y), pad)
+                core.append(shapely.LineString([a, b]))
+            else:
+                core.append(shapely.Point(cx, cy))
+            radius.append(r)
+            owner.append((fp, pad))
+            footprint.append(index)
+            anchor.append((cx, cy))
+    array = np.empty(len(core), dtype=object)
+    array[:] = core
+    return Holes(core=array, radius=np.array(radius, dtype=np.float64), owner=owner,
+                 footprint=np.array(footprint, dtype=np.int32),
+                 anchor=np.array(anchor, dtype=np.float64).reshape(-1, 2))

@@ -108,3 +108,9 @@ class MalformedConfig(HostileInputError):
     """A .boardready.toml that is not valid TOML or names unknown settings."""
 
     code = "malformed_config"
+
+
+class ProfileRefused(HostileInputError):
+    """The chosen fab profile does not fit the board (its layer count): refused, not applied."""
+
+    code = "profile_does_not_fit"

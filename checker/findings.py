@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "high", "medium", "low", "info")
@@ -22,7 +23,9 @@ class Finding:
     source: str = "boardready"
     baseline: str | None = None
     waived: bool = False
-    extra: dict = field(default_factory=dict)   # for the HTML report (x/y of a marker)
+    # Board position (x, y in mm, layer) and measurements (actual_mm, required_mm, count):
+    # x, y and layer go into the JSON and SARIF, all of it into the HTML report.
+    extra: dict = field(default_factory=dict)
 
     @property
     def fingerprint(self) -> str:
@@ -52,6 +55,12 @@ class Finding:
             if self.column:
                 out["startColumn"] = self.column
                 out["endColumn"] = self.end_column or self.column
+        x, y = self.extra.get("x"), self.extra.get("y")
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and math.isfinite(x) and math.isfinite(y):
+            out["x"] = round(float(x), 4)
+            out["y"] = round(float(y), 4)
+            if self.extra.get("layer"):
+                out["layer"] = str(self.extra["layer"])
         if self.baseline:
             out["baseline"] = self.baseline
         if self.waived:

@@ -162,9 +162,9 @@ def _locate(kind: str, uuids: list[str], model: ProjectModel, target: str) -> tu
     for uuid in uuids:
         if kind == "erc" and model.schematic and uuid in model.schematic.uuids:
             return model.schematic.uuids[uuid]
-        if kind == "drc" and model.board and uuid in model.board.uuids:
-            line, column = model.board.uuids[uuid]
-            return model.board.file, line, column
+        position = model.board.position_of(uuid) if kind == "drc" and model.board else None
+        if position is not None:
+            return model.board.file, position[0], position[1]
     return target, None, None
 
 

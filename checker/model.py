@@ -8,6 +8,7 @@ from .bom import BomRow
 from .config import CheckerConfig
 from .profiles import FabProfile
 from .project import ProjectFiles
+from .rulebook import BoardRules
 from .schematic import Schematic
 from .sexpr import Node
 
@@ -26,3 +27,11 @@ class ProjectModel:
     footprint_libraries: set[str] = field(default_factory=set)   # names in the project's fp-lib-table
     bom: list[BomRow] | None = None
     bom_path: str | None = None
+    rules: BoardRules = field(default_factory=BoardRules)      # the board's own design rules
+    profile_chosen: bool = False       # the project (or --profile) chose this fab
+    copper: object | None = None       # checker.copper.Copper, built once for the board rules
+
+    @property
+    def fab_severity(self) -> str:
+        """Fab capability findings block nothing: high when the project chose the fab, else medium."""
+        return "high" if self.profile_chosen else "medium"

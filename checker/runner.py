@@ -18,15 +18,16 @@ from .errors import NoProjectFound
 from .findings import SEVERITIES, Finding
 from .limits import DEFAULT_LIMITS, Limits
 from .model import ProjectModel
-from .profiles import load_profile
+from .profiles import DEFAULT_PROFILE, load_profile
 from .project import KICAD_SUFFIXES, InputReader, ProjectFiles, discover
-from .rules import board_rules, bom_rules, design_rules, format_rules, parity, schematic_rules
+from .rulebook import read_rules
+from .rules import board_rules, bom_rules, copper_rules, design_rules, format_rules, parity, schematic_rules
 from .rules.catalogue import RULES
 from .schematic import load_schematic
 from .scoring import judge
 from .versions import major_for
 
-RULE_MODULES = (format_rules, schematic_rules, parity, board_rules, design_rules, bom_rules)
+RULE_MODULES = (format_rules, schematic_rules, parity, board_rules, copper_rules, design_rules, bom_rules)
 MAX_FINDINGS = 10_000
 LARGE_PROJECT_BYTES = 2 * 1024 * 1024   # above this, progress goes to stderr
 
@@ -77,10 +78,16 @@ def check(options: RunOptions) -> RunOutcome:
     big = reader.bytes_read + sum(os.stat(p).st_size for p in _all_inputs(projects, options)) > LARGE_PROJECT_BYTES
     say = options.progress if (options.progress and big) else (lambda _message: None)
     profile = load_profile(options.profile or config.profile)
+    chosen = bool(options.profile) or config.profile_set
     models: list[ProjectModel] = []
     for files in projects:
         say(f"reading {reader.relative(files.pro or files.board or files.schematic or files.folder)}")
-        models.append(_load(files, config, profile, reader, options))
+        model = _load(files, config, profile, reader, options)
+        model.profile_chosen = chosen and profile.name != DEFAULT_PROFILE
+        if model.board is not None:
+            # Refused, not applied, when the profile is for another layer count.
+            model.profile = profile.for_board(len(model.board.copper_layers()))
+        models.append(model)
     models = _drop_subsheet_projects(models)
     findings: list[Finding] = []
     for model in models:
@@ -158,6 +165,7 @@ def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputRead
         model.schematic = load_schematic(files.schematic, reader, files.name)
     if files.board:
         model.board = load_board(files.board, reader)
+    model.rules = read_rules(model.pro, model.dru, model.board.setup if model.board else None)
     if model.schematic is None and model.board is None and files.pro is None:
         raise NoProjectFound("the project has no schematic and no board", path=files.name)
     if options.bom:

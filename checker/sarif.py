@@ -1,11 +1,16 @@
 """SARIF 2.1.0 for code scanning: one run, one rule per catalogue entry used."""
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from . import TOOL_NAME, TOOL_VERSION
 from .rules.catalogue import RULES
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-_LEVEL = {"error": "error", "high": "error", "medium": "warning", "low": "note", "info": "note"}
+# SARIF's level says what blocks: only errors block a release (see scoring.py);
+# high and medium put it at risk (warning); low and info are notes. The exact
+# severity is in each result's properties.
+_LEVEL = {"error": "error", "high": "warning", "medium": "warning", "low": "note", "info": "note"}
 
 
 def to_sarif(result: dict) -> dict:
@@ -33,8 +38,13 @@ def to_sarif(result: dict) -> dict:
             "partialFingerprints": {"boardready/v1": finding["fingerprint"]},
             "properties": {"severity": finding["severity"], "source": finding.get("source", "boardready")},
         }
+        if "x" in finding:
+            item["properties"].update({"x": finding["x"], "y": finding["y"]})
+            if finding.get("layer"):
+                item["properties"]["layer"] = finding["layer"]
         if finding.get("path"):
-            location = {"physicalLocation": {"artifactLocation": {"uri": finding["path"]}}}
+            # A URI reference: spaces, '#', '%' and non-ASCII in KiCad file names must be escaped.
+            location = {"physicalLocation": {"artifactLocation": {"uri": quote(finding["path"], safe="/")}}}
             if finding.get("startLine"):
                 region = {"startLine": finding["startLine"], "endLine": finding.get("endLine", finding["startLine"])}
                 if finding.get("startColumn"):

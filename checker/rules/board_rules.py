@@ -1,14 +1,20 @@
-"""Board rules: outline, fab minimums for tracks and vias, shorts (tracks against tracks, vias
-and pads), copper-to-edge clearance (tracks, vias, pads, zone fills), references."""
+"""Board rules: outline, vias against the board's rules and the fab's capability,
+copper-to-edge clearance (tracks, vias, pads, zone fills), references.
+
+Copper against copper (shorts, clearance, connectivity, track width, holes)
+is in copper_rules.
+"""
 from __future__ import annotations
 
-import math
+import re
 from collections import Counter, defaultdict
 
-from ..board import Board
-from ..copper import CopperShape, board_copper, bounding_box
+import numpy as np
+import shapely
+
+from ..board import Board, Footprint, Pad
+from ..copper import PAD, ZONE, Copper, build_copper
 from ..findings import Finding
-from ..geometry import SegmentGrid, segment_distance
 from ..model import ProjectModel
 from .schematic_rules import is_unannotated
 
@@ -26,10 +32,10 @@ def check(model: ProjectModel) -> list[Finding]:
         return []
     findings: list[Finding] = []
     findings += _outline(board)
-    findings += _fab_minimums(board, model)
-    findings += _crossing_tracks(board)
-    findings += _tracks_touching_vias_and_pads(board)
-    findings += _edge_clearance(board, model.profile.minimum("copper_edge_clearance_mm"))
+    findings += _vias(board, model)
+    if model.copper is None:
+        model.copper = build_copper(board)
+    findings += _edge_clearance(board, model.copper, model)
     findings += _references(board)
     return findings
 
@@ -65,168 +71,116 @@ def _outline(board: Board) -> list[Finding]:
     return findings
 
 
-def _fab_minimums(board: Board, model: ProjectModel) -> list[Finding]:
-    profile = model.profile
-    min_track = profile.minimum("track_width_mm")
-    min_drill = profile.minimum("via_drill_mm")
-    min_diameter = profile.minimum("via_diameter_mm")
-    min_ring = profile.minimum("annular_ring_mm")
-    findings = []
-    copper = board.copper_layers()
-    narrow: dict[tuple[str, float], list] = defaultdict(list)
-    for track in board.tracks:
-        if track.layer in copper and 0 < track.width < min_track - EPSILON:
-            narrow[(track.net, track.width)].append(track)
-    # One finding per net and width: a hundred segments of one thin net are one decision.
-    for (net, width), tracks in sorted(narrow.items()):
-        first = tracks[0]
-        findings.append(Finding("board.track-width",
-                                f"{len(tracks)} track segment(s) on net {net or '(none)'} are {width:g} mm wide, "
-                                f"below {profile.name}'s {min_track:g} mm",
-                                identity=(board.file, net, f"{width:g}"),
-                                extra={"x": first.points[0][0], "y": first.points[0][1]}, **_where(board, first)))
-    # Vias are grouped by size: forty identical vias are one decision to make.
+def _vias(board: Board, model: ProjectModel) -> list[Finding]:
+    """Via drill, diameter and annular ring against the board's own rules (an error, as in KiCad's
+    DRC) and the fab's capability (high when the project chose the fab, else medium). Vias are
+    grouped by size: forty identical vias are one decision to make. Microvias have their own
+    (much smaller) limits and are not held to these."""
+    profile, rules = model.profile, model.rules
+    checks = (
+        ("board.via-drill", "drill", rules.min_through_hole, profile.minimum("via_drill_mm"),
+         lambda d, h: h),
+        ("board.via-diameter", "diameter", rules.min_via_diameter, profile.minimum("via_diameter_mm"),
+         lambda d, h: d),
+        ("board.annular-ring", "annular ring", rules.min_via_annular, profile.minimum("annular_ring_mm"),
+         lambda d, h: (d - h) / 2 if d is not None and h is not None else None),
+    )
     groups: dict[tuple[float | None, float | None], list] = defaultdict(list)
     for via in board.vias:
-        groups[(via.diameter, via.drill)].append(via)
+        if via.via_type != "micro":
+            groups[(via.diameter, via.drill)].append(via)
+    findings = []
     for (diameter, drill), vias in sorted(groups.items(), key=lambda item: (item[0][0] or 0, item[0][1] or 0)):
         first = vias[0]
         size = f"{diameter:g}/{drill:g} mm" if diameter is not None and drill is not None else "unsized"
-        ident = (board.file, size)
-        marker = {"x": first.x, "y": first.y}
+        marker = {"x": first.x, "y": first.y, "layer": "", "count": len(vias)}
         count = f"{len(vias)} via(s) of {size} (diameter/drill)"
-        if drill is not None and drill < min_drill - EPSILON:
-            findings.append(Finding("board.via-drill", f"{count}: drill below {profile.name}'s {min_drill:g} mm",
-                                    identity=ident, extra=marker, **_where(board, first)))
-        if diameter is not None and diameter < min_diameter - EPSILON:
-            findings.append(Finding("board.via-diameter", f"{count}: diameter below {profile.name}'s "
-                                    f"{min_diameter:g} mm", identity=ident, extra=marker, **_where(board, first)))
-        if diameter is not None and drill is not None and (diameter - drill) / 2 < min_ring - EPSILON:
-            findings.append(Finding("board.annular-ring", f"{count}: annular ring {(diameter - drill) / 2:.3g} mm, "
-                                    f"below {profile.name}'s {min_ring:g} mm", identity=ident, extra=marker,
+        for rule_id, what, board_min, fab_min, measure in checks:
+            value = measure(diameter, drill)
+            if value is None:
+                continue
+            if board_min and value < board_min - EPSILON:
+                severity, limit, source = "error", board_min, "the board's own minimum"
+            elif fab_min is not None and value < fab_min - EPSILON:
+                severity, limit, source = model.fab_severity, fab_min, f"{profile.name}'s minimum"
+            else:
+                continue
+            findings.append(Finding(rule_id, f"{count}: {what} {value:.4g} mm, below {source} of {limit:g} mm",
+                                    identity=(board.file, size), severity=severity, extra=marker,
                                     **_where(board, first)))
     return findings
 
 
-def _crossing_tracks(board: Board) -> list[Finding]:
-    grid = SegmentGrid(cell=2.0)
-    copper = board.copper_layers()
-    owners = []
-    for track in board.tracks:
-        if track.layer not in copper:
-            continue
-        for a, b in zip(track.points, track.points[1:]):
-            grid.add(a, b, track, pad=track.width / 2)
-            owners.append(track)
-    findings = []
-    seen: set[tuple[str, str]] = set()
-    for index, (a, b, track) in enumerate(grid.items):
-        for other_index in grid.near(a, b, track.width / 2):
-            if other_index <= index:
-                continue
-            c, d, other = grid.items[other_index]
-            if other is track or other.layer != track.layer or other.net == track.net:
-                continue
-            if segment_distance(a, b, c, d) < (track.width + other.width) / 2 - EPSILON:
-                key = tuple(sorted((track.uuid or str(id(track)), other.uuid or str(id(other)))))
-                if key in seen:
-                    continue
-                seen.add(key)
-                nets = sorted((track.net or "(none)", other.net or "(none)"))
-                findings.append(Finding("board.crossing-tracks",
-                                        f"tracks of nets {nets[0]} and {nets[1]} touch on {track.layer}",
-                                        identity=(board.file, track.layer, *nets, *key),
-                                        extra={"x": (a[0] + b[0]) / 2, "y": (a[1] + b[1]) / 2},
-                                        **_where(board, track)))
-    return findings
+# Footprints whose copper is meant to reach the board edge: edge-mount connectors
+# (SMA, USB, card-edge) say so in their name, description or keywords.
+_EDGE_MOUNT = re.compile(r"edge[\s_-]?mount|edgemount|edge[\s_-]?launch|card[\s_-]?edge", re.I)
 
 
-def _edge_clearance(board: Board, minimum: float) -> list[Finding]:
-    """Tracks, vias, pads and zone fills closer to Edge.Cuts than the profile allows."""
-    if not board.edges:
+def edge_exempt(board: Board, footprint: Footprint, pad: Pad) -> bool:
+    """Copper meant to reach the edge: edge-connector pads (pad type "connect", or the board's
+    edge-connector setting for surface pads), castellated pads and edge-mount footprints."""
+    if pad.kind == "connect" or pad.castellated:
+        return True
+    if board.edge_connector in ("yes", "bevelled") and pad.kind == "smd":
+        return True
+    if board.castellated_pads and pad.kind == "thru_hole":
+        return True
+    return bool(_EDGE_MOUNT.search(" ".join((footprint.lib_id, footprint.description, footprint.tags))))
+
+
+def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[Finding]:
+    """Copper closer to Edge.Cuts (outline or cutouts) than the board's rule or the fab allows,
+    one finding per net. Zone fills are measured as KiCad last saved them."""
+    if not board.edges or not len(copper):
         return []
-    grid = SegmentGrid(cell=2.0)
-    for edge in board.edges:
-        for a, b in zip(edge.points, edge.points[1:]):
-            grid.add(a, b, edge)
+    board_min = model.rules.min_copper_edge_clearance
+    fab_min = model.profile.minimum("copper_edge_clearance_mm") or 0.0
+    required = max(board_min, fab_min)
+    if required <= 0:
+        return []
+    lines = np.array([shapely.LineString(e.points) for e in board.edges], dtype=object)
+    tree = shapely.STRtree(lines)
+    # Every item by its core: fills by their whole polygon, so a cutout inside a fill is inside it.
+    query_in, query_tree = tree.query(copper.core, predicate="dwithin", distance=copper.radius + required)
+    if not len(query_in):
+        return []
+    gap = shapely.distance(copper.core[query_in], lines[query_tree]) - copper.radius[query_in]
+    closest: dict[int, tuple[float, int]] = {}
+    for item, edge, value in zip(query_in.tolist(), query_tree.tolist(), gap.tolist()):
+        if value < required - EPSILON and (item not in closest or value < closest[item][0]):
+            closest[item] = (value, edge)
+    by_net: dict[str, list[tuple[float, int, int]]] = defaultdict(list)
+    for item, (value, edge) in closest.items():
+        if copper.kind[item] == PAD:
+            footprint, pad = copper.owner[item]
+            if edge_exempt(board, footprint, pad):
+                continue
+        by_net[copper.net_names[copper.net[item]] or "(no net)"].append((value, item, edge))
     findings = []
-    too_close_pads: dict[int, list[tuple[CopperShape, float]]] = defaultdict(list)
-    for shape in board_copper(board):
-        gap = shape.gap_to(grid, minimum)
-        if gap >= minimum - EPSILON:
-            continue
-        gap = max(0.0, gap)
-        owner = shape.owner
-        if shape.kind == "track":
-            findings.append(Finding("board.edge-clearance",
-                                    f"track on net {owner.net or '(none)'} is {gap:.3g} mm from the board edge, "
-                                    f"below {minimum:g} mm", identity=(board.file, owner.uuid or owner.net),
-                                    extra={"x": owner.points[0][0], "y": owner.points[0][1]}, **_where(board, owner)))
-        elif shape.kind == "via":
-            findings.append(Finding("board.edge-clearance",
-                                    f"via on net {owner.net or '(none)'} is {gap:.3g} mm from the "
-                                    f"board edge, below {minimum:g} mm", identity=(board.file, owner.uuid or owner.net),
-                                    extra={"x": owner.x, "y": owner.y}, **_where(board, owner)))
-        elif shape.kind == "pad":
-            too_close_pads[id(owner)].append((shape, gap))
-        else:
-            layer = next(iter(shape.layers))
-            x, y = shape.points[0]
-            findings.append(Finding("board.edge-clearance",
-                                    f"zone fill of net {owner.net or '(none)'} on {layer} is {gap:.3g} mm from the "
-                                    f"board edge, below {minimum:g} mm (refill the zone, or widen its clearance)",
-                                    identity=(board.file, "zone", owner.uuid or owner.net, layer),
-                                    extra={"x": x, "y": y}, path=board.file, line=owner.line, column=owner.column))
-    # One finding per footprint: the four pads of an edge connector are one decision.
-    for pads in too_close_pads.values():
-        footprint = pads[0][0].owner
-        closest = min(gap for _, gap in pads)
-        findings.append(Finding("board.edge-clearance",
-                                f"{len(pads)} pad(s) of {footprint.reference or footprint.lib_id} are {closest:.3g} mm "
-                                f"from the board edge, below {minimum:g} mm",
-                                identity=(board.file, "pads", footprint.uuid or footprint.reference),
-                                extra={"x": footprint.x, "y": footprint.y}, **_where(board, footprint)))
+    for net, hits in sorted(by_net.items()):
+        hits.sort()
+        value, item, edge = hits[0]
+        gap_value = max(0.0, value)
+        below_board = value < board_min - EPSILON
+        severity = "high" if below_board or model.profile_chosen else "medium"
+        limit, source = (board_min, "the board's own minimum") if below_board else \
+            (fab_min, f"{model.profile.name}'s minimum")
+        point = shapely.shortest_line(copper.core[item], lines[edge])
+        (x, y) = shapely.get_coordinates(point)[-1]
+        line, column = copper.where(item)
+        kinds = sorted({copper.label(i).split(" of ")[0] if copper.kind[i] == PAD else copper.label(i)
+                        for _, i, _ in hits})
+        refill = " (refill the zone, or widen its clearance)" if copper.kind[item] == ZONE else ""
+        findings.append(Finding(
+            "board.edge-clearance",
+            f"{len(hits)} copper item(s) of net {net} ({', '.join(k.replace('pad ', 'pad') for k in kinds)}) "
+            f"closer to the board edge than {limit:g} mm ({source}); closest: {copper.label(item)} at "
+            f"{gap_value:.3g} mm on {copper.first_layer(int(copper.layers[item]))}{refill}",
+            identity=(board.file, "edge", net), severity=severity, path=board.file, line=line, column=column,
+            extra={"x": round(float(x), 4), "y": round(float(y), 4),
+                   "layer": copper.first_layer(int(copper.layers[item])), "actual_mm": round(gap_value, 4),
+                   "required_mm": limit, "count": len(hits)}))
     return findings
-
-
-def _tracks_touching_vias_and_pads(board: Board) -> list[Finding]:
-    """A track over a via or pad of another net on its layer: a short, like two crossing tracks."""
-    grid = SegmentGrid(cell=2.0)
-    for shape in board_copper(board, tracks=False):
-        if shape.kind in ("via", "pad"):
-            low, high = bounding_box(shape)
-            grid.add(low, high, shape, pad=shape.radius)
-    findings = []
-    seen: set[tuple[int, int]] = set()
-    copper = board.copper_layers()
-    for track in board.tracks:
-        if track.layer not in copper:
-            continue
-        half = track.width / 2
-        for a, b in zip(track.points, track.points[1:]):
-            for index in grid.near(a, b, half):
-                shape: CopperShape = grid.items[index][2]
-                key = (id(track), id(shape))
-                if (key in seen or track.layer not in shape.layers or shape.net == track.net
-                        or shape.distance_to_segment(a, b) >= half - EPSILON):
-                    continue
-                seen.add(key)
-                x, y = shape.points[0]
-                nets = sorted((track.net or "(none)", shape.net or "(none)"))
-                findings.append(Finding("board.crossing-tracks",
-                                        f"track of net {track.net or '(none)'} touches {shape.label} of net "
-                                        f"{shape.net or '(none)'} on {track.layer}",
-                                        identity=(board.file, track.layer, *nets, track.uuid or str(id(track)),
-                                                  _shape_identity(shape)),
-                                        extra={"x": x, "y": y}, **_where(board, track)))
-    return findings
-
-
-def _shape_identity(shape: CopperShape) -> str:
-    owner = shape.owner
-    if shape.kind == "via":
-        return owner.uuid or f"via@{owner.x:g},{owner.y:g}"
-    return f"{owner.uuid or owner.reference}/{shape.label}"
 
 
 def _references(board: Board) -> list[Finding]:

@@ -68,27 +68,56 @@ _RULES = [
     Rule("board.outline-open", "error", "Board outline not closed",
          "An Edge.Cuts line or arc ends where no other outline item starts (0.01 mm tolerance).",
          "DRC invalid_outline", "Join the outline segments end to end."),
-    Rule("board.track-width", "error", "Track narrower than the fab can make",
-         "A track is narrower than the fab profile's minimum track width.",
-         "DRC track_width", "Widen the track, or choose a fab profile that supports it."),
-    Rule("board.via-drill", "error", "Via drill below the fab minimum",
-         "A via's drill is smaller than the fab profile's minimum via drill.",
+    Rule("board.track-width", "error", "Track narrower than the board's minimum",
+         "A track (segment or arc) narrower than the board's own minimum track width (board setup, or a "
+         "matching .kicad_dru track_width rule): an error, as in KiCad's DRC. A net class's track width is "
+         "KiCad's preferred width for new tracks, not a minimum, so a neck-down is not reported. A track "
+         "within the board's rules but below the fab profile's minimum is reported at the fab severity (high "
+         "when the project chose the fab, medium under generic). One finding per net and width.",
+         "DRC track_width", "Widen the track, or fix the rule if the fab can make it."),
+    Rule("board.via-drill", "error", "Via drill below the minimum",
+         "A via's drill below the board's own minimum through-hole size (error) or the fab profile's minimum "
+         "via drill (fab severity). Vias are grouped by size; microvias are not held to these limits.",
          "DRC drill_out_of_range", "Use a larger via drill."),
-    Rule("board.via-diameter", "error", "Via diameter below the fab minimum",
-         "A via's pad diameter is smaller than the fab profile's minimum via diameter.",
+    Rule("board.via-diameter", "error", "Via diameter below the minimum",
+         "A via's pad diameter below the board's own minimum via diameter (error) or the fab profile's "
+         "(fab severity).",
          "DRC via_diameter", "Use a larger via."),
-    Rule("board.annular-ring", "error", "Via annular ring below the fab minimum",
-         "(via diameter - drill) / 2 is below the fab profile's minimum annular ring.",
+    Rule("board.annular-ring", "error", "Via annular ring below the minimum",
+         "(via diameter - drill) / 2 below the board's own minimum annular width (error) or the fab "
+         "profile's (fab severity).",
          "DRC annular_width", "Increase the via diameter or reduce its drill."),
-    Rule("board.crossing-tracks", "error", "Copper of different nets touches",
-         "A track crosses or overlaps another track, a via or a pad of a different net on the same copper "
-         "layer (a short). Pads are taken by their shape and rotation; trapezoid and custom pads by their "
-         "bounding rectangle.",
-         "DRC shorting_items / tracks_crossing", "Reroute the track, or move the via or footprint."),
+    Rule("board.short", "error", "Copper of two nets touches",
+         "Copper of two different nets touches or overlaps on a copper layer: tracks and arcs, vias (over "
+         "the layers they span), pads of every shape with their rotation (through-hole pads on all their "
+         "layers) and zone fills as last saved. The finding names both items, their nets, the layer and the "
+         "point.", "DRC shorting_items / tracks_crossing / clearance (actual 0)",
+         "Reroute or move one of the items; refill zones after moving copper."),
+    Rule("board.clearance", "error", "Copper closer than the board's clearance",
+         "Copper of two different nets closer than the governing clearance: the larger of the two items' net "
+         "class clearances, or their local overrides (pad, footprint, zone) when they have one, never below "
+         "the board's minimum clearance; a matching .kicad_dru clearance rule (net class, net, item type, "
+         "layer conditions) replaces them. Reports the rule, the required and the actual distance. Copper "
+         "within the board's rules but closer than the fab profile's minimum spacing is reported at the fab "
+         "severity. Many pairs between the same two nets become one finding with a count and the worst one.",
+         "DRC clearance", "Move the copper apart, or correct the rule."),
+    Rule("board.hole-clearance", "error", "Drilled holes too close",
+         "Two drilled holes (vias, plated and non-plated pad holes) closer, edge to edge, than the board's "
+         "hole-to-hole minimum. Holes of one footprint are the footprint's design and are not compared.",
+         "DRC hole_near_hole", "Move the via or footprint."),
+    Rule("board.unconnected", "error", "Net not connected",
+         "A net whose pads are not all joined by its copper: tracks, arcs, vias bridging layers, through-hole "
+         "pads and zone fills that touch are united per net; every island holding a pad beyond the net's "
+         "main one is reported with the two nearest points between it and the rest of the net.",
+         "DRC unconnected_items", "Route the missing connection (or refill the zone)."),
+    Rule("board.dangling-track", "low", "Track end touches nothing",
+         "A track end that touches no other copper of its net (track, via, pad or zone fill). One finding "
+         "per net with the count and the first end.", "DRC track_dangling", "Delete the stub or finish the route."),
     Rule("board.edge-clearance", "high", "Copper too close to the board edge",
-         "A track, via, pad or zone fill is closer to the outline (or a cutout) than the fab profile's "
-         "copper-to-edge clearance. Pads are reported once per footprint; zone fills as KiCad last saved "
-         "them, so refill zones before committing. Non-plated holes are not copper.",
+         "Copper (tracks, vias, pads, zone fills as last saved) closer to Edge.Cuts, outline or cutout, than "
+         "the board's own copper-to-edge minimum (high) or the fab profile's (fab severity). Copper meant to "
+         "reach the edge is not reported: edge-connector pads (pad type connector, or surface pads when the "
+         "board sets an edge connector), castellated pads and edge-mount footprints. One finding per net.",
          "DRC copper_edge_clearance", "Move the copper away from the edge."),
     Rule("board.duplicate-reference", "error", "Duplicate board reference",
          "Two footprints on the board carry the same reference.",
@@ -97,10 +126,15 @@ _RULES = [
          "A footprint's reference ends in '?' or '*' or has no number.",
          "-", "Annotate the schematic and update the board, or set a reference."),
     # Design rules
-    Rule("rules.below-fab", "medium", "Project design rule below the fab profile",
-         "A minimum in the .kicad_pro design rules, a net class or a .kicad_dru constraint is below "
-         "what the fab profile can make, so KiCad's DRC would pass a board the fab rejects.",
+    Rule("rules.below-fab", "medium", "Board rule looser than the fab",
+         "A minimum in the board setup, a net class or a .kicad_dru constraint is below what the fab profile "
+         "states it can make, so KiCad's DRC would pass a board the fab rejects. One finding per rule naming "
+         "both numbers. KiCad's own default values are not reported, nor numbers the fab does not publish.",
          "-", "Raise the rule to the fab minimum (Board Setup > Design Rules)."),
+    Rule("rules.unsupported", "info", "Custom rule not applied",
+         "A .kicad_dru rule whose condition uses more than boardready evaluates (A./B. NetClass, NetName, "
+         "Type or Layer compared with == or != and joined by &&, ||, !): it was skipped, not guessed.",
+         "-", "Check that rule with KiCad's own DRC."),
     # BOM
     Rule("bom.mpn-missing", "medium", "BOM part without a manufacturer part number",
          "A part that goes into the BOM has none of the configured MPN-like fields filled in.",

@@ -77,6 +77,9 @@ def check(model: ProjectModel) -> list[Finding]:
 
 def _compare(symbol: SymbolInstance, footprint: Footprint, board_file: str) -> list[Finding]:
     findings = []
+    if footprint.reference == symbol.reference and not (
+            symbol.footprint and footprint.lib_id and not _same_footprint(symbol.footprint, footprint.lib_id)):
+        return findings   # the usual case: no position needed
     where = dict(path=board_file, line=footprint.line, column=footprint.column,
                  extra={"x": footprint.x, "y": footprint.y})
     if footprint.reference != symbol.reference:

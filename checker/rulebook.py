@@ -1,0 +1,333 @@
+"""The board's own design rules, as KiCad's DRC applies them.
+
+Where they live: KiCad 6+ keep the board setup minimums and the net classes in
+the ``.kicad_pro`` (``board.design_settings.rules``, ``net_settings``), custom
+rules in the ``.kicad_dru``; KiCad 5 boards keep a few minimums in the board
+file's ``(setup ...)``. What KiCad does with them, and so what we do:
+
+* Copper clearance between two items of different nets: the larger of the two
+  items' net class clearances; when either item carries a local override (pad,
+  footprint or zone clearance), the larger override replaces the net classes.
+  Never less than the board's minimum clearance. A matching custom rule with a
+  clearance constraint (the last matching one in the file, as KiCad reads
+  them) replaces both, again never below the board minimum.
+* Track width: the board minimum, or a matching custom rule's minimum. A net
+  class's track width is only KiCad's *preferred* width for new tracks (its
+  "opt" value), so a neck-down below it is not a violation.
+* Custom rule conditions are evaluated for the simple forms people write:
+  ``A.NetClass``/``A.NetName``/``A.Type`` (and ``B.``) compared with ``==`` or
+  ``!=`` to a quoted string, joined by ``&&``/``||``, ``!`` and parentheses,
+  plus the rule's ``(layer outer|inner|NAME)``. A rule using anything else is
+  skipped and listed in ``unsupported`` (a finding says so), never guessed.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .sexpr import Node
+
+# KiCad's own defaults for the board setup minimums and the Default net class,
+# over KiCad 5-9 (they moved between releases). A rule still at a default was
+# never chosen by the designer, so it is not reported as looser than a fab.
+KICAD_DEFAULTS: dict[str, set[float]] = {
+    "min_clearance": {0.0},
+    "min_track_width": {0.0, 0.2},
+    "min_via_diameter": {0.4, 0.5},
+    "min_through_hole_diameter": {0.3},
+    "min_via_annular_width": {0.05, 0.1},
+    "min_copper_edge_clearance": {0.0, 0.01, 0.5},
+    "min_hole_to_hole": {0.25},
+    "min_hole_clearance": {0.0, 0.25},
+    "netclass.clearance": {0.2},
+    "netclass.track_width": {0.2, 0.25},
+    "netclass.via_diameter": {0.6, 0.8},
+    "netclass.via_drill": {0.3, 0.4},
+}
+DEFAULT_NETCLASS = "Default"
+_DEFAULT_HOLE_TO_HOLE = 0.25
+
+
+def is_kicad_default(key: str, value: float) -> bool:
+    return any(abs(value - default) < 1e-6 for default in KICAD_DEFAULTS.get(key, ()))
+
+
+@dataclass(frozen=True)
+class NetClass:
+    name: str
+    clearance: float = 0.2
+    track_width: float = 0.25
+    via_diameter: float = 0.8
+    via_drill: float = 0.4
+
+
+@dataclass
+class CustomRule:
+    name: str
+    layer: str | None                   # None (any), "outer", "inner" or a layer name
+    condition: "Condition | None"       # None: always
+    constraints: dict[str, tuple[float | None, float | None, float | None]]   # kind -> (min, opt, max)
+    line: int
+    column: int
+
+
+@dataclass
+class BoardRules:
+    """The minimums and classes the board's own DRC holds it to (millimetres)."""
+
+    min_clearance: float = 0.0
+    min_track_width: float = 0.0
+    min_hole_to_hole: float = _DEFAULT_HOLE_TO_HOLE
+    min_copper_edge_clearance: float = 0.0
+    min_via_diameter: float = 0.0
+    min_through_hole: float = 0.0
+    min_via_annular: float = 0.0
+    netclasses: dict[str, NetClass] = field(default_factory=lambda: {DEFAULT_NETCLASS: NetClass(DEFAULT_NETCLASS)})
+    assignments: dict[str, str] = field(default_factory=dict)        # net name -> class name
+    patterns: list[tuple[str, str]] = field(default_factory=list)     # KiCad 7+: (wildcard, class)
+    custom: list[CustomRule] = field(default_factory=list)
+    unsupported: list[tuple[str, str, int]] = field(default_factory=list)   # rule name, reason, line
+    source: str = "KiCad defaults"       # where the minimums came from, for messages
+
+    def netclass_name(self, net: str) -> str:
+        name = self.assignments.get(net)
+        if name is None:
+            for pattern, class_name in self.patterns:
+                if fnmatch.fnmatchcase(net, pattern):
+                    name = class_name
+                    break
+        return name if name in self.netclasses else DEFAULT_NETCLASS
+
+    def netclass(self, net: str) -> NetClass:
+        return self.netclasses.get(self.netclass_name(net)) or NetClass(DEFAULT_NETCLASS)
+
+    def rules_with(self, kind: str) -> list[CustomRule]:
+        return [rule for rule in self.custom if kind in rule.constraints]
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def read_rules(pro: dict, dru: Node | None, board_setup: dict[str, float] | None = None) -> BoardRules:
+    rules = BoardRules()
+    settings = ((pro.get("board") or {}).get("design_settings") or {}) if isinstance(pro.get("board"), dict) else {}
+    values = settings.get("rules") if isinstance(settings, dict) else None
+    if isinstance(values, dict):
+        rules.source = "board setup"
+        for key, attribute in (("min_clearance", "min_clearance"), ("min_track_width", "min_track_width"),
+                               ("min_hole_to_hole", "min_hole_to_hole"),
+                               ("min_copper_edge_clearance", "min_copper_edge_clearance"),
+                               ("min_via_diameter", "min_via_diameter"),
+                               ("min_through_hole_diameter", "min_through_hole"),
+                               ("min_via_annular_width", "min_via_annular")):
+            number = _number(values.get(key))
+            if number is not None and number >= 0:
+                setattr(rules, attribute, number)
+    elif board_setup:
+        rules.source = "board setup"
+        for key, attribute in (("clearance", "min_clearance"), ("trace_min", "min_track_width"),
+                               ("hole_to_hole_min", "min_hole_to_hole"),
+                               ("edge_clearance", "min_copper_edge_clearance"),
+                               ("via_min_size", "min_via_diameter"), ("via_min_drill", "min_through_hole"),
+                               ("via_min_annulus", "min_via_annular")):
+            if key in board_setup:
+                setattr(rules, attribute, board_setup[key])
+    _read_netclasses(pro, rules)
+    if dru is not None:
+        _read_custom(dru, rules)
+    return rules
+
+
+def _read_netclasses(pro: dict, rules: BoardRules) -> None:
+    net_settings = pro.get("net_settings") if isinstance(pro.get("net_settings"), dict) else {}
+    for entry in (net_settings or {}).get("classes") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        default = NetClass(entry["name"])
+        netclass = NetClass(
+            name=entry["name"],
+            clearance=_number(entry.get("clearance")) if _number(entry.get("clearance")) is not None else default.clearance,
+            track_width=_number(entry.get("track_width")) or default.track_width,
+            via_diameter=_number(entry.get("via_diameter")) or default.via_diameter,
+            via_drill=_number(entry.get("via_drill")) or default.via_drill)
+        rules.netclasses[netclass.name] = netclass
+        for net in entry.get("nets") or []:   # KiCad 6
+            if isinstance(net, str):
+                rules.assignments[net] = netclass.name
+    assignments = (net_settings or {}).get("netclass_assignments")   # KiCad 7+
+    if isinstance(assignments, dict):
+        for net, name in assignments.items():
+            if isinstance(name, str):
+                rules.assignments.setdefault(net, name)
+            elif isinstance(name, list) and name and isinstance(name[0], str):
+                rules.assignments.setdefault(net, name[0])
+    for pattern in (net_settings or {}).get("netclass_patterns") or []:
+        if isinstance(pattern, dict) and isinstance(pattern.get("pattern"), str) and isinstance(pattern.get("netclass"), str):
+            rules.patterns.append((pattern["pattern"], pattern["netclass"]))
+
+
+_LENGTH = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(mm|mil|mils|in|um|th)?\s*$")
+_UNIT = {"mm": 1.0, None: 1.0, "mil": 0.0254, "mils": 0.0254, "th": 0.0254, "in": 25.4, "um": 0.001}
+
+
+def parse_length(text: str | None) -> float | None:
+    """'0.1mm', '4mil', '0.004in' or a bare number (mm) -> millimetres."""
+    match = _LENGTH.match(text or "")
+    if not match:
+        return None
+    return float(match.group(1)) * _UNIT[match.group(2)]
+
+
+def _read_custom(dru: Node, rules: BoardRules) -> None:
+    for rule in dru.nodes("rule"):
+        name = rule.atom(0) or "?"
+        constraints: dict[str, tuple[float | None, float | None, float | None]] = {}
+        for constraint in rule.nodes("constraint"):
+            kind = constraint.atom(0)
+            if kind:
+                constraints[kind] = (parse_length(constraint.value("min")), parse_length(constraint.value("opt")),
+                                     parse_length(constraint.value("max")))
+        text = rule.value("condition")
+        condition = None
+        if text is not None and text.strip():
+            try:
+                condition = parse_condition(text)
+            except ConditionError as exc:
+                rules.unsupported.append((name, str(exc), rule.line))
+                continue
+        rules.custom.append(CustomRule(name=name, layer=rule.value("layer"), condition=condition,
+                                       constraints=constraints, line=rule.line, column=rule.column))
+
+
+# -- custom rule conditions -----------------------------------------------------
+
+class ConditionError(ValueError):
+    pass
+
+
+_CONDITION_TOKEN = re.compile(r"\s*(?:(&&|\|\||==|!=|!|\(|\))|'([^']*)'|\"([^\"]*)\"|([AB])\.([A-Za-z_]+)(\(\))?)")
+_PROPERTIES = {"netclass": "netclass", "net_class": "netclass", "netname": "net", "net_name": "net",
+               "type": "type", "layer": "layer"}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A parsed condition: ('or', a, b) | ('and', a, b) | ('not', a) | ('cmp', side, prop, op, text)."""
+
+    tree: tuple
+
+    def evaluate(self, a: dict, b: dict):
+        """``a``/``b`` map a property (netclass, net, type, layer) to a value or a numpy array."""
+        return _evaluate(self.tree, a, b)
+
+
+def _evaluate(node: tuple, a: dict, b: dict):
+    op = node[0]
+    if op == "or":
+        return _evaluate(node[1], a, b) | _evaluate(node[2], a, b)
+    if op == "and":
+        return _evaluate(node[1], a, b) & _evaluate(node[2], a, b)
+    if op == "not":
+        return _negate(_evaluate(node[1], a, b))
+    _, side, prop, comparison, text = node
+    matches = _match((a if side == "A" else b)[prop], text)
+    return matches if comparison == "==" else _negate(matches)
+
+
+def _negate(value):
+    return (not value) if isinstance(value, (bool, np.bool_)) else ~value
+
+
+def _match(values, text: str):
+    """KiCad compares case-insensitively and accepts * and ? wildcards."""
+    if any(ch in text for ch in "*?"):
+        pattern = text.lower()
+        if isinstance(values, str):
+            return fnmatch.fnmatchcase(values.lower(), pattern)
+        return np.array([fnmatch.fnmatchcase(str(v).lower(), pattern) for v in values], dtype=bool)
+    if isinstance(values, str):
+        return values.lower() == text.lower()
+    return np.char.lower(np.asarray(values, dtype=str)) == text.lower()
+
+
+def parse_condition(text: str) -> Condition:
+    tokens: list[tuple] = []
+    position = 0
+    while position < len(text.rstrip()):
+        match = _CONDITION_TOKEN.match(text, position)
+        if not match or match.end() == position:
+            raise ConditionError(f"cannot read the condition at {text[position:position + 20]!r}")
+        operator, single, double, side, prop, call = match.groups()
+        if operator:
+            tokens.append(("op", operator))
+        elif single is not None or double is not None:
+            tokens.append(("text", single if single is not None else double))
+        else:
+            key = _PROPERTIES.get(prop.lower())
+            if call or key is None:
+                raise ConditionError(f"{side}.{prop}{call or ''} is not evaluated by boardready")
+            tokens.append(("prop", side, key))
+        position = match.end()
+    parser = _Parser(tokens)
+    tree = parser.expression()
+    if parser.index != len(tokens):
+        raise ConditionError("unexpected text after the condition")
+    return Condition(tree)
+
+
+class _Parser:
+    def __init__(self, tokens: list[tuple]):
+        self.tokens = tokens
+        self.index = 0
+
+    def peek(self):
+        return self.tokens[self.index] if self.index < len(self.tokens) else None
+
+    def take(self):
+        token = self.peek()
+        if token is None:
+            raise ConditionError("the condition ends too early")
+        self.index += 1
+        return token
+
+    def expression(self):
+        left = self.conjunction()
+        while self.peek() == ("op", "||"):
+            self.take()
+            left = ("or", left, self.conjunction())
+        return left
+
+    def conjunction(self):
+        left = self.unary()
+        while self.peek() == ("op", "&&"):
+            self.take()
+            left = ("and", left, self.unary())
+        return left
+
+    def unary(self):
+        token = self.peek()
+        if token == ("op", "!"):
+            self.take()
+            return ("not", self.unary())
+        if token == ("op", "("):
+            self.take()
+            inner = self.expression()
+            if self.take() != ("op", ")"):
+                raise ConditionError("unbalanced parenthesis")
+            return inner
+        first = self.take()
+        comparison = self.take()
+        second = self.take()
+        if comparison not in (("op", "=="), ("op", "!=")):
+            raise ConditionError("only == and != comparisons are evaluated")
+        if first[0] == "text" and second[0] == "prop":
+            first, second = second, first
+        if first[0] != "prop" or second[0] != "text":
+            raise ConditionError("a comparison must be A.<property> against a quoted string")
+        return ("cmp", first[1], first[2], comparison[1], second[1])

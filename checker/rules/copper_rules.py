@@ -1,0 +1,548 @@
+"""Copper rules from the board's own design rules: shorts, clearance, hole-to-hole,
+track width, connectivity (unconnected islands) and dangling track ends.
+
+How the pairs are found: one STRtree over every copper unit (items, and zone
+fill outlines cut into chains) is queried with each unit grown by its own
+radius twice plus the largest clearance any rule asks for. Growing by the
+querying unit's radius twice covers the pair from the side of the larger
+item (max(2a, 2b) >= a + b), so small items do not pay for the largest pad
+on the board. GEOS then measures every candidate pair in one vectorized
+call. Copper lying wholly inside another net's zone fill, far from any fill
+edge, is found by testing each item's anchor point against the prepared fill
+polygon.
+
+What is tested follows KiCad's DRC: two items of different nets; two pads
+without a net (unless they are the same pad of one footprint); a zone
+without a net against anything. Items of one net are never a clearance
+problem; touching ones are what joins a net's islands.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+
+from ..board import Board
+from ..copper import PAD, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, build_holes
+from ..findings import Finding
+from ..model import ProjectModel
+from ..rulebook import DEFAULT_NETCLASS, BoardRules
+
+# KiCad's DRC epsilon (BOARD_DESIGN_SETTINGS::GetDRCEpsilon): distances within
+# half a micrometre of the rule pass, as they do in KiCad.
+DRC_EPSILON = 0.0005
+# Copper closer than this is touching: one net's items join, two nets' items short.
+TOUCHING = 0.0005
+# More findings than this of one rule between the same nets become one finding
+# with a count and the worst location.
+GROUP_AFTER = 3
+
+
+@dataclass
+class Violation:
+    rule: str
+    severity: str
+    a: int
+    b: int
+    distance: float
+    required: float
+    rule_name: str
+    x: float
+    y: float
+    layer: str
+
+
+def check(model: ProjectModel) -> list[Finding]:
+    board = model.board
+    if board is None or not board.copper_layers():
+        return []
+    copper = model.copper if model.copper is not None else build_copper(board)
+    model.copper = copper
+    rules = model.rules
+    findings: list[Finding] = []
+    if len(copper):
+        pairs = _near_pairs(copper, _largest_clearance(copper, rules, model))
+        findings += _clearance_findings(board, copper, rules, model, pairs)
+        findings += _connectivity_findings(board, copper, pairs)
+        findings += _dangling_findings(board, copper)
+    findings += _track_width_findings(board, rules, model)
+    findings += _hole_findings(board, build_holes(board), rules)
+    return findings
+
+
+# -- pairs -------------------------------------------------------------------------
+
+@dataclass
+class Pairs:
+    a: np.ndarray          # item indices, a < b
+    b: np.ndarray
+    distance: np.ndarray   # copper to copper (negative when they overlap)
+    unit_a: np.ndarray     # the units that gave the smallest distance (-1: found by containment)
+    unit_b: np.ndarray
+
+
+def _largest_clearance(copper: Copper, rules: BoardRules, model: ProjectModel) -> float:
+    values = [rules.min_clearance, *(nc.clearance for nc in rules.netclasses.values())]
+    values += [float(copper.local_clearance.max())] if len(copper) else []
+    values += [rule.constraints["clearance"][0] or 0.0 for rule in rules.rules_with("clearance")]
+    fab = model.profile.minimum("clearance_mm")
+    values.append(fab or 0.0)
+    return max(values)
+
+
+def _near_pairs(copper: Copper, reach: float) -> Pairs:
+    units = copper.unit_geom
+    radius = copper.unit_radius
+    tree = copper.tree
+    query_in, query_tree = tree.query(grown_boxes(units, 2 * radius + reach + TOUCHING))
+    item_in, item_tree = copper.unit_item[query_in], copper.unit_item[query_tree]
+    keep = (item_in != item_tree) & ((copper.layers[item_in] & copper.layers[item_tree]) != 0)
+    query_in, query_tree, item_in, item_tree = query_in[keep], query_tree[keep], item_in[keep], item_tree[keep]
+    # Each unordered pair once: ordered by item, then unique by unit pair.
+    swap = item_in > item_tree
+    unit_a = np.where(swap, query_tree, query_in)
+    unit_b = np.where(swap, query_in, query_tree)
+    key = unit_a.astype(np.int64) * len(units) + unit_b
+    key, first = np.unique(key, return_index=True)
+    unit_a, unit_b = unit_a[first], unit_b[first]
+    distance = shapely.distance(units[unit_a], units[unit_b]) - radius[unit_a] - radius[unit_b]
+    item_a, item_b = copper.unit_item[unit_a], copper.unit_item[unit_b]
+    contained = _inside_fills(copper)
+    if contained is not None:
+        fill, other, depth = contained
+        lo, hi = np.minimum(fill, other), np.maximum(fill, other)
+        item_a = np.concatenate([item_a, lo])
+        item_b = np.concatenate([item_b, hi])
+        distance = np.concatenate([distance, depth])
+        unit_a = np.concatenate([unit_a, np.full(len(lo), -1)])
+        unit_b = np.concatenate([unit_b, np.full(len(lo), -1)])
+    # The smallest distance per item pair.
+    key = item_a.astype(np.int64) * len(copper) + item_b
+    order = np.lexsort((distance, key))
+    key = key[order]
+    first = np.concatenate([[True], key[1:] != key[:-1]]) if len(key) else np.zeros(0, dtype=bool)
+    pick = order[first]
+    return Pairs(a=item_a[pick], b=item_b[pick], distance=distance[pick], unit_a=unit_a[pick], unit_b=unit_b[pick])
+
+
+def grown_boxes(geometries: np.ndarray, margin) -> np.ndarray:
+    """Each geometry's bounding box grown by ``margin``: an STRtree query with these is an
+    envelope test in C, much cheaper than GEOS's "dwithin" (which prepares every input);
+    the exact distances are measured afterwards on the candidates only."""
+    bounds = shapely.bounds(geometries)
+    margin = np.asarray(margin, dtype=np.float64)
+    return shapely.box(bounds[:, 0] - margin, bounds[:, 1] - margin, bounds[:, 2] + margin, bounds[:, 3] + margin)
+
+
+def _inside_fills(copper: Copper):
+    """Items (and other fills) whose anchor lies inside a zone fill of a layer they share."""
+    if not len(copper.fills):
+        return None
+    fills, others, depths = [], [], []
+    x, y = copper.anchor[:, 0], copper.anchor[:, 1]
+    bounds = shapely.bounds(copper.core[copper.fills])
+    for fill, (x0, y0, x1, y1) in zip(copper.fills, bounds):
+        candidates = np.flatnonzero(((copper.layers & copper.layers[fill]) != 0) & (x >= x0) & (x <= x1)
+                                    & (y >= y0) & (y <= y1))
+        candidates = candidates[candidates != fill]
+        if not len(candidates):
+            continue
+        polygon = copper.core[fill]
+        shapely.prepare(polygon)
+        inside = shapely.contains_xy(polygon, x[candidates], y[candidates])
+        hit = candidates[inside]
+        fills.append(np.full(len(hit), fill))
+        others.append(hit)
+        depths.append(-copper.radius[hit] - copper.radius[fill])
+    if not fills:
+        return None
+    return np.concatenate(fills), np.concatenate(others), np.concatenate(depths)
+
+
+def _tested(copper: Copper, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pairs KiCad's clearance test looks at (see the module docstring)."""
+    net_a, net_b = copper.net[a], copper.net[b]
+    kind_a, kind_b = copper.kind[a], copper.kind[b]
+    fp_a, fp_b = copper.footprint[a], copper.footprint[b]
+    tested = net_a != net_b
+    no_net = (net_a == 0) & (net_b == 0)
+    tested |= no_net & (((kind_a == PAD) & (kind_b == PAD)) | (kind_a == ZONE) | (kind_b == ZONE))
+    same_footprint = (fp_a >= 0) & (fp_a == fp_b)
+    if same_footprint.any():
+        for index in np.flatnonzero(same_footprint & tested):
+            footprint, pad_a = copper.owner[a[index]]
+            pad_b = copper.owner[b[index]][1]
+            if (pad_a.number and pad_a.number == pad_b.number) or footprint.net_tie:
+                tested[index] = False
+    return tested
+
+
+# -- clearance and shorts -----------------------------------------------------------
+
+def _clearance_findings(board: Board, copper: Copper, rules: BoardRules, model: ProjectModel,
+                        pairs: Pairs) -> list[Finding]:
+    tested = _tested(copper, pairs.a, pairs.b)
+    fab = model.profile.minimum("clearance_mm") or 0.0
+    candidate = tested & (pairs.distance < np.maximum(fab, 0.0) + _ceiling(copper, rules))
+    index = np.flatnonzero(candidate)
+    if not len(index):
+        return []
+    a, b, distance = pairs.a[index], pairs.b[index], pairs.distance[index]
+    required, rule_names = required_clearance(copper, rules, a, b)
+    violations: list[Violation] = []
+    fab_severity = model.fab_severity
+    short = (distance < TOUCHING) & (copper.net[a] != copper.net[b]) & (copper.net[a] != 0) & (copper.net[b] != 0)
+    # Between two zone fills only a short counts: their spacing is the filler's job, and
+    # KiCad's DRC compares zone outlines, not fills.
+    both_fills = (copper.kind[a] == ZONE) & (copper.kind[b] == ZONE)
+    board_rule = ~both_fills & (distance < required - DRC_EPSILON)
+    fab_rule = ~both_fills & ~board_rule & (distance < fab - DRC_EPSILON)
+    hits = np.flatnonzero(short | board_rule | fab_rule)
+    if not len(hits):
+        return []
+    points = _contact_points(copper, pairs, index[hits])
+    for k, (x, y) in zip(hits, points):
+        shared = int(copper.layers[a[k]] & copper.layers[b[k]])
+        layer = copper.first_layer(shared)
+        if short[k]:
+            violations.append(Violation("board.short", "error", int(a[k]), int(b[k]), float(distance[k]),
+                                        float(required[k]), str(rule_names[k]), x, y, layer))
+        elif board_rule[k]:
+            violations.append(Violation("board.clearance", "error", int(a[k]), int(b[k]), float(distance[k]),
+                                        float(required[k]), str(rule_names[k]), x, y, layer))
+        else:
+            violations.append(Violation("board.clearance", fab_severity, int(a[k]), int(b[k]), float(distance[k]),
+                                        fab, f"{model.profile.name}'s minimum spacing", x, y, layer))
+    return _group(board, copper, violations)
+
+
+def _ceiling(copper: Copper, rules: BoardRules) -> float:
+    values = [rules.min_clearance, *(nc.clearance for nc in rules.netclasses.values())]
+    values += [float(copper.local_clearance.max())] if len(copper) else []
+    values += [rule.constraints["clearance"][0] or 0.0 for rule in rules.rules_with("clearance")]
+    return max(values)
+
+
+def required_clearance(copper: Copper, rules: BoardRules, a: np.ndarray, b: np.ndarray):
+    """The governing clearance of each pair and the name of the rule that sets it."""
+    class_names = np.array([rules.netclass_name(name) for name in copper.net_names], dtype=object)
+    class_clearance = np.array([rules.netclasses[c].clearance if c in rules.netclasses else 0.0
+                                for c in class_names], dtype=np.float64)
+    class_a, class_b = class_names[copper.net[a]], class_names[copper.net[b]]
+    clear_a, clear_b = class_clearance[copper.net[a]], class_clearance[copper.net[b]]
+    required = np.maximum(clear_a, clear_b)
+    names = np.where(clear_a >= clear_b, class_a, class_b)
+    names = np.array([f"netclass '{n}'" for n in names], dtype=object)
+    # Local overrides (pad, footprint, zone clearance) replace the net classes. Against a
+    # zone, the item's own override wins over the zone's (KiCad 6 fills and checks that way).
+    local_a, local_b = copper.local_clearance[a], copper.local_clearance[b]
+    zone_a, zone_b = copper.kind[a] == ZONE, copper.kind[b] == ZONE
+    local_a = np.where(zone_a & ~zone_b & (local_b > 0), 0.0, local_a)
+    local_b = np.where(zone_b & ~zone_a & (local_a > 0), 0.0, local_b)
+    local = np.maximum(local_a, local_b)
+    has_local = local > 0
+    if has_local.any():
+        required = np.where(has_local, local, required)
+        names = np.where(has_local, "local override", names)
+    custom = rules.rules_with("clearance")
+    if custom:
+        shared = copper.layers[a] & copper.layers[b]
+        props_a = _properties(copper, rules, a, shared, class_names)
+        props_b = _properties(copper, rules, b, shared, class_names)
+        for rule in custom:
+            minimum = rule.constraints["clearance"][0]
+            if minimum is None:
+                continue
+            applies = _layer_applies(rule.layer, copper, shared)
+            if rule.condition is not None:
+                applies &= (np.asarray(rule.condition.evaluate(props_a, props_b), dtype=bool)
+                            | np.asarray(rule.condition.evaluate(props_b, props_a), dtype=bool))
+            required = np.where(applies, minimum, required)
+            names = np.where(applies, f"rule '{rule.name}'", names)
+    below_board = required < rules.min_clearance
+    if below_board.any():
+        required = np.where(below_board, rules.min_clearance, required)
+        names = np.where(below_board, "board minimum clearance", names)
+    return required, names
+
+
+def _properties(copper: Copper, rules: BoardRules, items: np.ndarray, layers: np.ndarray, class_names) -> dict:
+    kind_names = np.array(["Track", "Track", "Via", "Pad", "Zone"], dtype=object)
+    return {"netclass": class_names[copper.net[items]],
+            "net": np.array(copper.net_names, dtype=object)[copper.net[items]],
+            "type": kind_names[copper.kind[items]],
+            "layer": np.array([copper.first_layer(int(m)) for m in layers], dtype=object)}
+
+
+def _layer_applies(layer: str | None, copper: Copper, shared: np.ndarray) -> np.ndarray:
+    if layer is None:
+        return np.ones(len(shared), dtype=bool)
+    count = len(copper.layer_names)
+    outer = (1 | (1 << (count - 1))) if count else 0
+    if layer == "outer":
+        return (shared & outer) != 0
+    if layer == "inner":
+        return (shared & ~outer) != 0
+    if layer in copper.layer_names:
+        return (shared & (1 << copper.layer_names.index(layer))) != 0
+    return np.zeros(len(shared), dtype=bool)
+
+
+def _contact_points(copper: Copper, pairs: Pairs, index: np.ndarray) -> list[tuple[float, float]]:
+    """Where two items come closest (the middle of the shortest line between their cores)."""
+    unit_a, unit_b = pairs.unit_a[index], pairs.unit_b[index]
+    geom_a = np.where(unit_a >= 0, copper.unit_geom[np.maximum(unit_a, 0)], copper.core[pairs.a[index]])
+    geom_b = np.where(unit_b >= 0, copper.unit_geom[np.maximum(unit_b, 0)], copper.core[pairs.b[index]])
+    contained = unit_a < 0
+    lines = shapely.shortest_line(geom_a, geom_b)
+    coords = shapely.get_coordinates(lines).reshape(-1, 2, 2)
+    middle = coords.mean(axis=1)
+    out = []
+    for k, (x, y) in enumerate(middle):
+        if contained[k]:   # copper inside a fill: point at the item, not at the fill's edge
+            item = pairs.b[index[k]] if copper.kind[pairs.a[index[k]]] == ZONE else pairs.a[index[k]]
+            x, y = copper.anchor[item]
+        out.append((round(float(x), 4), round(float(y), 4)))
+    return out
+
+
+def _net(copper: Copper, item: int) -> str:
+    return copper.net_names[copper.net[item]] or "(no net)"
+
+
+def _group(board: Board, copper: Copper, violations: list[Violation]) -> list[Finding]:
+    """One finding per pair; many of one rule between the same nets become one with a count."""
+    groups: dict[tuple, list[Violation]] = defaultdict(list)
+    for violation in violations:
+        nets = tuple(sorted((_net(copper, violation.a), _net(copper, violation.b))))
+        groups[(violation.rule, violation.severity, nets)].append(violation)
+    findings = []
+    for (rule, severity, nets), group in groups.items():
+        group.sort(key=lambda v: v.distance)
+        if len(group) > GROUP_AFTER:
+            worst = group[0]
+            findings.append(_finding(board, copper, worst, count=len(group), nets=nets))
+        else:
+            findings += [_finding(board, copper, v) for v in group]
+    return findings
+
+
+def _finding(board: Board, copper: Copper, v: Violation, count: int = 1, nets: tuple = ()) -> Finding:
+    # Locate at the item a person edits: a track, via or pad rather than a zone fill.
+    first, second = (v.b, v.a) if copper.kind[v.a] == ZONE and copper.kind[v.b] != ZONE else (v.a, v.b)
+    line, column = copper.where(first)
+    one = f"{copper.label(first)} of net {_net(copper, first)}"
+    two = f"{copper.label(second)} of net {_net(copper, second)}"
+    distance = max(0.0, v.distance)
+    if v.rule == "board.short":
+        text = f"{one} touches {two} on {v.layer} (a short)"
+    else:
+        text = (f"{one} is {distance:.4g} mm from {two} on {v.layer}; "
+                f"{v.rule_name} requires {v.required:.4g} mm")
+    identity = (board.file, *sorted((copper.identity(first), copper.identity(second))))
+    if count > 1:
+        text = (f"{count} places where nets {nets[0]} and {nets[1]} "
+                f"{'touch' if v.rule == 'board.short' else 'are closer than their clearance'}; worst: {text}")
+        identity = (board.file, "group", *nets)
+    return Finding(v.rule, text, identity=identity, severity=v.severity, path=board.file, line=line, column=column,
+                   extra={"x": v.x, "y": v.y, "layer": v.layer, "actual_mm": round(distance, 4),
+                          "required_mm": round(v.required, 4), "rule": v.rule_name, "count": count})
+
+
+# -- connectivity -----------------------------------------------------------------
+
+def _connectivity_findings(board: Board, copper: Copper, pairs: Pairs) -> list[Finding]:
+    """Per net, union the touching items; every island beyond the first that holds a pad is reported."""
+    same = (copper.net[pairs.a] == copper.net[pairs.b]) & (copper.net[pairs.a] != 0) & (pairs.distance < TOUCHING)
+    parent = np.arange(len(copper))
+
+    def find(i: int) -> int:
+        root = i
+        while parent[root] != root:
+            root = parent[root]
+        while parent[i] != root:
+            parent[i], i = root, parent[i]
+        return root
+
+    for a, b in zip(pairs.a[same].tolist(), pairs.b[same].tolist()):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    islands: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for item in np.flatnonzero(copper.net != 0).tolist():
+        islands[int(copper.net[item])][find(item)].append(item)
+    findings = []
+    for net, groups in islands.items():
+        with_pads = [items for items in groups.values() if any(copper.kind[i] == PAD for i in items)]
+        if len(with_pads) < 2:
+            continue
+        # The island with the most pads is the net's body; each other one is unconnected from it.
+        with_pads.sort(key=lambda items: (-sum(copper.kind[i] == PAD for i in items), min(items)))
+        body = list(with_pads[0])
+        for island in with_pads[1:]:
+            findings.append(_unconnected(board, copper, net, island, body))
+            body += island
+    return findings
+
+
+def _unconnected(board: Board, copper: Copper, net: int, island: list[int], body: list[int]) -> Finding:
+    here = shapely.union_all(copper.core[island])
+    there = shapely.union_all(copper.core[body])
+    line_between = shapely.shortest_line(here, there)
+    (x1, y1), (x2, y2) = shapely.get_coordinates(line_between)[:2]
+    pads = [i for i in island if copper.kind[i] == PAD]
+    anchor = pads[0]
+    line, column = copper.where(anchor)
+    name = copper.net_names[net]
+    labels = ", ".join(copper.label(i) for i in pads[:4]) + (f" and {len(pads) - 4} more" if len(pads) > 4 else "")
+    layer = copper.first_layer(int(copper.layers[anchor]))
+    return Finding("board.unconnected",
+                   f"net {name}: {labels} not joined to the rest of the net; nearest points "
+                   f"({x1:.4g}, {y1:.4g}) and ({x2:.4g}, {y2:.4g}), {np.hypot(x2 - x1, y2 - y1):.4g} mm apart",
+                   identity=(board.file, name, *sorted(copper.identity(i) for i in pads)),
+                   path=board.file, line=line, column=column,
+                   extra={"x": round(float(x1), 4), "y": round(float(y1), 4), "layer": layer,
+                          "to_x": round(float(x2), 4), "to_y": round(float(y2), 4)})
+
+
+# -- dangling track ends ------------------------------------------------------------
+
+def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
+    tracks = np.flatnonzero((copper.kind == TRACK) | (copper.kind == ARC))
+    if not len(tracks):
+        return []
+    ends = np.concatenate([[copper.owner[i].points[0] for i in tracks], [copper.owner[i].points[-1] for i in tracks]])
+    end_item = np.concatenate([tracks, tracks])
+    points = shapely.points(ends)
+    solid = copper.kind != ZONE
+    reach = float(copper.radius[solid].max()) if solid.any() else 0.0
+    query_in, query_tree = copper.tree.query(grown_boxes(points, reach + TOUCHING))
+    other = copper.unit_item[query_tree]
+    mine = end_item[query_in]
+    keep = (other != mine) & (copper.net[other] == copper.net[mine]) & ((copper.layers[other] & copper.layers[mine]) != 0)
+    query_in, query_tree = query_in[keep], query_tree[keep]
+    gap = shapely.distance(points[query_in], copper.unit_geom[query_tree]) - copper.unit_radius[query_tree]
+    connected = np.zeros(len(points), dtype=bool)
+    connected[query_in[gap < TOUCHING]] = True
+    for fill in copper.fills:   # an end inside its net's fill
+        open_ends = np.flatnonzero(~connected & (copper.net[end_item] == copper.net[fill])
+                                   & ((copper.layers[end_item] & copper.layers[fill]) != 0))
+        if len(open_ends):
+            polygon = copper.core[fill]
+            shapely.prepare(polygon)
+            connected[open_ends[shapely.contains_xy(polygon, ends[open_ends, 0], ends[open_ends, 1])]] = True
+    by_net: dict[str, list[int]] = defaultdict(list)
+    for end in np.flatnonzero(~connected).tolist():
+        by_net[_net(copper, end_item[end])].append(end)
+    findings = []
+    for net, open_ends in sorted(by_net.items()):
+        first = int(end_item[open_ends[0]])
+        x, y = ends[open_ends[0]]
+        line, column = copper.where(first)
+        layer = copper.first_layer(int(copper.layers[first]))
+        findings.append(Finding("board.dangling-track",
+                                f"{len(open_ends)} track end(s) of net {net} touch nothing; first at "
+                                f"({x:.4g}, {y:.4g}) on {layer}",
+                                identity=(board.file, net, *sorted({copper.identity(int(end_item[e])) for e in open_ends})),
+                                path=board.file, line=line, column=column,
+                                extra={"x": round(float(x), 4), "y": round(float(y), 4), "layer": layer,
+                                       "count": len(open_ends)}))
+    return findings
+
+
+# -- track width ----------------------------------------------------------------------
+
+def _track_width_findings(board: Board, rules: BoardRules, model: ProjectModel) -> list[Finding]:
+    copper_layers = board.copper_layers()
+    tracks = [t for t in board.tracks if t.layer in copper_layers and t.width > 0]
+    if not tracks:
+        return []
+    fab = model.profile.minimum("track_width_mm") or 0.0
+    custom = rules.rules_with("track_width")
+    groups: dict[tuple, list] = defaultdict(list)
+    for track in tracks:
+        minimum, source = rules.min_track_width, "the board minimum"
+        for rule in custom:
+            rule_min = rule.constraints["track_width"][0]
+            if rule_min is None or not _track_rule_applies(rule, track, rules, board):
+                continue
+            minimum, source = max(rule_min, rules.min_track_width), f"rule '{rule.name}'"
+        if track.width < minimum - DRC_EPSILON:
+            groups[("error", track.net, track.width, minimum, source)].append(track)
+        elif track.width < fab - DRC_EPSILON:
+            groups[(model.fab_severity, track.net, track.width, fab, f"{model.profile.name}'s minimum")].append(track)
+    findings = []
+    for (severity, net, width, minimum, source), group in sorted(groups.items(), key=lambda kv: kv[0][1:3]):
+        first = group[0]
+        findings.append(Finding("board.track-width",
+                                f"{len(group)} track segment(s) of net {net or '(no net)'} are {width:g} mm wide, "
+                                f"below {source} of {minimum:.4g} mm",
+                                identity=(board.file, net, f"{width:g}"), severity=severity, path=board.file,
+                                line=first.line, column=first.column,
+                                extra={"x": first.points[0][0], "y": first.points[0][1], "layer": first.layer,
+                                       "actual_mm": width, "required_mm": minimum, "count": len(group)}))
+    return findings
+
+
+def _track_rule_applies(rule, track, rules: BoardRules, board: Board) -> bool:
+    order = board.copper_order()
+    if rule.layer == "outer" and track.layer not in (order[:1] + order[-1:]):
+        return False
+    if rule.layer == "inner" and track.layer in (order[:1] + order[-1:]):
+        return False
+    if rule.layer not in (None, "outer", "inner") and rule.layer != track.layer:
+        return False
+    if rule.condition is None:
+        return True
+    props = {"netclass": rules.netclass_name(track.net), "net": track.net, "type": "Track", "layer": track.layer}
+    return bool(rule.condition.evaluate(props, props))
+
+
+# -- holes ----------------------------------------------------------------------------
+
+def _hole_findings(board: Board, holes: Holes, rules: BoardRules) -> list[Finding]:
+    minimum = rules.min_hole_to_hole
+    if len(holes.core) < 2 or minimum <= 0:
+        return []
+    tree = shapely.STRtree(holes.core)
+    first, second = tree.query(grown_boxes(holes.core, 2 * holes.radius + minimum))
+    keep = first < second
+    keep &= ~((holes.footprint[first] >= 0) & (holes.footprint[first] == holes.footprint[second]))
+    first, second = first[keep], second[keep]
+    if not len(first):
+        return []
+    gap = shapely.distance(holes.core[first], holes.core[second]) - holes.radius[first] - holes.radius[second]
+    bad = np.flatnonzero(gap < minimum - DRC_EPSILON)
+    findings = []
+    for k in bad.tolist():
+        i, j = int(first[k]), int(second[k])
+        x = round(float((holes.anchor[i][0] + holes.anchor[j][0]) / 2), 4)
+        y = round(float((holes.anchor[i][1] + holes.anchor[j][1]) / 2), 4)
+        owner = holes.owner[i]
+        node = owner[1] if isinstance(owner, tuple) else owner
+        findings.append(Finding("board.hole-clearance",
+                                f"{_hole_label(holes.owner[i])} and {_hole_label(holes.owner[j])} are "
+                                f"{max(0.0, float(gap[k])):.4g} mm apart (hole edge to hole edge); the board's "
+                                f"hole-to-hole minimum is {minimum:.4g} mm",
+                                identity=(board.file, *sorted((_hole_identity(holes.owner[i]),
+                                                               _hole_identity(holes.owner[j])))),
+                                path=board.file, line=node.line, column=node.column,
+                                extra={"x": x, "y": y, "layer": "", "actual_mm": round(max(0.0, float(gap[k])), 4),
+                                       "required_mm": minimum}))
+    return findings
+
+
+def _hole_label(owner) -> str:
+    if isinstance(owner, tuple):
+        footprint, pad = owner
+        return f"the hole of pad {pad.number} of {footprint.reference or footprint.lib_id}"
+    return f"the hole of a via of net {owner.net or '(no net)'}"
+
+
+def _hole_identity(owner) -> str:
+    if isinstance(owner, tuple):
+        footprint, pad = owner
+        return f"{footprint.uuid or footprint.reference}/pad {pad.number}"
+    return owner.uuid or f"via@{owner.x:g},{owner.y:g}"
