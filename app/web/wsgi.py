@@ -22,6 +22,8 @@ from app.web.hardening import Hardening
 from app.web.health import Live, Ready
 from app.web.lifecycle_webhook import LifecycleWebhook
 from app.web.marketplace_webhook import MarketplaceWebhook
+from app.web.metrics import Metrics
+from app.web.operator_reconciliation import OperatorReconciliation
 from app.web.tokens import Tokens
 
 
@@ -33,7 +35,9 @@ def create_app(config, pool) -> falcon.App:
     app.req_options.strip_url_path_trailing_slash = True
     errors.install(app)
     app.add_route("/api/health/live", Live())
-    app.add_route("/api/health/ready", Ready(config, pool))
+    ready = Ready(config, pool)
+    app.add_route("/api/health/ready", ready)
+    app.add_route("/health/ready", ready)  # the path the spec's operational guidance names
     app.add_route("/api/openapi.json", OpenApiDocument())
     app.add_route("/api/host/webhook", LifecycleWebhook(config, pool))
     add_access_routes(app, config, pool)
@@ -61,6 +65,8 @@ def add_access_routes(app: falcon.App, config, pool) -> None:
     base = "/api/v1/operator/installations/{installation_id}/dead-letters"
     app.add_route(base, operator.DeadLetters(config, pool, gate))
     app.add_route(base + "/{item_type}/{item_id}/replay", operator.Replay(config, pool, gate))
+    app.add_route("/api/v1/operator/reconciliation", OperatorReconciliation(config, pool, gate))
+    app.add_route("/metrics", Metrics(config, pool, gate))
 
 
 def pool_size_per_web_process(config) -> int:
