@@ -11,18 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.payload import InvalidPayload, flag, positive_id, text
+
 HANDLED_EVENTS = ("installation", "installation_repositories", "pull_request", "ping")
 SHA = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
 FULL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
 ACTION = re.compile(r"^[a-z_]{1,64}$")
 MAX_REPOSITORIES = 5000  # the code host sends at most a few hundred per delivery
-
-
-class InvalidPayload(ValueError):
-    def __init__(self, field: str, message: str):
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -33,59 +28,20 @@ class LifecycleDelivery:
     actions: dict
 
 
-def _get(obj, path: str):
-    current = obj
-    for part in path.split("."):
-        if not isinstance(current, dict) or part not in current:
-            raise InvalidPayload(path, "is required")
-        current = current[part]
-    return current
-
-
-def _id(obj, path: str) -> int:
-    value = _get(obj, path)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
-        raise InvalidPayload(path, "must be a positive integer")
-    return value
-
-
-def _text(obj, path: str, pattern: re.Pattern | None = None, max_length: int = 255,
-          optional: bool = False) -> str | None:
-    try:
-        value = _get(obj, path)
-    except InvalidPayload:
-        if optional:
-            return None
-        raise
-    if value is None and optional:
-        return None
-    if not isinstance(value, str) or not 0 < len(value) <= max_length or (pattern and not pattern.match(value)):
-        raise InvalidPayload(path, "has an invalid value")
-    return value
-
-
-def _flag(obj, path: str) -> bool | None:
-    try:
-        value = _get(obj, path)
-    except InvalidPayload:
-        return None
-    return value if isinstance(value, bool) else None
-
-
 def _account(payload: dict, path: str) -> dict | None:
     account = payload.get("installation", {}).get("account") if path == "installation.account" else None
     if account is None:
         return None
     return {
-        "id": _id(payload, f"{path}.id"),
-        "login": _text(payload, f"{path}.login", max_length=255),
-        "type": _text(payload, f"{path}.type", re.compile(r"^(User|Organization|Bot|Enterprise)$"), optional=True)
+        "id": positive_id(payload, f"{path}.id"),
+        "login": text(payload, f"{path}.login", max_length=255),
+        "type": text(payload, f"{path}.type", re.compile(r"^(User|Organization|Bot|Enterprise)$"), optional=True)
         or "Unknown",
     }
 
 
 def _installation(payload: dict) -> dict:
-    installation = {"id": _id(payload, "installation.id")}
+    installation = {"id": positive_id(payload, "installation.id")}
     account = _account(payload, "installation.account")
     if account:
         installation["account"] = account
@@ -100,16 +56,16 @@ def _repositories(payload: dict, path: str) -> list[dict]:
         raise InvalidPayload(path, "must be a list of repositories")
     return [
         {
-            "id": _id(item, "id"),
-            "fullName": _text(item, "full_name", FULL_NAME),
-            "private": _flag(item, "private"),
+            "id": positive_id(item, "id"),
+            "fullName": text(item, "full_name", FULL_NAME),
+            "private": flag(item, "private"),
         }
         for item in items
     ]
 
 
 def _action(payload: dict, required: bool) -> str | None:
-    return _text(payload, "action", ACTION, max_length=64, optional=not required)
+    return text(payload, "action", ACTION, max_length=64, optional=not required)
 
 
 def normalize(event: str, payload: dict) -> LifecycleDelivery:
@@ -141,21 +97,21 @@ def normalize(event: str, payload: dict) -> LifecycleDelivery:
         # An app receives pull_request events only through an installation; a
         # delivery without one (a plain repository webhook) cannot be acted on.
         installation = _installation(payload)
-        number = _id(payload, "pull_request.number")
+        number = positive_id(payload, "pull_request.number")
         return LifecycleDelivery(event, action, installation["id"], {
             "kind": event, "action": action, "installation": installation,
             "repository": {
-                "id": _id(payload, "repository.id"),
-                "fullName": _text(payload, "repository.full_name", FULL_NAME),
-                "private": _flag(payload, "repository.private"),
+                "id": positive_id(payload, "repository.id"),
+                "fullName": text(payload, "repository.full_name", FULL_NAME),
+                "private": flag(payload, "repository.private"),
             },
             "pullRequest": {
                 "number": number,
-                "headSha": _text(payload, "pull_request.head.sha", SHA),
-                "headRef": _text(payload, "pull_request.head.ref", max_length=255, optional=True),
-                "baseRef": _text(payload, "pull_request.base.ref", max_length=255, optional=True),
-                "state": _text(payload, "pull_request.state", re.compile(r"^(open|closed)$"), optional=True) or "open",
-                "draft": bool(_flag(payload, "pull_request.draft")),
+                "headSha": text(payload, "pull_request.head.sha", SHA),
+                "headRef": text(payload, "pull_request.head.ref", max_length=255, optional=True),
+                "baseRef": text(payload, "pull_request.base.ref", max_length=255, optional=True),
+                "state": text(payload, "pull_request.state", re.compile(r"^(open|closed)$"), optional=True) or "open",
+                "draft": bool(flag(payload, "pull_request.draft")),
             },
         })
 

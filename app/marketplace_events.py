@@ -12,7 +12,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from app.lifecycle_events import InvalidPayload
+from app.payload import InvalidPayload, get, positive_id, text
 
 ACTION = re.compile(r"^[a-z_]{1,64}$")
 ACCOUNT_TYPES = ("Organization", "User")
@@ -27,17 +27,8 @@ class MarketplaceEvent:
     effective_date: dt.datetime  # timezone-aware
 
 
-def _field(payload: dict, path: str):
-    current = payload
-    for part in path.split("."):
-        if not isinstance(current, dict) or part not in current:
-            raise InvalidPayload(path, "is required")
-        current = current[part]
-    return current
-
-
 def _effective_date(payload: dict) -> dt.datetime:
-    raw = _field(payload, "effective_date")
+    raw = get(payload, "effective_date")
     if not isinstance(raw, str) or len(raw) > 64:
         raise InvalidPayload("effective_date", "must be an ISO 8601 timestamp")
     try:
@@ -51,16 +42,10 @@ def _effective_date(payload: dict) -> dt.datetime:
 
 
 def normalize(payload: dict) -> MarketplaceEvent:
-    action = _field(payload, "action")
-    if not isinstance(action, str) or not ACTION.match(action):
-        raise InvalidPayload("action", "has an invalid value")
-    account_id = _field(payload, "marketplace_purchase.account.id")
-    if isinstance(account_id, bool) or not isinstance(account_id, int) or not 0 < account_id < 2**63:
-        raise InvalidPayload("marketplace_purchase.account.id", "must be a positive integer")
-    login = _field(payload, "marketplace_purchase.account.login")
-    if not isinstance(login, str) or not 0 < len(login) <= 255:
-        raise InvalidPayload("marketplace_purchase.account.login", "has an invalid value")
-    account_type = _field(payload, "marketplace_purchase.account.type")
+    action = text(payload, "action", ACTION, max_length=64)
+    account_id = positive_id(payload, "marketplace_purchase.account.id")
+    login = text(payload, "marketplace_purchase.account.login", max_length=255)
+    account_type = get(payload, "marketplace_purchase.account.type")
     if account_type not in ACCOUNT_TYPES:
         raise InvalidPayload("marketplace_purchase.account.type", "must be Organization or User")
     return MarketplaceEvent(action, account_id, login, account_type, _effective_date(payload))

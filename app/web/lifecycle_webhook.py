@@ -8,7 +8,8 @@ from psycopg.types.json import Jsonb
 
 from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.jsonlog import log
-from app.lifecycle_events import InvalidPayload, normalize
+from app.lifecycle_events import normalize
+from app.payload import InvalidPayload
 from app.web import db
 from app.web.errors import ApiError
 from app.web.signed_delivery import read_signed_delivery

@@ -11,7 +11,7 @@ import falcon
 
 from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.jsonlog import log
-from app.lifecycle_events import InvalidPayload
+from app.payload import InvalidPayload
 from app.marketplace_events import normalize
 from app.web import db
 from app.web.errors import ApiError
