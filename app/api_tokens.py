@@ -22,6 +22,9 @@ DEFAULT_SCOPES = ("runs:write", "reviews:read", "reviews:write")
 REPOSITORY_ID = re.compile(r"^[1-9][0-9]{0,18}$")
 TOKEN_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 MAX_NAME = 100
+# Visible ASCII and inner spaces, as contracts/openapi.json states it.
+NAME = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]{0,98}[\x21-\x7e])?$")
+MAX_REPOSITORY_ID = 2**63 - 1   # a bigint column
 MAX_DURATION_DAYS = 365
 
 
@@ -54,7 +57,7 @@ def digest(value: str) -> bytes:
 
 
 def repository_id(value) -> int:
-    if not isinstance(value, str) or not REPOSITORY_ID.match(value):
+    if not isinstance(value, str) or not REPOSITORY_ID.match(value) or int(value) > MAX_REPOSITORY_ID:
         raise InvalidTokenRequest("invalid_repository_id", "repositoryId must be the repository's id as a string of digits")
     return int(value)
 
@@ -66,9 +69,8 @@ def token_id(value) -> str:
 
 
 def name(value) -> str:
-    if (not isinstance(value, str) or not 0 < len(value) <= MAX_NAME or value != value.strip()
-            or any(not ch.isprintable() for ch in value)):
-        raise InvalidTokenRequest("invalid_name", f"name must be 1 to {MAX_NAME} printable characters")
+    if not isinstance(value, str) or not NAME.match(value):
+        raise InvalidTokenRequest("invalid_name", f"name must be 1 to {MAX_NAME} visible ASCII characters or inner spaces")
     return value
 
 

@@ -8,10 +8,17 @@ checker validates its output against.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 import rfc8785
+from jsonschema import Draft202012Validator, validators
 
 import contracts
+
+# JSON Schema counts 5.0 as an integer; the columns (integer) and the digest do
+# not, so an integer must be written as one.
+_STRICT_TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda checker, value: type(value) is int)
 
 
 class InvalidResult(ValueError):
@@ -39,6 +46,22 @@ def strip_unknown(result: dict) -> dict:
     return stripped
 
 
+@lru_cache(maxsize=1)
+def _validator():
+    strict = validators.extend(Draft202012Validator, type_checker=_STRICT_TYPES)
+    return strict(contracts.run_result_validator().schema)
+
+
+def _describe(error) -> str:
+    """Where and which rule, never the offending value (it may be large or hostile)."""
+    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    rule = error.validator
+    limit = error.validator_value
+    if isinstance(limit, (int, float, str)) and not isinstance(limit, bool) and len(str(limit)) <= 40:
+        return f"{where}: fails {rule} {limit}"
+    return f"{where}: fails {rule}"
+
+
 def _enum_check(result: dict) -> None:
     schema = _schema()
     if "triggerKind" in result and result["triggerKind"] not in schema["properties"]["triggerKind"]["enum"]:
@@ -57,12 +80,10 @@ def validate(result) -> dict:
         raise InvalidResult("invalid_run_result", "the run result must be a JSON object")
     stripped = strip_unknown(result)
     _enum_check(stripped)
-    error = next(iter(sorted(contracts.run_result_validator().iter_errors(stripped),
-                             key=lambda e: list(e.absolute_path))), None)
+    error = next(iter(sorted(_validator().iter_errors(stripped),
+                             key=lambda e: [str(p) for p in e.absolute_path])), None)
     if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        detail = error.message if len(error.message) <= 200 else error.message[:200] + "..."
-        raise InvalidResult("invalid_run_result", f"{where}: {detail}")
+        raise InvalidResult("invalid_run_result", _describe(error))
     for index, finding in enumerate(stripped["findings"]):
         if "endLine" in finding and finding.get("startLine", finding["endLine"]) > finding["endLine"]:
             raise InvalidResult("invalid_run_result", f"findings/{index}: endLine is before startLine")

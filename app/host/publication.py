@@ -83,6 +83,15 @@ def findings_table(findings: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def token_published_note(result: dict) -> list[str]:
+    """A result published with an API token (the repository opted in) says so:
+    it was not attested by the signed readiness workflow."""
+    if result.get("source") != "bearer_result":
+        return []
+    return ["", f"Published with API token `{result.get('api_token_id')}` (POST /api/v1/runs/result), not by the "
+                "signed readiness workflow: this repository accepts token-published results."]
+
+
 def check_run_output(result: dict, review_url: str) -> dict:
     """title, summary and text of the completed check run."""
     findings = result["findings"]
@@ -95,7 +104,7 @@ def check_run_output(result: dict, review_url: str) -> dict:
         f"Checked by {result['tool_name']} {result['tool_version']}"
         + (f" on KiCad files of version {result['kicad_version']}." if result.get("kicad_version") else "."),
         f"Review page: {review_url}",
-    ])
+    ] + token_published_note(result))
     text = findings_table(findings) if findings else "No findings."
     return {"title": title, "summary": truncate_lines(summary, TEXT_LIMIT, review_url),
             "text": truncate_lines(text, TEXT_LIMIT, review_url)}

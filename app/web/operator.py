@@ -19,7 +19,7 @@ import uuid
 
 import falcon
 
-from app import database
+from app import database, queries
 from app.jsonlog import log
 from app.web import auth_throttle, db
 from app.web.errors import ApiError
@@ -130,8 +130,8 @@ class DeadLetters:
         limit = _page_size(req.get_param("limit"))
         before = _before(req.get_param("before"))
         with db.connection(self.pool, self.config) as conn:
-            rows = database.call(conn, "dead_letter_list", p_installation_id=installation, p_before=before,
-                                 p_limit=limit + 1)
+            rows = queries.fetch_all(conn, "dead_letters_page", installation_id=installation, before=before,
+                                     limit=limit + 1)
         page, next_before = page_of(rows, limit)
         resp.media = {
             "ok": True,

@@ -15,13 +15,14 @@ from app.jsonlog import log
 from app.oidc import OidcRefused, workflow_file
 from app.web import auth_throttle, db
 from app.web.bearer_auth import require
-from app.web.bodies import parse_json_object, read_bounded, read_json_object, require_json_content_type
-from app.web.errors import ApiError
+from app.web.bodies import (RESULT_MAX_BYTES, parse_json_object, read_bounded, read_json_object,
+                            require_json_content_type)
+from app.web.errors import ApiError, quoted_prefix
 
-MAX_RESULT_BYTES = 8 * 1024 * 1024   # 10000 findings of a few hundred bytes each
 WORKFLOW_PATH = ".github/workflows/readiness-runner.yml"
 CALLBACK_ENVELOPE = {"attemptId", "result", "digest"}
 ATTEMPT_REF = re.compile(r"^[0-9]{1,18}-[0-9a-f]{32}$")
+CLAIM_ID = re.compile(r"^[0-9]{1,18}$")   # repository_id and run_id: bigint columns
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 # release_result_accept outcomes that refuse, as (status, code, message).
@@ -33,6 +34,10 @@ REFUSALS = {
                             "the attempt was superseded by a newer commit or already closed"),
     "head_sha_mismatch": (409, "head_sha_mismatch", "the result is for another commit than the release run"),
     "conflict": (409, "result_conflict", "the attempt already has a different result"),
+    # Only the signed callback decides, unless the repository opted in (PUT /api/v1/repositories/{id}/settings).
+    "oidc_result_required": (409, "oidc_result_required",
+                             "only the readiness workflow's signed result decides this release run; record findings "
+                             "for review with POST /api/v1/runs, or opt the repository in to token-published results"),
 }
 
 
@@ -41,6 +46,12 @@ def _validated(result) -> dict:
         return run_results.validate(result)
     except run_results.InvalidResult as exc:
         raise ApiError(400, exc.code, exc.message) from None
+
+
+def _refuse_unknown(body: dict, known: set[str]) -> None:
+    unknown = sorted(set(body) - known)
+    if unknown:
+        raise ApiError(400, "unknown_property", f"unknown property {quoted_prefix(unknown[0])}")
 
 
 def _attempt_ref(body: dict) -> str:
@@ -71,8 +82,8 @@ class RunIngest:
         self.config, self.pool = config, pool
 
     def on_post(self, req, resp):
-        body = read_json_object(req, MAX_RESULT_BYTES)
         require(req, scope="runs:write")
+        body = read_json_object(req, RESULT_MAX_BYTES)
         if "repositoryId" not in body:
             raise ApiError(400, "missing_repository_id", "repositoryId is required")
         auth = require(req, repository_id=body["repositoryId"])
@@ -94,11 +105,9 @@ class ReleaseResult:
         self.config, self.pool, self.publisher = config, pool, publisher
 
     def on_post(self, req, resp):
-        body = read_json_object(req, MAX_RESULT_BYTES)
         auth = require(req, scope="runs:write")
-        unknown = set(body) - {"attemptId", "result"}
-        if unknown:
-            raise ApiError(400, "unknown_property", f"unknown property {sorted(unknown)[0]!r}")
+        body = read_json_object(req, RESULT_MAX_BYTES)
+        _refuse_unknown(body, {"attemptId", "result"})
         ref = _attempt_ref(body)
         result = _validated(body.get("result"))
         row = _accept(self.pool, self.config, p_attempt_ref=ref, p_repository_id=int(auth.repository_id),
@@ -132,7 +141,7 @@ class WorkflowResultCallback:
                 claims = self.verifier.verify(token.strip())
                 if workflow_file(claims) != WORKFLOW_PATH:
                     raise OidcRefused("oidc_wrong_workflow", f"the ID token is not from {WORKFLOW_PATH}")
-                if not str(claims["repository_id"]).isdigit() or not str(claims["run_id"]).isdigit():
+                if not CLAIM_ID.match(str(claims["repository_id"])) or not CLAIM_ID.match(str(claims["run_id"])):
                     raise OidcRefused("oidc_invalid_token", "repository_id and run_id must be numeric")
             except OidcRefused as exc:
                 if exc.code != "oidc_issuer_unavailable":
@@ -142,13 +151,11 @@ class WorkflowResultCallback:
         return claims
 
     def on_post(self, req, resp):
+        # The ID token is in the headers: checked before the body is read.
         require_json_content_type(req)
-        raw = read_bounded(req, MAX_RESULT_BYTES)
         claims = self._claims(req)
-        body = parse_json_object(raw)
-        unknown = set(body) - CALLBACK_ENVELOPE
-        if unknown:
-            raise ApiError(400, "unknown_property", f"unknown property {sorted(unknown)[0]!r}")
+        body = parse_json_object(read_bounded(req, RESULT_MAX_BYTES))
+        _refuse_unknown(body, CALLBACK_ENVELOPE)
         if not isinstance(body.get("digest"), str) or not DIGEST.match(body["digest"]):
             raise ApiError(400, "invalid_digest", "digest must be sha256:<64 hex digits>")
         ref = _attempt_ref(body)

@@ -14,7 +14,7 @@ from app.host.outbox import OutboxQueue, SynchronousPublisher
 from app.jsonlog import capture_library_logs
 from app.oidc import OidcVerifier
 from app.queueing import worker_identity
-from app.web import errors, operator, paid, runs
+from app.web import errors, operator, paid, reviews, runs, sign_in
 from app.web.bearer_auth import BearerAuth
 from app.web.bodies import max_body_bytes
 from app.web.contract import OpenApiDocument
@@ -22,8 +22,11 @@ from app.web.hardening import Hardening
 from app.web.health import Live, Ready
 from app.web.lifecycle_webhook import LifecycleWebhook
 from app.web.marketplace_webhook import MarketplaceWebhook
+from app.web.run_listing import RunsCollection
+from app.web.session_auth import SessionAuth
 from app.web.metrics import Metrics
 from app.web.operator_reconciliation import OperatorReconciliation
+from app.web.repository_settings import RepositorySettings
 from app.web.tokens import Tokens
 
 
@@ -31,7 +34,10 @@ def create_app(config, pool) -> falcon.App:
     # BearerAuth authenticates every /api/v1 route whose resource does not
     # declare another `auth` (see app/web/bearer_auth.py).
     # Hardening first: it keys the client before BearerAuth's limiter needs it.
-    app = falcon.App(cors_enable=False, middleware=[Hardening(config), BearerAuth(config, pool)])
+    # SessionAuth before BearerAuth: a session cookie authenticates the methods a
+    # resource lists in `session_methods` (app/web/session_auth.py).
+    app = falcon.App(cors_enable=False, middleware=[Hardening(config), SessionAuth(config, pool),
+                                                    BearerAuth(config, pool)])
     app.req_options.strip_url_path_trailing_slash = True
     errors.install(app)
     app.add_route("/api/health/live", Live())
@@ -42,6 +48,8 @@ def create_app(config, pool) -> falcon.App:
     app.add_route("/api/host/webhook", LifecycleWebhook(config, pool))
     add_access_routes(app, config, pool)
     add_result_routes(app, config, pool)
+    sign_in.add_routes(app, config, pool)
+    reviews.add_routes(app, config, pool)
     return app
 
 
@@ -50,7 +58,7 @@ def add_result_routes(app: falcon.App, config, pool) -> None:
     verifier = OidcVerifier(config.oidc_issuer, config.oidc_audience) if config.oidc_audience else None
     host = host_client.from_config(config)
     publisher = SynchronousPublisher(OutboxQueue(config, host), pool, worker_identity("api")) if host else None
-    app.add_route("/api/v1/runs", runs.RunIngest(config, pool))
+    app.add_route("/api/v1/runs", RunsCollection(config, pool))  # POST ingests, GET lists
     app.add_route("/api/v1/runs/result", runs.ReleaseResult(config, pool, publisher))
     app.add_route("/api/v1/runs/github-actions-result", runs.WorkflowResultCallback(config, pool, verifier))
 
@@ -59,6 +67,7 @@ def add_access_routes(app: falcon.App, config, pool) -> None:
     """Accounts and access: marketplace webhook, tokens, paid endpoints, operator API."""
     app.add_route("/api/host/marketplace/webhook", MarketplaceWebhook(config, pool))
     app.add_route("/api/v1/tokens", Tokens(config, pool))
+    app.add_route("/api/v1/repositories/{repository_id}/settings", RepositorySettings(config, pool))
     app.add_route("/api/v1/billing/checkout", paid.PaidCheckout())
     app.add_route("/api/v1/billing/portal", paid.PaidPortal())
     gate = operator.OperatorGate(config, pool)

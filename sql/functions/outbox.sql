@@ -30,19 +30,36 @@ BEGIN
    ORDER BY o.id;
 END $$;
 
+-- The lease check every outbox report starts with: when the caller's lease is
+-- still the current one, complete the item with p_outcome and return it;
+-- otherwise return NULL (the lease was lost; the new holder's report counts).
+CREATE OR REPLACE FUNCTION boardready.outbox_complete_leased(
+  p_item_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz)
+RETURNS boardready.outbox_items
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_item boardready.outbox_items%ROWTYPE;
+BEGIN
+  IF boardready.queue_complete('outbox_items', p_item_id, p_lease_token, p_outcome, p_now) THEN
+    SELECT * INTO v_item FROM boardready.outbox_items WHERE id = p_item_id;
+  END IF;
+  RETURN v_item;
+END $$;
+
 -- Nothing to do any more (the run was superseded or already closed).
 CREATE OR REPLACE FUNCTION boardready.outbox_skip(
   p_item_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, p_outcome, p_now);
 BEGIN
-  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, p_outcome, p_now) THEN
+  IF v_item.id IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
-  UPDATE release_run_attempts a SET dispatch_state = 'skipped'
-    FROM outbox_items o WHERE o.id = p_item_id AND o.kind = 'workflow_dispatch' AND a.id = o.attempt_id
-     AND a.dispatch_state = 'pending';
+  UPDATE release_run_attempts SET dispatch_state = 'skipped'
+   WHERE v_item.kind = 'workflow_dispatch' AND id = v_item.attempt_id AND dispatch_state = 'pending';
   RETURN QUERY SELECT p_outcome;
 END $$;
 
@@ -54,14 +71,13 @@ CREATE OR REPLACE FUNCTION boardready.outbox_check_run_created(
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_item outbox_items%ROWTYPE;
+  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'check_run_created', p_now);
   v_run  release_runs%ROWTYPE;
 BEGIN
-  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'check_run_created', p_now) THEN
+  IF v_item.id IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
-  SELECT * INTO v_item FROM outbox_items WHERE id = p_item_id;
   UPDATE release_runs SET check_run_id = p_check_run_id, updated_at = p_now
    WHERE id = v_item.release_run_id RETURNING * INTO v_run;
 
@@ -82,13 +98,12 @@ CREATE OR REPLACE FUNCTION boardready.outbox_dispatch_succeeded(
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_item outbox_items%ROWTYPE;
+  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'dispatched', p_now);
 BEGIN
-  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'dispatched', p_now) THEN
+  IF v_item.id IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
-  SELECT * INTO v_item FROM outbox_items WHERE id = p_item_id;
   UPDATE release_run_attempts SET dispatch_state = 'dispatched', workflow_run_id = p_workflow_run_id,
          host_installation_id = p_installation_id, dispatched_at = p_now
    WHERE id = v_item.attempt_id;
@@ -104,13 +119,12 @@ CREATE OR REPLACE FUNCTION boardready.outbox_dispatch_workflow_missing(
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_item outbox_items%ROWTYPE;
+  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'workflow_missing', p_now);
 BEGIN
-  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'workflow_missing', p_now) THEN
+  IF v_item.id IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
-  SELECT * INTO v_item FROM outbox_items WHERE id = p_item_id;
   UPDATE release_run_attempts SET dispatch_state = 'failed' WHERE id = v_item.attempt_id;
   UPDATE release_runs SET status = 'failed', failure_reason = 'workflow_missing', decision = 'UNKNOWN',
          conclusion = 'failure', completed_at = p_now, updated_at = p_now
@@ -152,13 +166,14 @@ CREATE OR REPLACE FUNCTION boardready.outbox_check_run_completed(
   p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'check_run_completed', p_now);
 BEGIN
-  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'check_run_completed', p_now) THEN
+  IF v_item.id IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
-  UPDATE release_runs rr SET check_run_published_at = p_now, updated_at = p_now
-    FROM outbox_items o WHERE o.id = p_item_id AND rr.id = o.release_run_id;
+  UPDATE release_runs SET check_run_published_at = p_now, updated_at = p_now WHERE id = v_item.release_run_id;
   RETURN QUERY SELECT 'check_run_completed'::text;
 END $$;
 
@@ -207,14 +222,16 @@ CREATE OR REPLACE FUNCTION boardready.outbox_comment_posted(
   p_item_id bigint, p_lease_token uuid, p_comment_id bigint, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'comment_posted', p_now);
 BEGIN
-  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'comment_posted', p_now) THEN
+  IF v_item.id IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
   INSERT INTO pull_request_comments (repository_id, pr_number, comment_id, updated_at)
   SELECT rr.repository_id, rr.pr_number, p_comment_id, p_now
-    FROM outbox_items o JOIN release_runs rr ON rr.id = o.release_run_id WHERE o.id = p_item_id
+    FROM release_runs rr WHERE rr.id = v_item.release_run_id
   ON CONFLICT (repository_id, pr_number) DO UPDATE SET comment_id = EXCLUDED.comment_id, updated_at = p_now;
   RETURN QUERY SELECT 'comment_posted'::text;
 END $$;
@@ -234,35 +251,3 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
    WHERE o.release_run_id = p_release_run_id AND o.kind = p_kind AND o.status = 'accepted'
    ORDER BY o.id DESC LIMIT 1
 $$;
-
--- Replay of one dead-lettered outbox item (called by dead_letter_replay):
--- back to 'accepted' with a fresh attempt budget, due now; its idempotency key
--- and external_id keep a repeat from creating a second check run or comment.
--- Refused when ops.dead_letters says it is not safe: an uncertain dispatch
--- with no persisted workflow run id may have started a workflow already.
-CREATE OR REPLACE FUNCTION boardready.dead_letter_replay_outbox(
-  p_installation_id bigint, p_item_id bigint, p_now timestamptz)
-RETURNS TABLE (outcome text, details jsonb)
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_item boardready.outbox_items%ROWTYPE;
-BEGIN
-  SELECT * INTO v_item FROM boardready.outbox_items o
-   WHERE o.id = p_item_id AND o.installation_id = p_installation_id AND o.status = 'dead_letter'
-   FOR UPDATE;
-  IF NOT FOUND THEN
-    RETURN QUERY SELECT 'not_found'::text, NULL::jsonb;
-    RETURN;
-  END IF;
-  IF NOT (SELECT d.replay_safe FROM ops.dead_letters d WHERE d.item_type = 'outbox' AND d.item_id = p_item_id) THEN
-    RETURN QUERY SELECT 'not_replayable'::text, NULL::jsonb;
-    RETURN;
-  END IF;
-  UPDATE boardready.outbox_items
-     SET status = 'accepted', attempts = 0, run_after = p_now, updated_at = p_now
-   WHERE id = v_item.id;
-  PERFORM pg_notify('outbox_items', '');
-  RETURN QUERY SELECT 'replayed'::text, jsonb_build_object(
-    'kind', v_item.kind, 'previousReasonCode', v_item.reason_code, 'previousErrorClass', v_item.error_class,
-    'previousAttempts', v_item.attempts, 'previousFailedAt', v_item.failed_at);
-END $$;

@@ -1,52 +1,50 @@
--- Operator dead letters: a bounded listing per installation and replay with
--- an Idempotency-Key. Replay changes the item, writes the audit event and
--- binds the key to it in one transaction.
+-- Operator dead letters: replay with an Idempotency-Key. Replay changes the
+-- item, writes the audit event and binds the key to it in one transaction.
 
--- One page of an installation's dead letters, newest failure first. Rows come
--- from ops.dead_letters (jobs and outbox items), filtered by
--- the installation before anything else: another tenant's items never appear.
-CREATE OR REPLACE FUNCTION boardready.dead_letter_list(
-  p_installation_id bigint, p_before timestamptz, p_limit integer)
-RETURNS TABLE (item_type text, item_id bigint, repository text, reason_code text, error_class text,
-               attempts integer, failed_at timestamptz, replay_safe boolean)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT d.item_type, d.item_id, d.repository, d.reason_code, d.error_class, d.attempts, d.failed_at, d.replay_safe
-    FROM ops.dead_letters d
-   WHERE d.installation_id = p_installation_id
-     AND d.failed_at < coalesce(p_before, 'infinity'::timestamptz)
-   ORDER BY d.failed_at DESC, d.item_type, d.item_id DESC
-   LIMIT least(greatest(p_limit, 1), 101)
-$$;
+-- The listing is a named query now (sql/queries/dead_letters_page.sql).
+DROP FUNCTION IF EXISTS boardready.dead_letter_list(bigint, timestamptz, integer);
 
--- Replay of one dead-lettered lifecycle job: back to 'accepted' with a fresh
--- attempt budget, due now. Handlers are upserts, so running one again is safe,
--- unless the account has since been canceled (new lifecycle jobs are blocked).
-CREATE OR REPLACE FUNCTION boardready.dead_letter_replay_job(
-  p_installation_id bigint, p_item_id bigint, p_now timestamptz)
+-- Replaced by queue_replay below; dropped so that a database migrated before
+-- keeps no second way to replay.
+DROP FUNCTION IF EXISTS boardready.dead_letter_replay_job(bigint, bigint, timestamptz);
+DROP FUNCTION IF EXISTS boardready.dead_letter_replay_outbox(bigint, bigint, timestamptz);
+
+-- Replay of one dead-lettered queue item (a lifecycle job or an outbox item):
+-- back to 'accepted' with a fresh attempt budget, due now, and a NOTIFY on
+-- the queue's channel (named after its table). Refused when ops.dead_letters
+-- says it is not safe: a job of a canceled account (its new lifecycle jobs are
+-- blocked), an uncertain dispatch with no persisted workflow run id (it may
+-- have started a workflow already). Everything else is safe to run again:
+-- job handlers are upserts, and an outbox item's idempotency key and
+-- external_id keep a repeat from creating a second check run or comment.
+CREATE OR REPLACE FUNCTION boardready.queue_replay(
+  p_table text, p_item_type text, p_installation_id bigint, p_item_id bigint, p_now timestamptz)
 RETURNS TABLE (outcome text, details jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_job boardready.lifecycle_jobs%ROWTYPE;
+  v_item jsonb;
 BEGIN
-  SELECT * INTO v_job FROM boardready.lifecycle_jobs j
-   WHERE j.id = p_item_id AND j.installation_id = p_installation_id AND j.status = 'dead_letter'
-   FOR UPDATE;
-  IF NOT FOUND THEN
+  PERFORM boardready.queue_check_table(p_table);
+  EXECUTE format('SELECT to_jsonb(q) FROM boardready.%I q WHERE q.id = $1 AND q.installation_id = $2 '
+                 'AND q.status = ''dead_letter'' FOR UPDATE', p_table)
+    INTO v_item USING p_item_id, p_installation_id;
+  IF v_item IS NULL THEN
     RETURN QUERY SELECT 'not_found'::text, NULL::jsonb;
     RETURN;
   END IF;
-  IF boardready.installation_account_canceled(p_installation_id, NULL) THEN
+  IF NOT (SELECT d.replay_safe FROM ops.dead_letters d WHERE d.item_type = p_item_type AND d.item_id = p_item_id) THEN
     RETURN QUERY SELECT 'not_replayable'::text, NULL::jsonb;
     RETURN;
   END IF;
-  UPDATE boardready.lifecycle_jobs
-     SET status = 'accepted', attempts = 0, run_after = p_now, updated_at = p_now
-   WHERE id = v_job.id;
-  PERFORM pg_notify('lifecycle_jobs', '');
+  EXECUTE format('UPDATE boardready.%I SET status = ''accepted'', attempts = 0, run_after = $2, updated_at = $2 '
+                 'WHERE id = $1', p_table)
+    USING p_item_id, p_now;
+  PERFORM pg_notify(p_table, '');
   -- Stable codes and counts only: never actions or payload.
-  RETURN QUERY SELECT 'replayed'::text, jsonb_build_object(
-    'previousReasonCode', v_job.reason_code, 'previousErrorClass', v_job.error_class,
-    'previousAttempts', v_job.attempts, 'previousFailedAt', v_job.failed_at);
+  RETURN QUERY SELECT 'replayed'::text,
+    CASE WHEN v_item ? 'kind' THEN jsonb_build_object('kind', v_item->'kind') ELSE '{}'::jsonb END
+    || jsonb_build_object('previousReasonCode', v_item->'reason_code', 'previousErrorClass', v_item->'error_class',
+                          'previousAttempts', v_item->'attempts', 'previousFailedAt', v_item->'failed_at');
 END $$;
 
 -- Outcomes: replayed, already_applied (same key, same request: same audit
@@ -88,16 +86,10 @@ BEGIN
     RETURN;
   END IF;
 
-  -- One branch per item type; each locks its item within the installation and
-  -- returns replayed, not_found or not_replayable.
-  CASE p_item_type
-    WHEN 'job' THEN
-      SELECT r.outcome, r.details INTO v_outcome, v_details
-        FROM dead_letter_replay_job(p_installation_id, p_item_id, p_now) r;
-    WHEN 'outbox' THEN
-      SELECT r.outcome, r.details INTO v_outcome, v_details
-        FROM dead_letter_replay_outbox(p_installation_id, p_item_id, p_now) r;
-  END CASE;
+  -- Locks the item within the installation; replayed, not_found or not_replayable.
+  SELECT r.outcome, r.details INTO v_outcome, v_details
+    FROM queue_replay(CASE p_item_type WHEN 'job' THEN 'lifecycle_jobs' ELSE 'outbox_items' END, p_item_type,
+                      p_installation_id, p_item_id, p_now) r;
 
   IF v_outcome <> 'replayed' THEN
     -- Nothing changed, so nothing is recorded: the key stays free.

@@ -65,6 +65,10 @@ END $$;
 -- from the ID token) or a bearer token (p_workflow_run_id NULL). Refusals
 -- write nothing; acceptance stores the result, decides, closes the attempt,
 -- writes an audit event and queues the check run completion and the comment.
+-- A bearer result decides only where the repository opted in
+-- (token_published_results; else oidc_result_required), and the signed result
+-- is never locked out by it: arriving later for the same attempt, it
+-- supersedes the token's result, decision and publication.
 CREATE OR REPLACE FUNCTION boardready.release_result_accept(
   p_attempt_ref     text,
   p_repository_id   bigint,
@@ -84,6 +88,7 @@ DECLARE
   v_existing run_results%ROWTYPE;
   v_id       bigint;
   v_decision text := decision_for_readiness(p_result ->> 'readiness');
+  v_supersede boolean := false;
 BEGIN
   SELECT * INTO v_attempt FROM release_run_attempts a
    WHERE p_attempt_ref ~ '^[0-9]{1,18}-[0-9a-f]{32}$'
@@ -99,19 +104,29 @@ BEGIN
     RETURN QUERY SELECT 'repository_mismatch'::text, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint;
     RETURN;
   END IF;
+  IF p_source = 'bearer_result'
+     AND NOT (SELECT r.token_published_results FROM repositories r WHERE r.id = v_run.repository_id) THEN
+    RETURN QUERY SELECT 'oidc_result_required'::text, NULL::bigint, v_run.id, NULL::text, NULL::text, NULL::bigint;
+    RETURN;
+  END IF;
   IF p_source = 'workflow_callback' AND v_attempt.workflow_run_id IS DISTINCT FROM p_workflow_run_id THEN
     RETURN QUERY SELECT 'run_id_mismatch'::text, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint;
     RETURN;
   END IF;
 
-  SELECT * INTO v_existing FROM run_results r WHERE r.attempt_id = v_attempt.id;
+  SELECT * INTO v_existing FROM run_results r WHERE r.attempt_id = v_attempt.id AND r.superseded_at IS NULL;
   IF FOUND THEN
-    -- The same result again is accepted once; another one is a conflict.
-    RETURN QUERY SELECT CASE WHEN v_existing.digest = p_digest THEN 'duplicate' ELSE 'conflict' END,
-                        v_existing.id, v_run.id, v_existing.decision, v_existing.conclusion, v_run.check_run_id;
-    RETURN;
+    v_supersede := v_existing.source = 'bearer_result' AND p_source = 'workflow_callback';
+    IF NOT v_supersede THEN
+      -- The same result again is accepted once; another one is a conflict.
+      RETURN QUERY SELECT CASE WHEN v_existing.digest = p_digest THEN 'duplicate' ELSE 'conflict' END,
+                          v_existing.id, v_run.id, v_existing.decision, v_existing.conclusion, v_run.check_run_id;
+      RETURN;
+    END IF;
   END IF;
-  IF v_run.current_attempt_id <> v_attempt.id OR v_run.status NOT IN ('queued', 'dispatched') THEN
+  -- A token-published result completed the run; only the signed result may follow it.
+  IF v_run.current_attempt_id <> v_attempt.id
+     OR (v_run.status NOT IN ('queued', 'dispatched') AND NOT v_supersede) THEN
     RETURN QUERY SELECT 'attempt_not_current'::text, NULL::bigint, v_run.id, NULL::text, NULL::text, NULL::bigint;
     RETURN;
   END IF;
@@ -120,6 +135,12 @@ BEGIN
     RETURN;
   END IF;
 
+  IF v_supersede THEN
+    UPDATE run_results SET superseded_at = p_now WHERE id = v_existing.id;
+    -- What the token's result still had to publish is dropped: the signed one is published instead.
+    UPDATE outbox_items SET status = 'completed', outcome = 'superseded', completed_at = p_now, updated_at = p_now
+     WHERE run_result_id = v_existing.id AND status = 'accepted';
+  END IF;
   v_id := run_result_store(p_repository_id, v_run.id, v_attempt.id, p_source, p_result, p_digest, p_api_token_id,
                            p_oidc_jti, p_now);
   UPDATE release_runs SET status = 'completed', decision = v_decision,
@@ -128,12 +149,19 @@ BEGIN
   UPDATE release_run_attempts SET lease_closed_at = p_now WHERE id = v_attempt.id;
   INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
   VALUES ('release_run.result_accepted', v_run.installation_id,
-          CASE p_source WHEN 'workflow_callback' THEN 'workflow:' || p_workflow_run_id ELSE 'token:' || p_api_token_id END,
+          -- One actor format everywhere (reviews.sql): the workflow is no person or token, so 'system'.
+          CASE p_source WHEN 'workflow_callback' THEN 'system' ELSE 'token:' || p_api_token_id END,
           'result:' || v_id, 'release_run', v_run.id::text, p_now,
-          jsonb_build_object('attemptId', v_attempt.id, 'decision', v_decision, 'source', p_source));
+          jsonb_build_object('attemptId', v_attempt.id, 'decision', v_decision, 'source', p_source,
+                             'supersedes', CASE WHEN v_supersede THEN v_existing.id END));
 
+  -- The run's review, and its release decision with the repository's waivers (reviews.sql).
+  PERFORM review_open(v_run.id, review_creator(v_run.id, CASE WHEN p_api_token_id IS NOT NULL
+                                                              THEN 'token:' || p_api_token_id END), p_now);
+  PERFORM release_decision_refresh(v_run.id, p_now);
   PERFORM outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'check_run_complete',
-                                    'check_run_complete:' || v_run.id, p_now);
+                                    'check_run_complete:' || v_run.id
+                                      || CASE WHEN v_supersede THEN ':result:' || v_id ELSE '' END, p_now);
   PERFORM outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'pr_comment',
                                     'pr_comment:' || v_id, p_now);
   RETURN QUERY SELECT 'accepted'::text, v_id, v_run.id, v_decision, conclusion_for_decision(v_decision),
@@ -172,11 +200,15 @@ CREATE TRIGGER run_results_keep_published_conclusion
   FOR EACH ROW EXECUTE FUNCTION boardready.run_results_keep_published_conclusion();
 
 -- What the check run and the comment show: the result and its findings in order.
-CREATE OR REPLACE FUNCTION boardready.run_result_publication(p_run_result_id bigint)
+-- (Dropped first: its columns grew source and api_token_id, so that a
+-- token-published result says so on the check run.)
+DROP FUNCTION IF EXISTS boardready.run_result_publication(bigint);
+CREATE FUNCTION boardready.run_result_publication(p_run_result_id bigint)
 RETURNS TABLE (readiness text, score integer, decision text, conclusion text, tool_name text, tool_version text,
-               kicad_version text, head_sha text, findings jsonb)
+               kicad_version text, head_sha text, source text, api_token_id text, findings jsonb)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   SELECT r.readiness, r.score, r.decision, r.conclusion, r.tool_name, r.tool_version, r.kicad_version, r.head_sha,
+         r.source, r.api_token_id,
          coalesce((SELECT jsonb_agg(jsonb_build_object(
                      'ruleId', f.rule_id, 'severity', f.severity, 'message', f.message, 'title', f.title,
                      'path', f.path, 'startLine', f.start_line, 'endLine', f.end_line,

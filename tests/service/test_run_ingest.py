@@ -96,6 +96,8 @@ def test_bearer_result_completes_the_check_run_before_answering(host, pool, db_u
     kit = make_hostkit(host)
     client = testing.TestClient(create_app(kit.config, pool))
     run = DispatchedRun(kit, client, pool, db_url, owner)
+    # Token-published results decide only where the repository opted in (test_hostile_token_results.py).
+    owner.execute("UPDATE repositories SET token_published_results = true WHERE id = %s", (kit.repository["id"],))
     token, _ = create_token(pool, kit.repository["id"], scopes=["runs:write"])
     findings = [finding(i, "high", line=i + 1) for i in range(60)]
     answer = client.simulate_post("/api/v1/runs/result", headers=bearer(token), json={

@@ -1,0 +1,10 @@
+-- One page of an installation's dead letters, newest failure first (the
+-- operator API). Filtered by the installation before anything else: another
+-- tenant's items never appear. %(limit)s is the page size plus one, so the
+-- caller learns whether an older page exists.
+SELECT d.item_type, d.item_id, d.repository, d.reason_code, d.error_class, d.attempts, d.failed_at, d.replay_safe
+  FROM ops.dead_letters d
+ WHERE d.installation_id = %(installation_id)s
+   AND d.failed_at < coalesce(%(before)s::timestamptz, 'infinity'::timestamptz)
+ ORDER BY d.failed_at DESC, d.item_type, d.item_id DESC
+ LIMIT least(greatest(%(limit)s::integer, 1), 101)
