@@ -42,7 +42,7 @@ BEGIN
   PERFORM pg_notify(p_table, '');
   -- Stable codes and counts only: never actions or payload.
   RETURN QUERY SELECT 'replayed'::text,
-    CASE WHEN v_item ? 'kind' THEN jsonb_build_object('kind', v_item->'kind') ELSE '{}'::jsonb END
+    CASE p_item_type WHEN 'outbox' THEN jsonb_build_object('kind', v_item->'kind') ELSE '{}'::jsonb END
     || jsonb_build_object('previousReasonCode', v_item->'reason_code', 'previousErrorClass', v_item->'error_class',
                           'previousAttempts', v_item->'attempts', 'previousFailedAt', v_item->'failed_at');
 END $$;
