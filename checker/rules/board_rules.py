@@ -179,7 +179,7 @@ def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[F
             identity=(board.file, "edge", net), severity=severity, path=board.file, line=line, column=column,
             extra={"x": round(float(x), 4), "y": round(float(y), 4),
                    "layer": copper.first_layer(int(copper.layers[item])), "actual_mm": round(gap_value, 4),
-                   "required_mm": limit, "count": len(hits)}))
+                   "required_mm": limit, "count": len(hits), "nets": [copper.net_names[copper.net[item]]]}))
     return findings
 
 

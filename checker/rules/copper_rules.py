@@ -348,7 +348,8 @@ def _finding(board: Board, copper: Copper, v: Violation, count: int = 1, nets: t
         identity = (board.file, "group", *nets)
     return Finding(v.rule, text, identity=identity, severity=v.severity, path=board.file, line=line, column=column,
                    extra={"x": v.x, "y": v.y, "layer": v.layer, "actual_mm": round(distance, 4),
-                          "required_mm": round(v.required, 4), "rule": v.rule_name, "count": count})
+                          "required_mm": round(v.required, 4), "rule": v.rule_name, "count": count,
+                          "nets": sorted({copper.net_names[copper.net[first]], copper.net_names[copper.net[second]]})})
 
 
 # -- connectivity -----------------------------------------------------------------
@@ -404,7 +405,7 @@ def _unconnected(board: Board, copper: Copper, net: int, island: list[int], body
                    identity=(board.file, name, *sorted(copper.identity(i) for i in pads)),
                    path=board.file, line=line, column=column,
                    extra={"x": round(float(x1), 4), "y": round(float(y1), 4), "layer": layer,
-                          "to_x": round(float(x2), 4), "to_y": round(float(y2), 4)})
+                          "to_x": round(float(x2), 4), "to_y": round(float(y2), 4), "nets": [name]})
 
 
 # -- dangling track ends ------------------------------------------------------------
@@ -418,12 +419,21 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
     points = shapely.points(ends)
     solid = copper.kind != ZONE
     reach = float(copper.radius[solid].max()) if solid.any() else 0.0
-    query_in, query_tree = copper.tree.query(grown_boxes(points, reach + TOUCHING))
+    query_in, query_tree = copper.tree.query(grown_boxes(points, reach + copper.radius[end_item] + TOUCHING))
     other = copper.unit_item[query_tree]
     mine = end_item[query_in]
     keep = (other != mine) & (copper.net[other] == copper.net[mine]) & ((copper.layers[other] & copper.layers[mine]) != 0)
     query_in, query_tree = query_in[keep], query_tree[keep]
-    gap = shapely.distance(points[query_in], copper.unit_geom[query_tree]) - copper.unit_radius[query_tree]
+    # As in KiCad, a track end joins another track only at that track's own ends (routers
+    # split the trunk at a junction); an end lying on the middle of a track is dangling.
+    other = copper.unit_item[query_tree]
+    is_track = (copper.kind[other] == TRACK) | (copper.kind[other] == ARC)
+    target = copper.unit_geom[query_tree].copy()
+    if is_track.any():
+        target[is_track] = shapely.boundary(target[is_track])
+    # The end counts with its track's half width, as KiCad hit-tests it.
+    gap = shapely.distance(points[query_in], target) - copper.unit_radius[query_tree] \
+        - copper.radius[end_item[query_in]]
     connected = np.zeros(len(points), dtype=bool)
     connected[query_in[gap < TOUCHING]] = True
     for fill in copper.fills:   # an end inside its net's fill
@@ -432,7 +442,8 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
         if len(open_ends):
             polygon = copper.core[fill]
             shapely.prepare(polygon)
-            connected[open_ends[shapely.contains_xy(polygon, ends[open_ends, 0], ends[open_ends, 1])]] = True
+            near = shapely.dwithin(polygon, shapely.points(ends[open_ends]), copper.radius[end_item[open_ends]])
+            connected[open_ends[near]] = True
     by_net: dict[str, list[int]] = defaultdict(list)
     for end in np.flatnonzero(~connected).tolist():
         by_net[_net(copper, end_item[end])].append(end)
@@ -448,7 +459,7 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
                                 identity=(board.file, net, *sorted({copper.identity(int(end_item[e])) for e in open_ends})),
                                 path=board.file, line=line, column=column,
                                 extra={"x": round(float(x), 4), "y": round(float(y), 4), "layer": layer,
-                                       "count": len(open_ends)}))
+                                       "count": len(open_ends), "nets": [copper.net_names[copper.net[first]]]}))
     return findings
 
 
@@ -482,7 +493,8 @@ def _track_width_findings(board: Board, rules: BoardRules, model: ProjectModel) 
                                 identity=(board.file, net, f"{width:g}"), severity=severity, path=board.file,
                                 line=first.line, column=first.column,
                                 extra={"x": first.points[0][0], "y": first.points[0][1], "layer": first.layer,
-                                       "actual_mm": width, "required_mm": minimum, "count": len(group)}))
+                                       "actual_mm": width, "required_mm": minimum, "count": len(group),
+                                       "nets": [net]}))
     return findings
 
 
@@ -508,6 +520,10 @@ def _hole_findings(board: Board, holes: Holes, rules: BoardRules) -> list[Findin
         return []
     tree = shapely.STRtree(holes.core)
     first, second = tree.query(grown_boxes(holes.core, 2 * holes.radius + minimum))
+    # A pair is found from the larger hole's side at least: order it and keep it once.
+    first, second = np.minimum(first, second), np.maximum(first, second)
+    pairs = np.unique(np.stack([first, second], axis=1), axis=0) if len(first) else np.empty((0, 2), dtype=np.int64)
+    first, second = pairs[:, 0], pairs[:, 1]
     keep = first < second
     keep &= ~((holes.footprint[first] >= 0) & (holes.footprint[first] == holes.footprint[second]))
     first, second = first[keep], second[keep]
@@ -530,8 +546,13 @@ def _hole_findings(board: Board, holes: Holes, rules: BoardRules) -> list[Findin
                                                                _hole_identity(holes.owner[j])))),
                                 path=board.file, line=node.line, column=node.column,
                                 extra={"x": x, "y": y, "layer": "", "actual_mm": round(max(0.0, float(gap[k])), 4),
-                                       "required_mm": minimum}))
+                                       "required_mm": minimum,
+                                       "nets": sorted({_hole_net(holes.owner[i]), _hole_net(holes.owner[j])})}))
     return findings
+
+
+def _hole_net(owner) -> str:
+    return owner[1].net if isinstance(owner, tuple) else owner.net
 
 
 def _hole_label(owner) -> str:

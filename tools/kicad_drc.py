@@ -1,0 +1,127 @@
+"""KiCad 6's own DRC as an oracle: run it headless and read its text report.
+
+KiCad is never a dependency of the checker or of ``bin/test``: it runs here,
+in a separate process with the Python that has KiCad's ``pcbnew`` module
+(Debian's ``kicad`` package puts it in ``/usr/bin/python3``), and only
+``bin/drc-compare`` and ``bin/bench-checker`` call it. The report reader is
+used by the tests too, on reports committed beside the planted boards.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KICAD_PYTHON = "/usr/bin/python3"
+# Runs in KiCad's Python: load, then time the DRC alone and load + DRC.
+_RUNNER = """
+import sys, time
+import pcbnew
+start = time.perf_counter()
+board = pcbnew.LoadBoard(sys.argv[1])
+loaded = time.perf_counter()
+pcbnew.WriteDRCReport(board, sys.argv[2], pcbnew.EDA_UNITS_MILLIMETRES, True)
+done = time.perf_counter()
+print(f"{loaded - start:.6f} {done - loaded:.6f}")
+"""
+_HEADER = re.compile(r"^\[(?P<type>[a-z_]+)\]: (?P<message>.*)$")
+_ITEM = re.compile(r"^\s+@\((?P<x>-?[\d.]+) mm, (?P<y>-?[\d.]+) mm\): (?P<text>.*)$")
+_SEVERITY = re.compile(r"Severity: (?P<severity>\w+)")
+_NET = re.compile(r"\[([^\]]*)\]")
+
+
+@dataclass
+class KicadItem:
+    x: float
+    y: float
+    text: str
+
+    @property
+    def net(self) -> str | None:
+        match = _NET.search(self.text)
+        return match.group(1) if match else None
+
+
+@dataclass
+class KicadViolation:
+    type: str
+    message: str
+    severity: str = ""
+    items: list[KicadItem] = field(default_factory=list)
+
+    @property
+    def nets(self) -> set[str]:
+        return {item.net for item in self.items if item.net}
+
+
+def read_report(text: str) -> list[KicadViolation]:
+    """Violations, unconnected items and footprint errors of a KiCad 6 text DRC report."""
+    violations: list[KicadViolation] = []
+    current: KicadViolation | None = None
+    for line in text.splitlines():
+        header = _HEADER.match(line)
+        if header:
+            current = KicadViolation(header.group("type"), header.group("message"))
+            violations.append(current)
+            continue
+        if current is None:
+            continue
+        item = _ITEM.match(line)
+        if item:
+            current.items.append(KicadItem(float(item.group("x")), float(item.group("y")), item.group("text")))
+            continue
+        severity = _SEVERITY.search(line)
+        if severity:
+            current.severity = severity.group("severity")
+    return violations
+
+
+def available() -> bool:
+    """Whether KiCad's pcbnew module can be imported by KICAD_PYTHON."""
+    if not Path(KICAD_PYTHON).exists():
+        return False
+    probe = subprocess.run([KICAD_PYTHON, "-c", "import pcbnew; print(pcbnew.Version())"],
+                           capture_output=True, text=True, timeout=120)
+    return probe.returncode == 0 and probe.stdout.strip().startswith("6.")
+
+
+def install() -> bool:
+    """Install Debian's KiCad (6 on bookworm) when we may: root and apt-get present."""
+    if available():
+        return True
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        return False
+    subprocess.run(["apt-get", "update"], check=False, capture_output=True)
+    subprocess.run(["apt-get", "install", "-y", "kicad"], check=False, capture_output=True,
+                   env={"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    return available()
+
+
+@dataclass
+class KicadRun:
+    violations: list[KicadViolation]
+    load_seconds: float
+    drc_seconds: float
+    report: str
+
+
+def run_drc(board: Path) -> KicadRun:
+    """KiCad's DRC (all track errors) on ``board``, from a copy in a temporary folder so that
+    KiCad's side files (.kicad_prl) never land beside the fixture."""
+    with tempfile.TemporaryDirectory(prefix="drc-compare-") as scratch:
+        folder = Path(scratch)
+        for sibling in board.parent.iterdir():
+            if sibling.is_file() and sibling.suffix in (".kicad_pcb", ".kicad_pro", ".kicad_dru"):
+                shutil.copyfile(sibling, folder / sibling.name)
+        report = folder / "drc.rpt"
+        done = subprocess.run([KICAD_PYTHON, "-c", _RUNNER, str(folder / board.name), str(report)],
+                              capture_output=True, text=True, timeout=900)
+        if done.returncode != 0 or not report.exists():
+            raise RuntimeError(f"KiCad's DRC failed on {board}: {done.stderr.strip()[-500:]}")
+        load, drc = (float(v) for v in done.stdout.split()[-2:])
+        text = report.read_text(encoding="utf-8")
+    return KicadRun(read_report(text), load, drc, text)
