@@ -168,6 +168,9 @@ class RunEngine:
             extra_env = {**self.state.default_run_settings.runner_env, **settings.runner_env}
             timeout = settings.runner_timeout_seconds
             content_dir = repo.content_dir
+            queued_for = settings.queue_seconds
+        if queued_for and self.stopping.wait(queued_for):  # waiting for a free runner
+            return
         self.start(run_id, attempt_number)
         run_dir = self.work_dir / "runs" / f"{run_id}-{attempt_number}"
         workspace = run_dir / "workspace"

@@ -92,6 +92,8 @@ class RunSettings:
     runner_command: str | list | None = None
     runner_env: dict = field(default_factory=dict)
     runner_timeout_seconds: float = 600.0
+    #: execute mode: how long a run stays queued before a runner picks it up
+    queue_seconds: float = 0.0
 
 
 @dataclass

@@ -29,7 +29,8 @@ class RunControls(ControlBase):
 
     def set_run_mode(self, full_name: str | None = None, mode: str = "manual", conclusion: str | None = None,
                      delay_seconds: float | None = None, runner_command: str | list | None = None,
-                     runner_env: dict | None = None, timeout_seconds: float | None = None) -> dict:
+                     runner_env: dict | None = None, timeout_seconds: float | None = None,
+                     queue_seconds: float | None = None) -> dict:
         """How dispatched runs behave, for one repository or (full_name None) the default of new ones."""
         if mode not in RUN_MODES:
             raise ControlError(f"mode is one of {RUN_MODES}")
@@ -48,6 +49,8 @@ class RunControls(ControlBase):
                 settings.runner_env = {str(k): str(v) for k, v in runner_env.items()}
             if timeout_seconds is not None:
                 settings.runner_timeout_seconds = float(timeout_seconds)
+            if queue_seconds is not None:
+                settings.queue_seconds = float(queue_seconds)
             return {**vars(settings), "runner_env": sorted(settings.runner_env)}
 
     def _run_dict(self, run) -> dict:

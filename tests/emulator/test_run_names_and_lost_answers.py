@@ -60,3 +60,12 @@ def test_an_after_drop_loses_the_answer_once_the_host_acted(installed):
     with pytest.raises(httpx.HTTPError):
         dispatch(installed, return_run_details=True)
     assert len(installed.emu.runs("acme-boards/widget")) == 1
+
+
+def test_an_execute_run_waits_queue_seconds_for_a_runner(installed):
+    installed.emu.set_run_mode("acme-boards/widget", mode="execute", runner_command=["true"], queue_seconds=1.5)
+    dispatch(installed)
+    [run] = installed.emu.runs("acme-boards/widget")
+    assert run["status"] == "queued"          # no runner yet
+    done = installed.emu.wait_for_run(run["id"], timeout=20)
+    assert (done["status"], done["conclusion"]) == ("completed", "success")
