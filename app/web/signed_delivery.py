@@ -38,7 +38,10 @@ def _header(req, *names: str) -> str | None:
     return None
 
 
-def read_signed_delivery(req, secret: Secret | None, secret_name: str, limit: int) -> SignedDelivery:
+def read_signed_delivery(req, secret: Secret | None, secret_name: str, limit: int,
+                         int_ranges: dict | None = None) -> SignedDelivery:
+    """The verified delivery; `int_ranges` is passed to parse_json_object (app/web/bodies.py),
+    so a body the database could not store is a 400 here, never a 503 that asks for a resend."""
     if secret is None:
         raise ApiError(503, "webhook_secret_missing", f"{secret_name} is not configured")
 
@@ -61,5 +64,5 @@ def read_signed_delivery(req, secret: Secret | None, secret_name: str, limit: in
     if not hmac.compare_digest(expected, bytes.fromhex(match.group(1))):
         raise ApiError(401, "invalid_signature", "signature does not match the body")
 
-    payload = parse_json_object(raw)
+    payload = parse_json_object(raw, int_ranges=int_ranges)
     return SignedDelivery(delivery_id, event, payload, hashlib.sha256(raw).hexdigest(), len(raw))

@@ -138,8 +138,8 @@ BEGIN
   IF v_supersede THEN
     UPDATE run_results SET superseded_at = p_now WHERE id = v_existing.id;
     -- What the token's result still had to publish is dropped: the signed one is published instead.
-    UPDATE outbox_items SET status = 'completed', outcome = 'superseded', completed_at = p_now, updated_at = p_now
-     WHERE run_result_id = v_existing.id AND status = 'accepted';
+    UPDATE outbox_items o SET status = 'completed', outcome = 'superseded', completed_at = p_now, updated_at = p_now
+     WHERE o.run_result_id = v_existing.id AND o.status = 'accepted';
   END IF;
   v_id := run_result_store(p_repository_id, v_run.id, v_attempt.id, p_source, p_result, p_digest, p_api_token_id,
                            p_oidc_jti, p_now);
