@@ -10,8 +10,8 @@ from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.jsonlog import log
 from app.lifecycle_events import normalize
 from app.payload import InvalidPayload
+from app.wakeup import Waker
 from app.web import db
-from app.web.bodies import INT4
 from app.web.errors import ApiError
 from app.web.signed_delivery import read_signed_delivery
 
@@ -22,12 +22,12 @@ class LifecycleWebhook:
     def __init__(self, config, pool):
         self.config = config
         self.pool = pool
+        self.waker = Waker(pool, "lifecycle_jobs")
 
     def on_post(self, req, resp):
         started = time.monotonic()  # the acceptance time the SLO's p95 is computed from (stored below)
-        # Pull request numbers are integer columns.
         delivery = read_signed_delivery(req, self.config.webhook_secret, "HOST_WEBHOOK_SECRET",
-                                        WEBHOOK_MAX_BODY_BYTES, int_ranges={"number": INT4})
+                                        WEBHOOK_MAX_BODY_BYTES)
         try:
             event = normalize(delivery.event, delivery.payload)
         except InvalidPayload as exc:
@@ -45,5 +45,7 @@ class LifecycleWebhook:
 
         log("webhook.delivery", deliveryId=delivery.delivery_id, hostEvent=delivery.event, action=event.action,
             outcome=row["outcome"], inboxId=row["inbox_id"], jobId=row["job_id"])
+        if row["job_id"] is not None and row["outcome"] == "accepted":
+            self.waker.poke()
         resp.status = falcon.HTTP_202 if row["outcome"] == "accepted" else falcon.HTTP_200
         resp.media = {"ok": True, "outcome": row["outcome"], "deliveryId": delivery.delivery_id}
