@@ -12,6 +12,7 @@ from app.lifecycle_events import normalize
 from app.payload import InvalidPayload
 from app.wakeup import Waker
 from app.web import db
+from app.web.bodies import INT4
 from app.web.errors import ApiError
 from app.web.signed_delivery import read_signed_delivery
 
@@ -26,8 +27,9 @@ class LifecycleWebhook:
 
     def on_post(self, req, resp):
         started = time.monotonic()  # the acceptance time the SLO's p95 is computed from (stored below)
+        # Pull request numbers are integer columns.
         delivery = read_signed_delivery(req, self.config.webhook_secret, "HOST_WEBHOOK_SECRET",
-                                        WEBHOOK_MAX_BODY_BYTES)
+                                        WEBHOOK_MAX_BODY_BYTES, int_ranges={"number": INT4})
         try:
             event = normalize(delivery.event, delivery.payload)
         except InvalidPayload as exc:
