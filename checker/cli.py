@@ -1,7 +1,8 @@
 """``bin/check PATH``: command line of the readiness checker.
 
-Exit codes: 0 ready (or the gate passed), 1 gate failed, 2 usage error,
-3 invalid or hostile input, 4 the service refused a published result.
+Exit codes: 0 ready (or the gate passed), 1 gate failed, 2 usage error (also a
+fab profile that does not fit the board's layer count), 3 invalid or hostile
+input, 4 the service refused a published result.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from contracts import run_result_validator
 
-from .errors import HostileInputError
+from .errors import HostileInputError, ProfileRefused
 from .profiles import available
 from .publish import PublishError, RunnerContext, RunnerEnvironmentError, publish, send_runner_result
 from .runner import RunOptions, check
@@ -83,11 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         outcome = check(options)
     except HostileInputError as exc:
+        refused_profile = isinstance(exc, ProfileRefused)   # the board is fine; the chosen profile is not
         if args.format == "json":
             print(json.dumps({"ok": False, "code": exc.code, "message": exc.message, "path": exc.path,
                               "line": exc.line, "column": exc.column}))
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+        return EXIT_USAGE if refused_profile else EXIT_INPUT
     result = outcome.result
     # The contract is checked on the way out: emitting something the service
     # would refuse is a checker bug we want to see here, not in the service.

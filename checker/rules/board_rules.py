@@ -161,19 +161,18 @@ def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[F
         hits.sort()
         value, item, edge = hits[0]
         gap_value = max(0.0, value)
-        below_board = value < board_min - EPSILON
+        below_board = board_min > 0 and value < board_min - EPSILON
         severity = "high" if below_board or model.profile_chosen else "medium"
         limit, source = (board_min, "the board's own minimum") if below_board else \
             (fab_min, f"{model.profile.name}'s minimum")
         point = shapely.shortest_line(copper.core[item], lines[edge])
         (x, y) = shapely.get_coordinates(point)[-1]
         line, column = copper.where(item)
-        kinds = sorted({copper.label(i).split(" of ")[0] if copper.kind[i] == PAD else copper.label(i)
-                        for _, i, _ in hits})
+        kinds = sorted({"pad" if copper.kind[i] == PAD else copper.label(i) for _, i, _ in hits})
         refill = " (refill the zone, or widen its clearance)" if copper.kind[item] == ZONE else ""
         findings.append(Finding(
             "board.edge-clearance",
-            f"{len(hits)} copper item(s) of net {net} ({', '.join(k.replace('pad ', 'pad') for k in kinds)}) "
+            f"{len(hits)} copper item(s) of net {net} ({', '.join(kinds)}) "
             f"closer to the board edge than {limit:g} mm ({source}); closest: {copper.label(item)} at "
             f"{gap_value:.3g} mm on {copper.first_layer(int(copper.layers[item]))}{refill}",
             identity=(board.file, "edge", net), severity=severity, path=board.file, line=line, column=column,

@@ -493,7 +493,7 @@ def _track_width_findings(board: Board, rules: BoardRules, model: ProjectModel) 
                                 identity=(board.file, net, f"{width:g}"), severity=severity, path=board.file,
                                 line=first.line, column=first.column,
                                 extra={"x": first.points[0][0], "y": first.points[0][1], "layer": first.layer,
-                                       "actual_mm": width, "required_mm": minimum, "count": len(group),
+                                       "actual_mm": width, "required_mm": round(minimum, 4), "count": len(group),
                                        "nets": [net]}))
     return findings
 

@@ -18,58 +18,74 @@ def _edit(path, old, new, count=1):
     path.write_text(text.replace(old, new))
 
 
-def test_edge_clearance_covers_pads_and_zone_fills(copy_project):
+def test_edge_clearance_covers_pads_and_zone_fills_grouped_by_net(copy_project):
     folder = copy_project("v6/ecc83")
     board = "ecc83-pp.kicad_pcb"
     assert _findings(folder, "board.edge-clearance", board) == []
     # Pull the right-hand board edge in from x=173.355 to x=172.3: the two 5.6 mm
-    # mounting-hole pads (P6, P7, right side at x=172.345) now cross it, and the
+    # mounting-hole pads (P6, P7, right side at x=172.345, no net) now cross it, and the
     # GND pour on B.Cu (filled up to x=172.085) is 0.215 mm from it. No track
     # comes closer than 7 mm, so only pads and the zone can be reported.
     _edit(folder / board, "173.355", "172.3", count=3)
-    messages = sorted(f.message for f in _findings(folder, "board.edge-clearance", board))
-    assert messages == [
-        "1 pad(s) of P6 are 0 mm from the board edge, below 0.3 mm",
-        "1 pad(s) of P7 are 0 mm from the board edge, below 0.3 mm",
-        "zone fill of net GND on B.Cu is 0.215 mm from the board edge, below 0.3 mm "
-        "(refill the zone, or widen its clearance)",
+    found = sorted(_findings(folder, "board.edge-clearance", board), key=lambda f: f.message)
+    assert [f.message for f in found] == [
+        "1 copper item(s) of net GND (zone fill) closer to the board edge than 0.3 mm (generic's minimum); "
+        "closest: zone fill at 0.215 mm on B.Cu (refill the zone, or widen its clearance)",
+        "2 copper item(s) of net (no net) (pad) closer to the board edge than 0.01 mm (the board's own "
+        "minimum); closest: pad 1 of P6 at 0 mm on F.Cu",
     ]
+    # Pads across the edge break the board's own rule (high); the fill only the generic number (medium).
+    assert [f.severity for f in found] == ["medium", "high"]
+    assert all(f.to_json()["x"] > 172 for f in found)
+
+
+def test_edge_connector_castellated_and_edge_mount_copper_is_not_reported(copy_project):
+    folder = copy_project("v6/ecc83")
+    board = folder / "ecc83-pp.kicad_pcb"
+    _edit(board, "173.355", "172.3", count=3)
+    text = board.read_text()
+    start, end = _footprint_block(text, "P6")
+    board.write_text(text[:start] + text[start:end].replace('(footprint "', '(footprint "EdgeMount:', 1) + text[end:])
+    messages = [f.message for f in _findings(folder, "board.edge-clearance", "ecc83-pp.kicad_pcb")]
+    assert any(m.startswith("1 copper item(s) of net (no net) (pad)") and "P7" in m for m in messages)
 
 
 def test_a_cutout_inside_a_stale_zone_fill_is_reported(copy_project):
     folder = copy_project("v6/ecc83")
     board = "ecc83-pp.kicad_pcb"
     # A 1 mm round cutout at (152, 99), more than 2.5 mm inside the saved GND
-    # fill: no fill edge is near it, only the inside test can see it.
+    # fill: no fill edge is near it, only the fill's inside can see it.
     _edit(folder / board, '  (gr_line (start 173.355 90.17)',
           '  (gr_circle (center 152 99) (end 152.5 99) (layer "Edge.Cuts") (width 0.1) '
           '(fill none) (tstamp 11111111-2222-3333-4444-555555555555))\n  (gr_line (start 173.355 90.17)')
-    zone = [f for f in _findings(folder, "board.edge-clearance", board) if f.message.startswith("zone fill")]
-    assert [f.message.split(" is ")[1] for f in zone] == ["0 mm from the board edge, below 0.3 mm "
-                                                          "(refill the zone, or widen its clearance)"]
+    zone = [f for f in _findings(folder, "board.edge-clearance", board) if "zone fill at 0 mm" in f.message]
+    assert len(zone) == 1 and "net GND" in zone[0].message
 
 
 def test_a_track_over_a_pad_of_another_net_is_a_short(copy_project):
     folder = copy_project("v6/ecc83")
     board = "ecc83-pp.kicad_pcb"
-    assert _findings(folder, "board.crossing-tracks", board) == []
+    assert _findings(folder, "board.short", board) == []
     # The track that ends on R4 pad 1 (its own net) is stretched down to R4 pad 2, a GND pad.
     _edit(folder / board, "(segment (start 159.385 117.475) (end 164.465 117.475)",
           "(segment (start 159.385 117.475) (end 164.465 125.095)")
-    shorts = [f.message for f in _findings(folder, "board.crossing-tracks", board)]
-    assert "track of net Net-(P1-Pad2) touches pad 2 of R4 of net GND on B.Cu" in shorts
+    shorts = [f.message for f in _findings(folder, "board.short", board)]
+    assert "track of net Net-(P1-Pad2) touches pad 2 of R4 of net GND on B.Cu (a short)" in shorts
     assert not any("pad 1 of R4" in message for message in shorts)  # its own net
 
 
 def test_a_via_on_a_track_of_another_net_is_a_short(copy_project):
     folder = copy_project("v6/pic_programmer")
-    assert _findings(folder, "board.crossing-tracks") == []
+    assert _findings(folder, "board.short") == []
     # A /CLOCK-RB6 via moved onto the vertical /pic_sockets/VCC_PIC track at x=196.85 (B.Cu).
     _edit(folder / "pic_programmer.kicad_pcb", "(via (at 189.865 110.49)", "(via (at 196.85 110)")
-    shorts = [f for f in _findings(folder, "board.crossing-tracks") if "via" in f.message]
-    assert [f.message for f in shorts] == [
-        "track of net /pic_sockets/VCC_PIC touches via of net /CLOCK-RB6 on B.Cu"]
-    assert shorts[0].line == 3768  # the track, where the reroute happens
+    shorts = [f for f in _findings(folder, "board.short") if "via" in f.message]
+    assert sorted(f.message for f in shorts) == [
+        "track of net /pic_sockets/VCC_PIC touches via of net /CLOCK-RB6 on B.Cu (a short)",
+        # moved into the GND pour without a refill: it shorts the fill too
+        "via of net /CLOCK-RB6 touches zone fill of net GND on B.Cu (a short)"]
+    track = next(f for f in shorts if f.message.startswith("track"))
+    assert track.line == 3768  # the track, where the reroute happens
 
 
 def _footprint_block(text: str, reference: str) -> tuple[int, int]:

@@ -64,7 +64,9 @@ def test_vias_below_profile_and_project_rules(copy_project):
         '(version 1)\n(rule "tiny" (constraint track_width (min 3mil)))\n')
     outcome = _run(folder, profile="oshpark-2layer")
     rules = _rules(outcome)
-    assert rules["board.via-drill"] == 1 and rules["board.via-diameter"] == 1 and rules["board.annular-ring"] == 1
+    # OSH Park publishes drill and annular ring, not a via diameter: only those two are checked.
+    assert rules["board.via-drill"] == 1 and rules["board.annular-ring"] == 1 and rules["board.via-diameter"] == 0
+    assert {f.severity for f in outcome.findings if f.rule_id.startswith("board.via")} == {"high"}  # chosen fab
     dru = [f for f in outcome.findings if f.rule_id == "rules.below-fab" and f.path.endswith(".kicad_dru")]
     assert dru and dru[0].line == 2
 
@@ -79,13 +81,13 @@ def test_missing_sheet_file_is_a_finding_not_a_crash(copy_project):
 def test_config_chooses_profile_overrides_severity_and_waives(copy_project):
     folder = copy_project("v9/kicad_bot_examples/drc-violation")
     before = _run(folder)
-    crossing = next(f for f in before.findings if f.rule_id == "board.crossing-tracks")
+    crossing = next(f for f in before.findings if f.rule_id == "board.short")
     (folder / ".boardready.toml").write_text(
         'profile = "jlcpcb-2layer"\n[severity]\n"sch.title-date-missing" = "info"\n'
         f'[waivers]\nfingerprints = ["{crossing.fingerprint}"]\n')
     after = _run(folder)
     assert after.result["profile"] == "jlcpcb-2layer"
-    waived = next(f for f in after.result["findings"] if f["ruleId"] == "board.crossing-tracks")
+    waived = next(f for f in after.result["findings"] if f["ruleId"] == "board.short")
     assert waived["waived"] is True
     assert next(f for f in after.result["findings"] if f["ruleId"] == "sch.title-date-missing")["severity"] == "info"
     assert after.result["readiness"] == "at-risk"  # the waived short no longer blocks; edge clearance remains
