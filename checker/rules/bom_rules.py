@@ -29,7 +29,32 @@ def check(model: ProjectModel) -> list[Finding]:
                                     identity=(reference,), **where))
     if model.bom is not None:
         findings += _compare_csv(model, by_reference)
-    return findings
+    return _grouped(findings)
+
+
+# More findings than this of one BOM rule become one finding listing the references.
+HANDFUL = 5
+_GROUP_TEXT = {"bom.mpn-missing": "no manufacturer part number",
+               "bom.dnp-in-bom": "marked DNP but still in the BOM",
+               "bom.csv-mismatch": "the BOM CSV and the schematic disagree"}
+
+
+def _grouped(findings: list[Finding]) -> list[Finding]:
+    by_rule: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_rule.setdefault(finding.rule_id, []).append(finding)
+    out: list[Finding] = []
+    for rule_id, group in by_rule.items():
+        if len(group) <= HANDFUL:
+            out += group
+            continue
+        references = [f.identity[0] for f in group]
+        listed = ", ".join(references[:40]) + (f" and {len(references) - 40} more" if len(references) > 40 else "")
+        first = group[0]
+        out.append(Finding(rule_id, f"{len(group)} parts: {_GROUP_TEXT.get(rule_id, rule_id)}: {listed}",
+                           identity=("group", rule_id, first.path or ""), path=first.path, line=first.line,
+                           column=first.column))
+    return out
 
 
 def _compare_csv(model: ProjectModel, symbols: dict) -> list[Finding]:

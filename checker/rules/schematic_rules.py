@@ -56,8 +56,18 @@ def check(model: ProjectModel) -> list[Finding]:
         footprint = symbol.footprint.strip()
         if not footprint:
             reported.add(symbol.reference)
-            findings.append(Finding("sch.footprint-missing", f"{symbol.reference} ({symbol.value}) has no footprint",
-                                    identity=(symbol.reference,), **where))
+            on_board = next((f for f in model.board.footprints if f.reference == symbol.reference), None) \
+                if model.board is not None else None
+            if on_board is not None:
+                # The board has the part: the schematic and board disagree (a parity matter), nothing is missing.
+                findings.append(Finding("parity.footprint-mismatch",
+                                        f"{symbol.reference}: the schematic assigns no footprint, the board has "
+                                        f"{on_board.lib_id}", identity=(symbol.reference, "", on_board.lib_id),
+                                        **where))
+            else:
+                findings.append(Finding("sch.footprint-missing",
+                                        f"{symbol.reference} ({symbol.value}) has no footprint",
+                                        identity=(symbol.reference,), **where))
         elif ":" not in footprint:
             reported.add(symbol.reference)
             findings.append(Finding("sch.footprint-no-library",
