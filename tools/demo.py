@@ -7,8 +7,10 @@ pull request and delivers the signed webhooks (plus a duplicate and a forged
 one); the service creates the check run and dispatches readiness-runner.yml;
 the emulator runs it as the code host would, executing `bin/check --runner`,
 which calls back with a signed result; the service decides, completes the
-check run with annotations and comments on the pull request. Then it keeps
-serving until Ctrl-C (`--once` exits after the walkthrough).
+check run with annotations and comments on the pull request. Then a repair:
+a push whose dispatch the emulator answers 204 (no run id) is found by its run
+name by the workflow reconciler, and its check run still completes. Then it
+keeps serving until Ctrl-C (`--once` exits after the walkthrough).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import hmac
 import json
 import os
 import secrets
+import shutil
 import socket
 import tempfile
 import time
@@ -85,6 +88,9 @@ def walkthrough(host, service, url: str) -> None:
     print(f"\n== the code host (emulator at {host.url}) installs the app and opens a pull request")
     installation = host.create_installation("acme-hw", account_type="Organization", deliver=True)
     content = demo_board.write(Path(tempfile.mkdtemp(prefix="blinky-board-")))
+    # The repository holds the readiness workflow, as the README tells engineers to add it.
+    (content / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "workflow" / "readiness-runner.yml", content / ".github" / "workflows")
     host.create_repository(REPOSITORY, installation_id=installation["id"], content_dir=str(content), deliver=True)
     pr = host.open_pull_request(REPOSITORY, title="Rev B: move the LED, add the connector", deliver=True)
     deliveries = host.deliveries()
@@ -123,6 +129,57 @@ def walkthrough(host, service, url: str) -> None:
     comments = wait_for(lambda: host.comments(REPOSITORY), 20) or []
     for comment in comments:
         print("\n== the pull request comment\n    " + comment["body"].replace("\n", "\n    "))
+    repair_walkthrough(host, url, pr)
+
+
+def repair_walkthrough(host, url: str, pr: dict) -> None:
+    """A dispatch answered 204 (no run id): reconciliation finds the run by its
+    run name, and the pull request still gets its check run completed."""
+    print("\n== a repair: the code host answers the next dispatch with 204, without the run's id")
+    # The runner is busy for a few seconds, so the run is found while it is still queued.
+    host.set_run_mode(REPOSITORY, mode="execute", queue_seconds=8)
+    host.add_fault(operation_id="actions/create-workflow-dispatch", status=204, after=True, count=1)
+    pushed = host.synchronize_pull_request(REPOSITORY, pr["number"], deliver=True)
+    head = pushed["head"]["sha"]
+    dispatches = wait_for(lambda: [r for r in host.requests(operation_id="actions/create-workflow-dispatch")
+                                   if r["status"] is not None][1:], 60) or [{"status": None}]
+    print(f"  pushed {head[:12]}; the dispatch was answered {dispatches[-1]['status']}")
+
+    def head_run():
+        with psycopg.connect(url, row_factory=dict_row) as conn:
+            rows = queries.fetch_all(conn, "demo_release_runs_for_head", head_sha=head)
+        return rows[0] if rows and rows[0]["workflow_run_id"] else None
+
+    found = wait_for(head_run, 60)
+    if not found:
+        print("  reconciliation did not find the run within 60 s; see the service log")
+        return
+    [workflow_run] = [r for r in host.runs(REPOSITORY) if r["id"] == found["workflow_run_id"]]
+    print(f"  reconciliation listed readiness-runner.yml's runs on main and matched the run name "
+          f"\"{workflow_run['display_title']}\"")
+    print(f"  -> workflow run {found['workflow_run_id']} persisted on the attempt (status {workflow_run['status']})")
+    completed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
+                                  if c["head_sha"] == head and c["status"] == "completed"], 120)
+
+    def items():
+        with psycopg.connect(url, row_factory=dict_row) as conn:
+            return queries.fetch_all(conn, "demo_reconciliation_items", head_sha=head)
+
+    # The signed result closed the attempt; the item's next look sees that and closes too.
+    wait_for(lambda: all(i["status"] == "completed" for i in items()), 10)
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        print()
+        print_table(queries.fetch_all(conn, "demo_reconciliation_items", head_sha=head),
+                    ["id", "kind", "subject_id", "reason_code", "status", "outcome", "observations"])
+        print()
+        print_table(queries.fetch_all(conn, "demo_release_runs_for_head", head_sha=head),
+                    ["id", "repository", "pr_number", "status", "decision", "conclusion", "dispatch_state",
+                     "workflow_run_id"])
+    if not completed:
+        print("\n  the check run did not complete within 120 s; see the service log")
+        return
+    print(f"\n  the repaired run's check run: status {completed[0]['status']}, "
+          f"conclusion {completed[0]['conclusion']}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -136,6 +193,11 @@ def main(argv: list[str] | None = None) -> None:
         env[name] = os.environ.get(name) or secrets.token_urlsafe(24)  # demo-only secrets, never printed
     bind = os.environ.get("SERVICE_BIND") or "127.0.0.1:8000"
     env["SERVICE_BIND"] = bind if _port_free(bind) else _free_bind()
+    # Reconciliation at demo speed: a run without an id is looked for after 2 s, not 5 minutes.
+    for name, value in (("SERVICE_RECONCILIATION_OBSERVATION_SECONDS", "2"),
+                        ("SERVICE_RECONCILIATION_DETECT_INTERVAL_MS", "500"),
+                        ("SERVICE_RECONCILIATION_POLL_MS", "500"), ("SERVICE_RECONCILIATION_NEXT_CHECK_SECONDS", "1")):
+        env[name] = os.environ.get(name) or value
     config = config_module.load({**os.environ, **env})
     url = runtime.database_url(config)
     runtime.migrate(url)

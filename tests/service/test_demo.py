@@ -21,3 +21,7 @@ def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):
     assert "status completed, conclusion neutral" in out
     assert "annotation warning  hardware/blinky.kicad_sch:" in out
     assert "decision `CONDITIONAL`" in out
+    # The repair: a dispatch answered 204 is found by its run name and its check run still completes.
+    assert "the dispatch was answered 204" in out
+    assert "matched the run name \"boardready readiness " in out
+    assert "the repaired run's check run: status completed, conclusion neutral" in out
