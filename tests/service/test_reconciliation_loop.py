@@ -1,0 +1,81 @@
+"""The reconcile loop itself: running in its thread at small intervals until
+stopped, the failure events, heartbeats that tell a failed pass from a good
+one, and the worker process wiring."""
+from __future__ import annotations
+
+import threading
+
+import psycopg
+
+from tests.helpers import webhook_fixture
+from tests.service.helpers import make_config, post_webhook, wait_for
+from tests.service.reconcilekit import events
+from workers.reconcile import ReconcileLoop
+from workers.reconcile_lifecycle import LifecycleReconciler
+
+FAST = {"SERVICE_RECONCILIATION_OBSERVATION_SECONDS": "1", "SERVICE_RECONCILIATION_DEADLINE_SECONDS": "5",
+        "SERVICE_RECONCILIATION_DETECT_INTERVAL_MS": "100", "SERVICE_RECONCILIATION_POLL_MS": "100",
+        "SERVICE_RECONCILIATION_NEXT_CHECK_SECONDS": "1"}
+
+
+def heartbeat(owner, name):
+    return owner.execute("SELECT * FROM reconciler_heartbeats WHERE reconciler = %s", (name,)).fetchone()
+
+
+def test_the_loop_repairs_drift_on_its_own_until_stopped(client, owner, pool):
+    config = make_config(**FAST)
+    body = webhook_fixture("installation.created.1.json")
+    assert post_webhook(client, body, "installation", delivery_id="d-loop").status_code == 202
+    owner.execute("INSERT INTO installations (id, status) VALUES (957387, 'active')")
+    owner.execute("DELETE FROM lifecycle_jobs")
+    stop = threading.Event()
+    loop = ReconcileLoop(LifecycleReconciler(), pool, config.reconciliation, stop)
+    thread = threading.Thread(target=loop.run)
+    thread.start()
+    try:
+        wait_for(lambda: owner.execute("SELECT count(*) AS n FROM lifecycle_jobs").fetchone()["n"] == 1, 20)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert not thread.is_alive()
+    beat = heartbeat(owner, "lifecycle")
+    assert beat["last_poll_at"] is not None and beat["last_success_at"] is not None
+
+
+class Broken:
+    name = "lifecycle"
+    event_prefix = "worker.lifecycle_reconciliation"
+
+    def detect(self, conn, settings, now):
+        raise psycopg.OperationalError("the database went away")
+
+    def claim(self, conn, worker_id, limit, now):
+        raise psycopg.errors.QueryCanceled("statement timeout")
+
+
+def test_failed_passes_are_logged_and_not_counted_as_success(pool, owner, capsys):
+    loop = ReconcileLoop(Broken(), pool, make_config().reconciliation)
+    assert loop.run_once() == []
+    capsys.readouterr()
+    assert loop.claim(2) is None
+    [claim] = events(capsys, "worker.lifecycle_reconciliation_claim_failed")
+    assert claim["errorClass"] == "QueryCanceled" and "message" not in claim
+    beat = heartbeat(owner, "lifecycle")
+    assert beat["last_poll_at"] is not None and beat["last_success_at"] is None
+
+
+def test_detection_failure_event(pool, capsys):
+    ReconcileLoop(Broken(), pool, make_config().reconciliation).detect()
+    [event] = events(capsys, "worker.lifecycle_reconciliation_detection_failed")
+    assert (event["errorClass"], event["level"]) == ("OperationalError", "warning")
+    assert "went away" not in str(event)
+
+
+def test_the_worker_process_runs_the_reconcilers_and_the_slo_policy(db_url):
+    from workers.__main__ import build_workers
+
+    stop = threading.Event()
+    workers = build_workers(make_config(), db_url, stop)
+    names = [getattr(w, "name", None) for w in workers]
+    assert {"reconcile-workflow", "reconcile-check_run", "reconcile-lifecycle", "slo"} <= set(names)
+    workers[0].pool.close()
