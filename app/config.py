@@ -33,6 +33,9 @@ DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE = 20
 OPERATOR_TOKEN = re.compile(r"^[\x21-\x7e]{32,512}$")      # at least 32 visible ASCII characters
 OPERATOR_ACTOR_ID = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
 DEFAULT_REQUEST_READ_TIMEOUT_MS = 10_000
+DEFAULT_HOST_WEB_URL = "https://github.com"
+DEFAULT_SESSION_TTL_HOURS = 12
+OAUTH_CLIENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 # Only a proxy on this machine is trusted to say who the client is, by default.
 DEFAULT_TRUSTED_PROXIES = "127.0.0.0/8,::1/128"
 DEFAULT_SLO_SNAPSHOT_INTERVAL_MS = 30_000
@@ -102,10 +105,27 @@ class Config:
     # Reconciliation workers and the SLO policy's snapshot interval.
     reconciliation: ReconciliationSettings = field(default_factory=lambda: ReconciliationSettings())
     slo_snapshot_interval_ms: int = DEFAULT_SLO_SNAPSHOT_INTERVAL_MS
+    # Sign-in with the code host and browser sessions (app/web/sign_in.py).
+    sign_in: SignInSettings = field(default_factory=lambda: SignInSettings())
     # Variables that are absent or invalid and that readiness must report.
     missing: tuple[str, ...] = field(default=())
     # Invalid values of variables that have a safe default: reported, default used.
     invalid: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class SignInSettings:
+    """HOST_OAUTH_CLIENT_ID, HOST_OAUTH_CLIENT_SECRET (or _FILE), HOST_WEB_URL,
+    SERVICE_SESSION_TTL_HOURS. Without the client id and secret, sign-in is off
+    (503 sign_in_not_configured); one without the other is not ready."""
+    client_id: str | None = None
+    client_secret: Secret | None = None
+    web_url: str = DEFAULT_HOST_WEB_URL
+    session_ttl_hours: int = DEFAULT_SESSION_TTL_HOURS
+
+    @property
+    def enabled(self) -> bool:
+        return self.client_id is not None and self.client_secret is not None
 
 
 @dataclass(frozen=True)
@@ -156,6 +176,18 @@ class _Reader:
             return None
         return value
 
+    def text_or_file(self, name: str) -> tuple[str | None, str]:
+        """The value of `name`, else the content of the file `name`_FILE names
+        (None when unreadable), and which of the two variables it came from."""
+        value = self.text(name)
+        if value is not None or not self.text(name + "_FILE"):
+            return value, name
+        try:
+            with open(self.text(name + "_FILE"), encoding="utf-8") as handle:
+                return handle.read(64 * 1024).strip() or None, name + "_FILE"
+        except OSError:
+            return None, name + "_FILE"
+
     def matching_secret(self, name: str, pattern: re.Pattern) -> Secret | None:
         value = self.matching_text(name, pattern)
         return Secret(value) if value is not None else None
@@ -182,19 +214,30 @@ def _host_app(r: _Reader) -> tuple[str | None, Secret | None]:
     if app_id is None or not re.fullmatch(r"[0-9]{1,20}", app_id.strip()):
         r.missing.append("HOST_APP_ID")
         app_id = None
-    pem = r.text("HOST_APP_PRIVATE_KEY")
-    key_name = "HOST_APP_PRIVATE_KEY"
-    if pem is None and r.text("HOST_APP_PRIVATE_KEY_FILE"):
-        key_name = "HOST_APP_PRIVATE_KEY_FILE"
-        try:
-            with open(r.text(key_name), encoding="utf-8") as handle:
-                pem = handle.read(64 * 1024)
-        except OSError:
-            pem = None
+    pem, key_name = r.text_or_file("HOST_APP_PRIVATE_KEY")
     if pem is None or not _is_rsa_private_key(pem):
         r.missing.append(key_name)
         return (app_id.strip() if app_id else None), None
     return (app_id.strip() if app_id else None), Secret(pem)
+
+
+def _sign_in(r: _Reader) -> SignInSettings:
+    client_id = r.matching_text("HOST_OAUTH_CLIENT_ID", OAUTH_CLIENT_ID)
+    secret, secret_name = r.text_or_file("HOST_OAUTH_CLIENT_SECRET")
+    if secret is not None and not re.fullmatch(r"[\x21-\x7e]{1,200}", secret):
+        secret = None
+        r.missing.append(secret_name)
+    elif (client_id is None) != (secret is None):
+        # Half a client is a mistake, not a choice: say which half is missing.
+        r.missing.append("HOST_OAUTH_CLIENT_SECRET" if secret is None else "HOST_OAUTH_CLIENT_ID")
+    web_url = (r.text("HOST_WEB_URL") or DEFAULT_HOST_WEB_URL).rstrip("/")
+    if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", web_url):
+        r.missing.append("HOST_WEB_URL")
+        web_url = DEFAULT_HOST_WEB_URL
+    ttl = r.integer("SERVICE_SESSION_TTL_HOURS", DEFAULT_SESSION_TTL_HOURS, minimum=1, maximum=720,
+                    required_valid=True)
+    return SignInSettings(client_id=client_id, client_secret=Secret(secret) if secret and client_id else None,
+                          web_url=web_url, session_ttl_hours=ttl)
 
 
 def _oidc_audience(r: _Reader) -> str | None:
@@ -302,6 +345,7 @@ def load(env: Mapping[str, str] | None = None) -> Config:
         # A tuning knob: SLI collection never affects readiness.
         slo_snapshot_interval_ms=r.integer("SERVICE_SLO_SNAPSHOT_INTERVAL_MS", DEFAULT_SLO_SNAPSHOT_INTERVAL_MS,
                                            minimum=100, maximum=3_600_000),
+        sign_in=_sign_in(r),
         missing=tuple(r.missing),
         invalid=tuple(r.invalid),
     )

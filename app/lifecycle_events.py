@@ -68,6 +68,17 @@ def _action(payload: dict, required: bool) -> str | None:
     return text(payload, "action", ACTION, max_length=64, optional=not required)
 
 
+def _pull_request_author(payload: dict) -> dict | None:
+    """Who opened the pull request (its review's creator). Optional: without
+    it the review's creator is the actor that sent the result."""
+    pull = payload.get("pull_request")
+    user = pull.get("user") if isinstance(pull, dict) else None
+    if not isinstance(user, dict) or user.get("id") is None:
+        return None
+    return {"id": positive_id(payload, "pull_request.user.id"),
+            "login": text(payload, "pull_request.user.login", max_length=100, optional=True)}
+
+
 def normalize(event: str, payload: dict) -> LifecycleDelivery:
     """Raise InvalidPayload when a field a handler needs is missing or malformed."""
     if event == "ping":
@@ -112,6 +123,7 @@ def normalize(event: str, payload: dict) -> LifecycleDelivery:
                 "baseRef": text(payload, "pull_request.base.ref", max_length=255, optional=True),
                 "state": text(payload, "pull_request.state", re.compile(r"^(open|closed)$"), optional=True) or "open",
                 "draft": bool(flag(payload, "pull_request.draft")),
+                "author": _pull_request_author(payload),
             },
         })
 

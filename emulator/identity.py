@@ -2,10 +2,17 @@
 discovery and keys, and the ID-token request endpoint a runner calls.
 
 The OAuth flow is deliberately small: there is no login form; ``authorize``
-signs in the configured test user at once and redirects back with a code.
+signs in the configured test user at once and redirects back with a code (or
+with ``error=access_denied`` when the user is set to refuse). As on the code
+host: PKCE with ``code_challenge_method=S256`` only (a code issued with a
+challenge needs its ``code_verifier``), a ``redirect_uri`` must be one of the
+app's callback URLs or below one (else a redirect to the first callback URL
+with ``error=redirect_uri_mismatch``), and a code works once, for 10 minutes.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import secrets
 import time
@@ -38,25 +45,33 @@ class IdentityRoutes:
         client_id = ctx.arg("client_id")
         with self.state.lock:
             app = next((a for a in self.state.apps.values() if a.client_id == client_id), None)
-            user_id = self.state.oauth_user_id
+            user_id, denied = self.state.oauth_user_id, self.state.oauth_denied
         if app is None:
             return Reply(404, b"unknown client_id", content_type="text/plain")
         if user_id is None:
             return Reply(403, b"no test user is configured for sign-in (control API: POST /_emulator/users)", content_type="text/plain")
-        redirect_uri = ctx.arg("redirect_uri") or f"{ctx.base_url}/oauth/callback"
+        default_uri = app.callback_urls[0] if app.callback_urls else f"{ctx.base_url}/oauth/callback"
+        redirect_uri = ctx.arg("redirect_uri") or default_uri
+        if app.callback_urls and not any(_under(redirect_uri, url) for url in app.callback_urls):
+            return _redirect(default_uri, error="redirect_uri_mismatch", state=ctx.arg("state"),
+                             error_description="The redirect_uri MUST match the registered callback URL for this application.")
+        challenge, method = ctx.arg("code_challenge"), ctx.arg("code_challenge_method")
+        if challenge is not None and method != "S256":
+            # The code host accepts only the S256 method.
+            return Reply(400, b"code_challenge_method must be S256", content_type="text/plain")
+        if denied:
+            return _redirect(redirect_uri, error="access_denied", state=ctx.arg("state"),
+                             error_description="The user has denied your application access.")
         code = secrets.token_hex(10)
         with self.state.lock:
             self.state.oauth_codes[code] = {
                 "app_id": app.id,
                 "user_id": user_id,
                 "redirect_uri": redirect_uri,
+                "code_challenge": challenge,
                 "expires": time.time() + OAUTH_CODE_LIFETIME_SECONDS,
             }
-        parts = urlsplit(redirect_uri)
-        query = parse_qsl(parts.query) + [("code", code)]
-        if ctx.arg("state") is not None:
-            query.append(("state", ctx.arg("state")))
-        return Reply(302, b"", {"Location": urlunsplit(parts._replace(query=urlencode(query)))}, content_type="text/html")
+        return _redirect(redirect_uri, code=code, state=ctx.arg("state"))
 
     def access_token(self, ctx: RequestContext) -> Reply:
         form = ctx.form_or_json()
@@ -75,6 +90,10 @@ class IdentityRoutes:
                                "error_description": "The client_id and/or client_secret passed are incorrect."})
             grant = self.state.oauth_codes.pop(str(form.get("code", "")), None)
             if grant is None or grant["app_id"] != app.id or grant["expires"] < time.time():
+                return answer({"error": "bad_verification_code",
+                               "error_description": "The code passed is incorrect or expired."})
+            if grant["code_challenge"] is not None and not _verifier_matches(form.get("code_verifier"),
+                                                                             grant["code_challenge"]):
                 return answer({"error": "bad_verification_code",
                                "error_description": "The code passed is incorrect or expired."})
             if form.get("redirect_uri") and form["redirect_uri"] != grant["redirect_uri"]:
@@ -113,3 +132,27 @@ class IdentityRoutes:
             audience = ctx.arg("audience") or f"{ctx.base_url}/{repo.owner.login}"
             claims = self.issuer.run_claims(repo, run, attempt, audience)
         return Reply(200, {"count": 1, "value": self.issuer.sign(claims)})
+
+
+def _redirect(uri: str, **params) -> Reply:
+    """302 to ``uri`` with ``params`` added to its query (None values left out)."""
+    parts = urlsplit(uri)
+    query = parse_qsl(parts.query) + [(k, v) for k, v in params.items() if v is not None]
+    return Reply(302, b"", {"Location": urlunsplit(parts._replace(query=urlencode(query)))}, content_type="text/html")
+
+
+def _under(redirect_uri: str, callback_url: str) -> bool:
+    """Same scheme, host and port, and the callback URL's path or one below it."""
+    given, registered = urlsplit(redirect_uri), urlsplit(callback_url)
+    if (given.scheme, given.netloc) != (registered.scheme, registered.netloc):
+        return False
+    base = registered.path.rstrip("/")
+    return given.path == registered.path or given.path.startswith(base + "/")
+
+
+def _verifier_matches(verifier, challenge: str) -> bool:
+    """RFC 7636 S256: base64url(SHA-256(code_verifier)) equals the challenge."""
+    if not isinstance(verifier, str) or not 43 <= len(verifier) <= 128:
+        return False
+    computed = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii", "replace")).digest()).rstrip(b"=")
+    return hmac.compare_digest(computed.decode(), challenge)

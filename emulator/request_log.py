@@ -14,7 +14,8 @@ from urllib.parse import parse_qs
 
 REDACTED = "[redacted]"
 SECRET_HEADERS = {"authorization", "cookie", "proxy-authorization", "x-hub-signature-256", "x-hub-signature"}
-SECRET_FIELDS = {"client_secret", "access_token", "token", "private_key", "private_key_pem", "code", "refresh_token", "password"}
+SECRET_FIELDS = {"client_secret", "access_token", "token", "private_key", "private_key_pem", "code", "refresh_token",
+                 "password", "code_verifier"}
 MAX_LOGGED_BODY = 64 * 1024
 MAX_ENTRIES = 10_000
 

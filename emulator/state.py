@@ -52,6 +52,8 @@ class App:
     owner: Account
     permissions: dict
     events: list
+    #: registered callback URLs; a redirect_uri must be one of them or below one (none: any).
+    callback_urls: list = field(default_factory=list)
     created_at: datetime = field(default_factory=utcnow)
 
 
@@ -231,6 +233,8 @@ class User:
     email: str | None = None
     #: organization logins the user belongs to (their installations are visible).
     organizations: list = field(default_factory=list)
+    #: full names of the repositories the user can access; None: every repository of a visible installation.
+    repository_access: list | None = None
 
     @property
     def account(self) -> Account:
@@ -268,6 +272,8 @@ class State:
         self.oauth_codes: dict[str, dict] = {}
         #: the user the OAuth authorize endpoint signs in (no login form here).
         self.oauth_user_id: int | None = None
+        #: the user refuses to authorize the app (authorize redirects with error=access_denied).
+        self.oauth_denied = False
         self.default_run_settings = RunSettings()
         self.installation_token_ttl_seconds = 3600
         self._ids = {

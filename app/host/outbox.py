@@ -14,6 +14,7 @@ from app import database
 from app.host.client import HostClient
 from app.host.errors import HostPermanent, HostRetryable, HostUncertain
 from app.host import publication
+from app.host.decision_output import decision_output
 from app.queueing import LeaseLost, failure_codes
 
 QUEUED_SUMMARY = ("boardready is starting the release-readiness workflow for this commit. "
@@ -94,6 +95,20 @@ class OutboxQueue:
                                               "summary": params["summary"][:publication.TEXT_LIMIT]}})
             return self._report(pool, "outbox_check_run_completed", item)
         return self._publish_result(pool, item)
+
+    def _check_run_decision(self, pool, item: dict) -> str:
+        """The run's release decision changed after its check run was completed
+        (sql/functions/reviews.sql): show the current one."""
+        with database.connection(pool) as conn:
+            row = database.call_one(conn, "release_decision_publication", p_item_id=item["item_id"],
+                                    p_lease_token=item["lease_token"])
+        if row["outcome"] == "lease_lost":
+            raise LeaseLost()
+        if row["outcome"] != "publish":
+            return self._report(pool, "outbox_skip", item, p_outcome=row["outcome"])
+        self._update_check_run(item, {"status": "completed", "conclusion": row["conclusion"],
+                                      "output": decision_output(row, self.review_url(item))})
+        return self._report(pool, "outbox_decision_published", item, p_decision=row["decision"])
 
     def _update_check_run(self, item: dict, body: dict) -> None:
         self.host.update_check_run(item["installation_id"], item["repository"], item["check_run_id"], body)

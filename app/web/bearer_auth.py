@@ -56,10 +56,20 @@ class Auth:
     repository_id: str        # the code host's repository id, as the API spells it
     scopes: frozenset[str]
 
+    @property
+    def actor(self) -> str:
+        return f"token:{self.token_id}"
+
+    @property
+    def repository_ids(self) -> frozenset[int]:
+        return frozenset({int(self.repository_id)})
+
 
 def require(req, scope: str | None = None, repository_id: str | int | None = None) -> Auth:
     """The request's Auth, after checking it has `scope` and is for `repository_id`."""
     auth = getattr(req.context, "auth", None)
+    if hasattr(auth, "require_access"):  # a signed-in session (app/web/session_auth.py)
+        return auth.require_access(scope, repository_id)
     if not isinstance(auth, Auth):
         # A route that is not bearer-authenticated asked for a bearer identity:
         # fail closed rather than act without one.
@@ -98,6 +108,8 @@ class BearerAuth:
             return
         if kind != BEARER:
             raise RuntimeError(f"unknown auth kind {kind!r} on {type(resource).__name__}")
+        if getattr(req.context, "auth", None) is not None:
+            return  # a session already authenticated it (app/web/session_auth.py)
         req.context.auth = self.authenticate(req)
 
     def authenticate(self, req) -> Auth:

@@ -42,7 +42,7 @@ class OperatorGate:
         return self.config.operator_api_token is not None and self.config.operator_actor_id is not None
 
     def authenticate(self, req) -> str:
-        """The configured actor id, once the caller proved it holds the operator token."""
+        """The audit actor, `operator:<configured actor id>`, once the caller proved it holds the operator token."""
         if not self.enabled:
             raise ApiError(503, "unavailable", "the operator API is not configured")
         key = auth_throttle.client_key(req)
@@ -54,7 +54,7 @@ class OperatorGate:
                 auth_throttle.record_failure(conn, auth_throttle.OPERATOR, key, at)
                 raise ApiError(401, "invalid_operator_token", "a valid operator token is required",
                                headers=CHALLENGE)
-        return self.config.operator_actor_id
+        return f"operator:{self.config.operator_actor_id}"
 
     def _matches(self, header: str | None) -> bool:
         if not header:

@@ -1,7 +1,9 @@
 """POST /api/v1/tokens, GET /api/v1/tokens?repositoryId=, DELETE /api/v1/tokens?tokenId=.
 
 All three require a bearer token with the admin scope for the same
-repository. The token value is returned once, by POST, and never stored.
+repository, or a signed-in session for a repository the viewer can reach
+(app/web/session_auth.py). The token value is returned once, by POST, and
+never stored.
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ def token_record(row: dict, token_id_key: str = "token_id") -> dict:
 
 class Tokens:
     auth = "bearer"
+    # A signed-in viewer manages the tokens of the repositories they can reach.
+    session_methods = frozenset({"GET", "POST", "DELETE"})
 
     def __init__(self, config, pool):
         self.config = config
@@ -72,12 +76,12 @@ class Tokens:
         with db.connection(self.pool, self.config) as conn:
             row = database.call_one(conn, "token_create", p_repository_id=repository_id, p_name=name,
                                     p_scopes=scopes, p_duration_days=duration, p_token_sha256=new.sha256,
-                                    p_token_prefix=new.prefix, p_created_by=f"token:{auth.token_id}")
+                                    p_token_prefix=new.prefix, p_created_by=auth.actor)
         if row["outcome"] in NOT_FOUND_OUTCOMES:
             raise ApiError(404, "repository_not_found", "no such repository in any installation")
         if row["outcome"] == "account_canceled":
             raise ApiError(403, "account_canceled", "the account's marketplace subscription is canceled")
-        log("token.created", tokenId=str(row["token_id"]), repositoryId=repository_id, createdBy=auth.token_id)
+        log("token.created", tokenId=str(row["token_id"]), repositoryId=repository_id, createdBy=auth.actor)
         resp.status = falcon.HTTP_201
         resp.media = {"ok": True, "token": new.value, "tokenRecord": token_record(
             {**row, "name": name, "token_prefix": new.prefix, "scopes": scopes})}
@@ -103,11 +107,11 @@ class Tokens:
         except api_tokens.InvalidTokenRequest as exc:
             raise _invalid(exc) from None
         with db.connection(self.pool, self.config) as conn:
-            # Scoped to the caller's repository: another repository's token is not_found.
-            row = database.call_one(conn, "token_revoke", p_token_id=token_id,
-                                    p_repository_id=int(auth.repository_id), p_reason="api")
+            # Scoped to the caller's repositories: another repository's token is not_found.
+            row = database.call_one(conn, "token_revoke_within", p_token_id=token_id,
+                                    p_repository_ids=sorted(auth.repository_ids), p_reason="api")
         if row["outcome"] == "not_found":
             raise ApiError(404, "not_found", "no such token for this repository")
-        log("token.revoked", tokenId=token_id, outcome=row["outcome"], revokedBy=auth.token_id)
+        log("token.revoked", tokenId=token_id, outcome=row["outcome"], revokedBy=auth.actor)
         resp.media = {"ok": True, "outcome": row["outcome"], "tokenId": token_id,
                       "revokedAt": iso(row["revoked_at"])}

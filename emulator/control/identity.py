@@ -14,6 +14,8 @@ class IdentityControls(ControlBase):
         ("POST", "/_emulator/oidc/tokens", "mint_oidc_token"),
         ("POST", "/_emulator/users", "create_user"),
         ("POST", "/_emulator/users/{login}/token", "user_token"),
+        ("POST", "/_emulator/users/{login}/sign-in", "sign_in_as"),
+        ("PUT", "/_emulator/oauth/denied", "set_oauth_denied"),
     ]
 
     @property
@@ -62,24 +64,45 @@ class IdentityControls(ControlBase):
                                 header_kid=kid, unpublished_key=bool(unpublished_key))
 
     def create_user(self, login: str, user_id: int | None = None, name: str | None = None, email: str | None = None,
-                    organizations: list | None = None, sign_in: bool = True) -> dict:
-        """A person; with ``sign_in`` the OAuth authorize endpoint signs this user in."""
+                    organizations: list | None = None, sign_in: bool = True,
+                    repository_access: list | None = None) -> dict:
+        """A person; with ``sign_in`` the OAuth authorize endpoint signs this user in.
+        ``repository_access`` narrows the repositories of visible installations
+        the user can access (full names; None: all of them)."""
         with self.state.lock:
             known = self.state.account_by_login(login)
             uid = int(user_id) if user_id else (known.id if known and known.type == "User" else self.state.next_id("account"))
-            user = User(login=login, id=uid, name=name, email=email, organizations=list(organizations or []))
+            user = User(login=login, id=uid, name=name, email=email, organizations=list(organizations or []),
+                        repository_access=None if repository_access is None else [n.lower() for n in repository_access])
             self.state.users[uid] = user
             if sign_in:
                 self.state.oauth_user_id = uid
         return {"login": login, "id": uid, "organizations": user.organizations}
 
+    def sign_in_as(self, login: str) -> dict:
+        """The user the OAuth authorize endpoint signs in from now on."""
+        with self.state.lock:
+            user = self._user(login)
+            self.state.oauth_user_id = user.id
+        return {"login": user.login, "id": user.id}
+
+    def set_oauth_denied(self, denied: bool = True) -> dict:
+        """The signed-in user refuses (authorize redirects back with error=access_denied)."""
+        with self.state.lock:
+            self.state.oauth_denied = bool(denied)
+        return {"denied": bool(denied)}
+
+    def _user(self, login: str) -> User:
+        user = next((u for u in self.state.users.values() if u.login == login), None)
+        if user is None:
+            raise ControlError(f"unknown user {login}", 404)
+        return user
+
     def user_token(self, login: str, app_id: int | None = None) -> str:
         """A user OAuth token without the web flow."""
         app = self._the_app(app_id)
         with self.state.lock:
-            user = next((u for u in self.state.users.values() if u.login == login), None)
-            if user is None:
-                raise ControlError(f"unknown user {login}", 404)
+            user = self._user(login)
             token = Token(value=auth.random_token("gho_"), kind="user", expires_at=None, user_id=user.id, app_id=app.id)
             self.state.tokens[token.value] = token
             return token.value

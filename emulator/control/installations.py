@@ -48,7 +48,7 @@ class InstallationControls(ControlBase):
 
     def register_app(self, app_id: int | None = None, public_key_pem: str | None = None, slug: str = "boardready",
                      name: str | None = None, permissions: dict | None = None, events: list | None = None,
-                     owner_login: str = "boardready-dev") -> dict:
+                     owner_login: str = "boardready-dev", callback_urls: list | None = None) -> dict:
         """Register the app. Without ``public_key_pem`` a key pair is generated and the
         private PEM is returned (``private_key_pem``) for the service's configuration."""
         private_pem = None
@@ -63,6 +63,7 @@ class InstallationControls(ControlBase):
                 client_id="Iv1." + auth.secrets.token_hex(8), client_secret=auth.secrets.token_hex(20),
                 owner=Account(owner_login, self.state.next_id("account"), "Organization"),
                 permissions=dict(permissions or DEFAULT_APP_PERMISSIONS), events=list(events or DEFAULT_APP_EVENTS),
+                callback_urls=list(callback_urls or []),
             )
             self.state.apps[app_id] = app
             if private_pem:

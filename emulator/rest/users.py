@@ -48,7 +48,9 @@ class UserRoutes(RouteGroup):
             inst = next((i for i in self._user_installations(token, user) if i.id == installation_id), None)
             if inst is None:
                 raise not_found()
-            repos = self.state.installation_repositories(inst.id)
+            # The repositories of the installation the user can access.
+            repos = [r for r in self.state.installation_repositories(inst.id)
+                     if user.repository_access is None or r.full_name.lower() in user.repository_access]
             page, headers = paginate(ctx, repos)
             body = {
                 "total_count": len(repos),

@@ -119,12 +119,17 @@ BEGIN
   VALUES (v_repo_id, v_installation, v_repo ->> 'fullName', (v_repo ->> 'private')::boolean, p_now, p_now)
   ON CONFLICT (id) DO NOTHING;
 
-  INSERT INTO boardready.pull_requests AS p (repository_id, number, head_sha, head_ref, base_ref, state, draft, updated_at)
+  INSERT INTO boardready.pull_requests AS p (repository_id, number, head_sha, head_ref, base_ref, state, draft, updated_at,
+                                             author_id, author_login)
   VALUES (v_repo_id, v_number, v_pr ->> 'headSha', v_pr ->> 'headRef', v_pr ->> 'baseRef',
-          coalesce(v_pr ->> 'state', 'open'), coalesce((v_pr ->> 'draft')::boolean, false), p_now)
+          coalesce(v_pr ->> 'state', 'open'), coalesce((v_pr ->> 'draft')::boolean, false), p_now,
+          (v_pr #>> '{author,id}')::bigint, v_pr #>> '{author,login}')
   ON CONFLICT (repository_id, number) DO UPDATE
      SET head_sha = EXCLUDED.head_sha, head_ref = EXCLUDED.head_ref, base_ref = EXCLUDED.base_ref,
-         state = EXCLUDED.state, draft = EXCLUDED.draft, updated_at = p_now;
+         state = EXCLUDED.state, draft = EXCLUDED.draft, updated_at = p_now,
+         -- The author (the review's creator, reviews.sql); kept when an event leaves it out.
+         author_id = coalesce(EXCLUDED.author_id, p.author_id),
+         author_login = coalesce(EXCLUDED.author_login, p.author_login);
 
   IF p_action NOT IN ('opened', 'synchronize', 'reopened', 'ready_for_review') THEN
     RETURN 'pull_request_recorded';

@@ -174,6 +174,8 @@ BEGIN
     RETURN;
   END IF;
   UPDATE release_runs SET check_run_published_at = p_now, updated_at = p_now WHERE id = v_item.release_run_id;
+  -- An approval or a waiver may have changed the decision meanwhile (reviews.sql).
+  PERFORM release_decision_after_completion(v_item.release_run_id, p_now);
   RETURN QUERY SELECT 'check_run_completed'::text;
 END $$;
 

@@ -62,7 +62,7 @@ def test_replayed_then_already_applied_with_the_same_audit_event(ops, owner, job
     [event] = audit_events(owner)
     assert str(event["id"]) == first.json["auditEventId"]
     assert (event["event_type"], event["installation_id"], event["actor"], event["item_type"], event["item_id"]) == (
-        "control_plane.dead_letter_replayed", 501, OPERATOR_ACTOR, "job", str(job))
+        "control_plane.dead_letter_replayed", 501, f"operator:{OPERATOR_ACTOR}", "job", str(job))
     assert event["operation_id"]
     assert set(event["details"]) <= {"previousReasonCode", "previousErrorClass", "previousAttempts",
                                      "previousFailedAt"}

@@ -1,0 +1,25 @@
+"""What a check run says when its run's release decision changes after the
+first completion (an approval, changes requested, a waiver, a waiver's expiry):
+the new conclusion with words that say why. The annotations stay as they were.
+"""
+from __future__ import annotations
+
+from app.host.publication import TEXT_LIMIT, TITLE_LIMIT, VERDICT
+
+REVIEW_WORDS = {"approved": "approved", "changes_requested": "changes requested", "pending": "not reviewed yet"}
+
+
+def decision_output(row: dict, review_url: str) -> dict:
+    """title and summary for release_decision_publication's row."""
+    decision = row["decision"]
+    title = f"{VERDICT[decision]} (score {row['score']}; review: {REVIEW_WORDS[row['review_decision']]})"
+    lines = [
+        f"**{VERDICT[decision]}**: release decision `{decision}` from readiness `{row['readiness']}` "
+        f"(score {row['score']}/100), the review ({REVIEW_WORDS[row['review_decision']]}) and the waivers.",
+        "",
+        f"Blocking findings (error, high): {row['blocking']}, of which {row['unwaived_blocking']} not waived; "
+        f"waived findings in all: {row['waived']}.",
+        f"Checked by {row['tool_name']} {row['tool_version']}.",
+        f"Review page: {review_url}",
+    ]
+    return {"title": title[:TITLE_LIMIT], "summary": "\n".join(lines)[:TEXT_LIMIT]}

@@ -1,0 +1,186 @@
+"""Reviews and waivers (sql/functions/reviews.sql).
+
+POST   /api/v1/reviews/{id}/approvals                   session, or bearer reviews:write
+GET    /api/v1/repositories/{repositoryId}/waivers      session, or bearer reviews:read
+POST   /api/v1/repositories/{repositoryId}/waivers      session, or bearer reviews:write
+DELETE /api/v1/repositories/{repositoryId}/waivers?waiverId=   session, or bearer reviews:write
+
+The approver, and a waiver's author, is the authenticated actor
+(`host-user:<id>`, `token:<id>`), never the body. A review or repository
+outside the caller's repositories is 404, whether it exists or not.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import falcon
+
+from app import queries
+from app.jsonlog import log
+from app.web import db, keyset
+from app.web.bearer_auth import require
+from app.web.bodies import SMALL_MAX_BYTES, read_json_object
+from app.web.errors import ApiError
+from app.web.run_listing import MAX_ID, RunDetail, RunFindings
+from app.web.tokens import iso
+
+APPROVAL_FIELDS = {"status", "breakGlass", "reason"}
+WAIVER_FIELDS = {"fingerprint", "reason", "expiresAt"}
+FINGERPRINT = re.compile(r"^[\x21-\x7e]{1,200}$")
+MIN_BREAK_GLASS_REASON = 10
+
+
+def _path_id(value: str, what: str) -> int:
+    if not value.isdigit() or not 0 < int(value) <= MAX_ID:
+        raise ApiError(404, "not_found", f"no such {what} among your repositories")
+    return int(value)
+
+
+def _no_unknown(body: dict, allowed: set) -> None:
+    unknown = sorted(set(body) - allowed)
+    if unknown:
+        raise ApiError(400, "unknown_property", f"unknown property {unknown[0]!r}")
+
+
+def _text(body: dict, name: str, maximum: int, code: str, minimum: int = 1) -> str:
+    value = body.get(name)
+    if not isinstance(value, str) or not minimum <= len(value.strip()) or len(value) > maximum:
+        raise ApiError(400, code, f"{name} must be text of {minimum} to {maximum} characters")
+    return value.strip()
+
+
+class Approvals:
+    session_methods = frozenset({"POST"})
+
+    def __init__(self, config, pool):
+        self.config, self.pool = config, pool
+
+    def on_post(self, req, resp, review_id: str):
+        auth = require(req, scope="reviews:write")
+        review = _path_id(review_id, "review")
+        body = read_json_object(req, SMALL_MAX_BYTES)
+        _no_unknown(body, APPROVAL_FIELDS)
+        status = body.get("status")
+        if status not in ("approved", "changes_requested"):
+            raise ApiError(400, "invalid_status", "status must be approved or changes_requested")
+        break_glass = body.get("breakGlass", False)
+        if not isinstance(break_glass, bool):
+            raise ApiError(400, "invalid_break_glass", "breakGlass must be true or false")
+        reason = None
+        if break_glass:
+            reason = _text(body, "reason", 1000, "invalid_break_glass_reason", minimum=MIN_BREAK_GLASS_REASON)
+        elif "reason" in body:
+            raise ApiError(400, "invalid_break_glass_reason", "reason goes with breakGlass: true")
+        row = db.call_one(self.pool, self.config, "review_record_approval", idempotent=False, p_review_id=review,
+                          p_repository_ids=sorted(auth.repository_ids), p_actor=auth.actor, p_status=status,
+                          p_break_glass=break_glass, p_break_glass_reason=reason)
+        if row["outcome"] == "not_found":
+            raise ApiError(404, "not_found", "no such review among your repositories")
+        if row["outcome"] == "self_approval_not_allowed":
+            raise ApiError(409, "self_approval_not_allowed",
+                           "the review's creator cannot approve it (breakGlass with a reason overrides, audited)")
+        log("review.approval", reviewId=review, outcome=row["outcome"], status=status,
+            breakGlass=row["break_glass"], actor=auth.actor)
+        resp.status = falcon.HTTP_201 if row["outcome"] == "recorded" else falcon.HTTP_200
+        resp.media = {
+            "ok": True, "outcome": row["outcome"],
+            "approval": {"id": str(row["approval_id"]), "reviewId": str(review), "approverId": auth.actor,
+                         "status": row["status"], "breakGlass": row["break_glass"], "updatedAt": iso(row["updated_at"])},
+            "review": {"id": str(review), "decision": row["review_decision"]},
+            "releaseRun": {"id": str(row["release_run_id"]), "decision": row["release_decision"]},
+        }
+
+
+def _expires_at(body: dict) -> dt.datetime | None:
+    raw = body.get("expiresAt")
+    if raw is None:
+        return None
+    try:
+        if not isinstance(raw, str) or len(raw) > 40:
+            raise ValueError
+        moment = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        if moment.tzinfo is None:
+            raise ValueError
+    except ValueError:
+        raise ApiError(400, "invalid_expires_at", "expiresAt must be an ISO 8601 time with a time zone") from None
+    if moment <= dt.datetime.now(dt.timezone.utc):
+        raise ApiError(400, "invalid_expires_at", "expiresAt must be in the future")
+    return moment
+
+
+def waiver_item(row: dict) -> dict:
+    return {"id": str(row["id"]), "fingerprint": row["fingerprint"], "reason": row["reason"],
+            "expiresAt": iso(row["expires_at"]), "createdBy": row["created_by"], "createdAt": iso(row["created_at"]),
+            "standing": row["standing"]}
+
+
+class Waivers:
+    session_methods = frozenset({"GET", "POST", "DELETE"})
+
+    def __init__(self, config, pool):
+        self.config, self.pool = config, pool
+
+    def on_get(self, req, resp, repository_id: str):
+        auth = require(req, scope="reviews:read")
+        repository = _path_id(repository_id, "repository")
+        if repository not in auth.repository_ids:
+            raise ApiError(404, "not_found", "no such repository among your repositories")
+        limit = keyset.limit_param(req, default=50)
+        after = keyset.decode(req, {})
+        if after is not None and not (len(after) == 1 and isinstance(after[0], int)):
+            raise ApiError(400, "invalid_cursor", "the cursor is not one this listing gave out")
+        with db.connection(self.pool, self.config) as conn:
+            rows = queries.fetch_all(conn, "waivers_page", shape={"after": after is not None},
+                                     repository_id=repository, repository_ids=sorted(auth.repository_ids),
+                                     limit=limit + 1, after_id=after[0] if after else None)
+        rows, next_cursor = keyset.page(req, rows, limit, lambda r: [r["id"]], {})
+        resp.media = {"items": [waiver_item(r) for r in rows], "nextCursor": next_cursor}
+
+    def on_post(self, req, resp, repository_id: str):
+        auth = require(req, scope="reviews:write")
+        repository = _path_id(repository_id, "repository")
+        body = read_json_object(req, SMALL_MAX_BYTES)
+        _no_unknown(body, WAIVER_FIELDS)
+        fingerprint = body.get("fingerprint")
+        if not isinstance(fingerprint, str) or not FINGERPRINT.match(fingerprint):
+            raise ApiError(400, "invalid_fingerprint", "fingerprint must be a finding's fingerprint")
+        reason = _text(body, "reason", 1000, "invalid_reason")
+        expires_at = _expires_at(body)
+        row = db.call_one(self.pool, self.config, "waiver_create", idempotent=False, p_repository_id=repository,
+                          p_repository_ids=sorted(auth.repository_ids), p_fingerprint=fingerprint, p_reason=reason,
+                          p_expires_at=expires_at, p_actor=auth.actor)
+        if row["outcome"] == "not_found":
+            raise ApiError(404, "not_found", "no such repository among your repositories")
+        if row["outcome"] == "waiver_exists":
+            raise ApiError(409, "waiver_exists", "a standing waiver already covers this fingerprint; delete it first")
+        log("review.waiver_created", waiverId=row["waiver_id"], repositoryId=repository, actor=auth.actor,
+            decisionsChanged=row["decisions_changed"])
+        resp.status = falcon.HTTP_201
+        resp.media = {"ok": True, "waiver": waiver_item({
+            "id": row["waiver_id"], "fingerprint": fingerprint, "reason": reason, "expires_at": expires_at,
+            "created_by": auth.actor, "created_at": row["created_at"], "standing": True}),
+            "decisionsChanged": row["decisions_changed"]}
+
+    def on_delete(self, req, resp, repository_id: str):
+        auth = require(req, scope="reviews:write")
+        repository = _path_id(repository_id, "repository")
+        raw = req.get_param("waiverId") or ""
+        if not raw.isdigit() or not 0 < int(raw) <= MAX_ID:
+            raise ApiError(400, "invalid_waiver_id", "waiverId must be a waiver id")
+        row = db.call_one(self.pool, self.config, "waiver_delete", idempotent=False, p_repository_id=repository,
+                          p_repository_ids=sorted(auth.repository_ids), p_waiver_id=int(raw), p_actor=auth.actor)
+        if row["outcome"] == "not_found":
+            raise ApiError(404, "not_found", "no such waiver among your repositories")
+        log("review.waiver_deleted", waiverId=int(raw), outcome=row["outcome"], actor=auth.actor)
+        resp.media = {"ok": True, "outcome": row["outcome"], "waiverId": str(row["waiver_id"]),
+                      "deletedAt": iso(row["deleted_at"]), "decisionsChanged": row["decisions_changed"]}
+
+
+def add_routes(app, config, pool) -> None:
+    """Reading runs and their findings, approvals, waivers (GET /api/v1/runs is
+    RunsCollection, on the path of run ingest)."""
+    app.add_route("/api/v1/runs/{run_id}", RunDetail(config, pool))
+    app.add_route("/api/v1/runs/{run_id}/findings", RunFindings(config, pool))
+    app.add_route("/api/v1/reviews/{review_id}/approvals", Approvals(config, pool))
+    app.add_route("/api/v1/repositories/{repository_id}/waivers", Waivers(config, pool))

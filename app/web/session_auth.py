@@ -1,0 +1,165 @@
+"""Browser sessions: the cookie, who it speaks for, and CSRF.
+
+A session is an opaque random cookie (`HttpOnly`, `SameSite=Lax`, `Secure`
+when SERVICE_PUBLIC_URL is https); the database keeps only its SHA-256, the
+viewer and the repositories resolved at sign-in (sql/functions/sessions.sql).
+A session carries all four scopes and no code host token.
+
+How a route uses it
+-------------------
+A resource lists the methods that accept a session:
+
+    session_methods = frozenset({"GET", "POST"})
+
+For those methods, a request without an Authorization header that carries
+the session cookie is authenticated here (BearerAuth then leaves it alone),
+and `req.context.auth` is a `SessionActor`. `bearer_auth.require(req, scope=,
+repository_id=)` works for both kinds of caller; for a session, a repository
+the viewer cannot reach is 404, nothing disclosed.
+
+Every unsafe request made with a session needs the session's CSRF token, in
+the `X-CSRF-Token` header (JSON) or the `csrf_token` field of a form: 403
+`csrf_failed` otherwise. The token is derived from the cookie value, which
+script cannot read, so another site can neither read nor forge it.
+
+Failures: 401 `session_expired`, `invalid_session` (unknown cookie: counted
+as a failed authentication for the client, like a wrong bearer token).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from urllib.parse import parse_qs
+
+from app import database
+from app.web import auth_throttle, db
+from app.web.bodies import read_bounded
+from app.web.errors import ApiError
+
+SESSION_COOKIE = "boardready_session"
+ALL_SCOPES = frozenset({"runs:write", "reviews:read", "reviews:write", "admin"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSRF_HEADER = "X-CSRF-Token"
+CSRF_FIELD = "csrf_token"
+FORM_MAX_BYTES = 16 * 1024
+
+
+def new_secret_value() -> str:
+    """A cookie value: 256 random bits."""
+    return secrets.token_urlsafe(32)
+
+
+def digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode("utf-8")).digest()
+
+
+def derived(value: str, purpose: str) -> str:
+    """A value derived from a cookie for one purpose (CSRF token, PKCE verifier):
+    computable only by whoever holds the cookie."""
+    return base64.urlsafe_b64encode(hashlib.sha256(f"{purpose}:{value}".encode()).digest()).rstrip(b"=").decode()
+
+
+def csrf_token(session_value: str) -> str:
+    return derived(session_value, "csrf")
+
+
+def set_cookie(resp, config, name: str, value: str, max_age: int, path: str = "/") -> None:
+    resp.set_cookie(name, value, max_age=max_age, path=path, http_only=True, same_site="Lax",
+                    secure=config.public_url.startswith("https://"))
+
+
+def clear_cookie(resp, config, name: str, path: str = "/") -> None:
+    set_cookie(resp, config, name, "", 0, path)
+
+
+def cookie_value(req, name: str) -> str | None:
+    values = req.get_cookie_values(name) or []
+    # Only values shaped like ours are looked up: anything else is no cookie.
+    return next((v for v in values if 20 <= len(v) <= 100 and v.replace("-", "").replace("_", "").isalnum()), None)
+
+
+@dataclass(frozen=True)
+class SessionActor:
+    session_id: str
+    viewer_id: int
+    viewer_login: str
+    repository_ids: frozenset[int]
+    expires_at: object
+    csrf_token: str
+    scopes: frozenset[str] = ALL_SCOPES
+
+    @property
+    def actor(self) -> str:
+        return f"host-user:{self.viewer_id}"
+
+    def require_access(self, scope: str | None = None, repository_id: str | int | None = None) -> "SessionActor":
+        # Sessions carry every scope; a repository the viewer cannot reach does not exist for them.
+        if repository_id is not None and int(repository_id) not in self.repository_ids:
+            raise ApiError(404, "not_found", "no such repository among those you can access")
+        return self
+
+
+def session_of(req) -> SessionActor:
+    """The request's session, for routes that need a signed-in viewer (401 otherwise)."""
+    auth = getattr(req.context, "auth", None)
+    if not isinstance(auth, SessionActor):
+        raise ApiError(401, "session_required", "sign in first (GET /auth/sign-in)")
+    return auth
+
+
+def check_csrf(req, actor: SessionActor, form: dict | None = None) -> None:
+    presented = req.get_header(CSRF_HEADER)
+    if presented is None and form is not None:
+        presented = (form.get(CSRF_FIELD) or [None])[0]
+    if not presented or not hmac.compare_digest(presented.encode(), actor.csrf_token.encode()):
+        raise ApiError(403, "csrf_failed", f"a session's unsafe request needs its CSRF token ({CSRF_HEADER} header)")
+
+
+def read_form(req) -> dict | None:
+    """A form body (application/x-www-form-urlencoded), kept on req.context.form; None for other bodies."""
+    if (req.content_type or "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+        return None
+    raw = read_bounded(req, FORM_MAX_BYTES)
+    try:
+        form = parse_qs(raw.decode("utf-8"), keep_blank_values=True, max_num_fields=50)
+    except (UnicodeDecodeError, ValueError):
+        raise ApiError(400, "malformed_form", "the form body is not valid") from None
+    req.context.form = form
+    return form
+
+
+class SessionAuth:
+    """Falcon middleware: authenticates the session cookie on the methods a resource accepts it for."""
+
+    def __init__(self, config, pool):
+        self.config = config
+        self.pool = pool
+
+    def process_resource(self, req, resp, resource, params):
+        if resource is None or req.method not in getattr(resource, "session_methods", ()):
+            return
+        if req.get_header("Authorization") is not None:
+            return  # a bearer token speaks for itself
+        value = cookie_value(req, SESSION_COOKIE)
+        if value is None:
+            return
+        actor = self.authenticate(req, value)
+        if req.method not in SAFE_METHODS:
+            check_csrf(req, actor, read_form(req) if req.get_header(CSRF_HEADER) is None else None)
+        req.context.auth = actor
+
+    def authenticate(self, req, value: str) -> SessionActor:
+        key, at = auth_throttle.client_key(req), auth_throttle.now()
+        with db.connection(self.pool, self.config) as conn:
+            auth_throttle.refuse_if_limited(conn, auth_throttle.BEARER, key, self.config.auth_rate_limit_per_minute, at)
+            row = database.call_one(conn, "session_verify", p_token_sha256=digest(value), p_now=at)
+            if row["outcome"] == "unknown":
+                auth_throttle.record_failure(conn, auth_throttle.BEARER, key, at)
+                raise ApiError(401, "invalid_session", "the session is not valid; sign in again")
+        if row["outcome"] == "expired":
+            raise ApiError(401, "session_expired", "the session has expired; sign in again")
+        return SessionActor(str(row["session_id"]), row["viewer_id"], row["viewer_login"],
+                            frozenset(row["repository_ids"]), row["expires_at"], csrf_token(value))

@@ -1,0 +1,166 @@
+"""Sign-in with the code host (the OAuth web flow for apps, with PKCE) and the
+session endpoints.
+
+GET /auth/sign-in[?returnTo=/path]
+    A random pre-session cookie (10 minutes, path /auth) is bound to a random
+    `state` in the database; the PKCE verifier is derived from the cookie, so
+    only this browser can finish. 302 to {HOST_WEB_URL}/login/oauth/authorize.
+GET /auth/callback?code=&state=
+    The cookie's attempt is used up (one try), `state` must match, the code is
+    exchanged with the verifier, the viewer and what they reach on the code
+    host are read (app/host/oauth.py), and the OAuth token is forgotten. A
+    session cookie is set; 302 to returnTo.
+POST /auth/sign-out
+    Deletes the session (CSRF token required when there is one); 204, or 303
+    to / for a form.
+GET /api/v1/session
+    200 {viewer: {id, login}, actor, csrfToken, expiresAt}; 401 without a session.
+"""
+from __future__ import annotations
+
+import re
+
+import falcon
+
+from app.host.oauth import HostUnavailable, OAuthClient, SignInRefused, authorize_url
+from app.jsonlog import log
+from app.web import db
+from app.web.errors import ApiError
+from app.web.session_auth import (
+    SESSION_COOKIE, SessionAuth, check_csrf, clear_cookie, cookie_value, derived, digest, new_secret_value,
+    read_form, session_of, set_cookie,
+)
+from app.web.tokens import iso
+
+SIGN_IN_COOKIE = "boardready_sign_in"
+SIGN_IN_PATH = "/auth"
+SIGN_IN_TTL_SECONDS = 600
+RETURN_TO = re.compile(r"^/(?![/\\])[\x21-\x7e]{0,1999}$")   # a path on this service, never another host
+CODE = re.compile(r"^[A-Za-z0-9_.-]{1,200}$")
+STATE = re.compile(r"^[A-Za-z0-9_-]{16,200}$")
+
+
+def _not_configured() -> ApiError:
+    return ApiError(503, "sign_in_not_configured", "sign-in needs HOST_OAUTH_CLIENT_ID and HOST_OAUTH_CLIENT_SECRET")
+
+
+def _verifier(pre_session: str) -> str:
+    return derived(pre_session, "pkce")
+
+
+class _SignInRoute:
+    auth = "none"
+
+    def __init__(self, config, pool):
+        self.config, self.pool = config, pool
+        self.settings = config.sign_in
+
+    @property
+    def redirect_uri(self) -> str:
+        return f"{self.config.public_url}/auth/callback"
+
+
+class SignIn(_SignInRoute):
+    def on_get(self, req, resp):
+        if not self.settings.enabled:
+            raise _not_configured()
+        return_to = req.get_param("returnTo") or "/"
+        if not RETURN_TO.match(return_to):
+            raise ApiError(400, "invalid_return_to", "returnTo must be a path on this service")
+        pre_session, state = new_secret_value(), new_secret_value()
+        db.call_one(self.pool, self.config, "sign_in_begin", idempotent=False, p_cookie_sha256=digest(pre_session),
+                    p_state=state, p_return_to=return_to, p_ttl_seconds=SIGN_IN_TTL_SECONDS)
+        set_cookie(resp, self.config, SIGN_IN_COOKIE, pre_session, SIGN_IN_TTL_SECONDS, path=SIGN_IN_PATH)
+        resp.status = falcon.HTTP_302
+        resp.location = authorize_url(self.settings.web_url, self.settings.client_id, self.redirect_uri, state,
+                                      _verifier(pre_session))
+
+
+class Callback(_SignInRoute):
+    def on_get(self, req, resp):
+        if not self.settings.enabled:
+            raise _not_configured()
+        pre_session = cookie_value(req, SIGN_IN_COOKIE)
+        # Whatever happens next, this browser's sign-in attempt is over.
+        clear_cookie(resp, self.config, SIGN_IN_COOKIE, path=SIGN_IN_PATH)
+        if pre_session is None:
+            raise ApiError(400, "sign_in_expired", "no sign-in is in progress in this browser; start again")
+        state = req.get_param("state") or ""
+        row = db.call_one(self.pool, self.config, "sign_in_finish", idempotent=False,
+                          p_cookie_sha256=digest(pre_session), p_state=state if STATE.match(state) else "")
+        if req.get_param("error") is not None:
+            raise ApiError(403, "sign_in_denied", "the sign-in was not authorized on the code host")
+        if row["outcome"] in ("unknown", "expired"):
+            raise ApiError(400, "sign_in_expired", "the sign-in took too long or was already used; start again")
+        if row["outcome"] != "ok":
+            raise ApiError(400, "invalid_state", "the sign-in's state does not match this browser's")
+        code = req.get_param("code") or ""
+        if not CODE.match(code):
+            raise ApiError(400, "invalid_code", "the code host sent no usable code")
+        viewer = self._viewer(code, _verifier(pre_session))
+
+        value = new_secret_value()
+        created = db.call_one(self.pool, self.config, "session_create", idempotent=False,
+                              p_token_sha256=digest(value), p_viewer_id=viewer.id, p_viewer_login=viewer.login,
+                              p_installation_ids=list(viewer.installation_ids),
+                              p_repository_ids=list(viewer.repository_ids),
+                              p_ttl_hours=self.settings.session_ttl_hours)
+        log("session.created", sessionId=str(created["session_id"]), viewerId=viewer.id,
+            installations=len(viewer.installation_ids), repositories=len(viewer.repository_ids))
+        set_cookie(resp, self.config, SESSION_COOKIE, value, self.settings.session_ttl_hours * 3600)
+        resp.status = falcon.HTTP_302
+        resp.location = row["return_to"]
+
+    def _viewer(self, code: str, verifier: str):
+        client = OAuthClient(self.settings.web_url, self.config.host_api_url, self.settings.client_id,
+                             self.settings.client_secret, timeout_ms=self.config.host_timeout_ms)
+        try:
+            return client.resolve_viewer(code, self.redirect_uri, verifier)
+        except SignInRefused as exc:
+            log("session.sign_in_refused", level="warning", reason=str(exc))
+            raise ApiError(400, "sign_in_refused", "the code host refused the sign-in code; start again") from None
+        except HostUnavailable as exc:
+            log("session.code_host_unavailable", level="error", reason=str(exc))
+            raise ApiError(503, "code_host_unavailable", "the code host could not be reached; retry") from None
+
+
+class SignOut(_SignInRoute):
+    """Not in session_methods: an unknown or expired cookie is simply cleared."""
+
+    def on_post(self, req, resp):
+        value = cookie_value(req, SESSION_COOKIE)
+        form = read_form(req)
+        if value is not None:
+            try:
+                actor = SessionAuth(self.config, self.pool).authenticate(req, value)
+            except ApiError as exc:
+                if exc.status != 401:
+                    raise
+            else:
+                check_csrf(req, actor, form)
+                deleted = db.call_one(self.pool, self.config, "session_delete", idempotent=True,
+                                           p_token_sha256=digest(value))
+                log("session.deleted", sessionId=actor.session_id, outcome=deleted["outcome"])
+        clear_cookie(resp, self.config, SESSION_COOKIE)
+        if form is not None:
+            resp.status = falcon.HTTP_303
+            resp.location = "/"
+        else:
+            resp.status = falcon.HTTP_204
+
+
+class SessionInfo:
+    auth = "none"
+    session_methods = frozenset({"GET"})
+
+    def on_get(self, req, resp):
+        actor = session_of(req)
+        resp.media = {"viewer": {"id": actor.viewer_id, "login": actor.viewer_login}, "actor": actor.actor,
+                      "csrfToken": actor.csrf_token, "expiresAt": iso(actor.expires_at)}
+
+
+def add_routes(app: falcon.App, config, pool) -> None:
+    app.add_route("/auth/sign-in", SignIn(config, pool))
+    app.add_route("/auth/callback", Callback(config, pool))
+    app.add_route("/auth/sign-out", SignOut(config, pool))
+    app.add_route("/api/v1/session", SessionInfo())

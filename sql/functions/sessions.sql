@@ -1,0 +1,119 @@
+-- Sign-in with the code host and browser sessions. Cookies are random values
+-- held only by the browser; the database keeps their SHA-256.
+
+-- A sign-in begins: remember the pre-session cookie's hash, the OAuth state
+-- bound to it and where to return. Old attempts are swept on the way.
+CREATE OR REPLACE FUNCTION boardready.sign_in_begin(
+  p_cookie_sha256 bytea, p_state text, p_return_to text, p_ttl_seconds integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, expires_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  DELETE FROM sign_in_attempts a WHERE a.expires_at < p_now - interval '1 hour';
+  INSERT INTO sign_in_attempts (cookie_sha256, state, return_to, created_at, expires_at)
+  VALUES (p_cookie_sha256, p_state, p_return_to, p_now, p_now + make_interval(secs => p_ttl_seconds));
+  RETURN QUERY SELECT 'started'::text, p_now + make_interval(secs => p_ttl_seconds);
+END $$;
+
+-- The code host sent the browser back: the attempt is used up whatever the
+-- outcome (a refused state cannot be tried again). Outcomes: ok, unknown
+-- (no such pre-session), expired, state_mismatch.
+CREATE OR REPLACE FUNCTION boardready.sign_in_finish(
+  p_cookie_sha256 bytea, p_state text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, return_to text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_attempt sign_in_attempts%ROWTYPE;
+BEGIN
+  DELETE FROM sign_in_attempts a WHERE a.cookie_sha256 = p_cookie_sha256 RETURNING * INTO v_attempt;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'unknown'::text, NULL::text;
+  ELSIF v_attempt.expires_at <= p_now THEN
+    RETURN QUERY SELECT 'expired'::text, NULL::text;
+  ELSIF v_attempt.state <> p_state THEN
+    RETURN QUERY SELECT 'state_mismatch'::text, NULL::text;
+  ELSE
+    RETURN QUERY SELECT 'ok'::text, v_attempt.return_to;
+  END IF;
+END $$;
+
+-- A session for a viewer, with the installations and repositories the code
+-- host said the viewer can reach (kept as ids; what is visible is decided
+-- again on every request by session_verify).
+CREATE OR REPLACE FUNCTION boardready.session_create(
+  p_token_sha256 bytea, p_viewer_id bigint, p_viewer_login text, p_installation_ids bigint[],
+  p_repository_ids bigint[], p_ttl_hours integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, session_id uuid, expires_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_id uuid;
+BEGIN
+  DELETE FROM sessions s WHERE s.expires_at < p_now - interval '1 day';
+  INSERT INTO sessions (token_sha256, viewer_id, viewer_login, installation_ids, repository_ids, created_at,
+                        expires_at)
+  VALUES (p_token_sha256, p_viewer_id, p_viewer_login, coalesce(p_installation_ids, '{}'),
+          coalesce(p_repository_ids, '{}'), p_now, p_now + make_interval(hours => p_ttl_hours))
+  RETURNING id INTO v_id;
+  RETURN QUERY SELECT 'created'::text, v_id, p_now + make_interval(hours => p_ttl_hours);
+END $$;
+
+-- The repositories a session may use now: those resolved at sign-in that the
+-- service knows, still in a live installation, of an account not canceled.
+CREATE OR REPLACE FUNCTION boardready.session_visible_repositories(p_repository_ids bigint[])
+RETURNS bigint[] LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}')
+    FROM repositories r
+    JOIN installations i ON i.id = r.installation_id
+    LEFT JOIN marketplace_accounts m ON m.account_id = i.account_id
+   WHERE r.id = ANY (p_repository_ids) AND r.removed_at IS NULL AND i.status <> 'deleted'
+     AND m.state IS DISTINCT FROM 'canceled'
+$$;
+
+-- Authenticate a session cookie by its SHA-256. Outcomes: valid, unknown, expired.
+CREATE OR REPLACE FUNCTION boardready.session_verify(p_token_sha256 bytea, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, session_id uuid, viewer_id bigint, viewer_login text, repository_ids bigint[],
+               expires_at timestamptz)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_session sessions%ROWTYPE;
+BEGIN
+  SELECT * INTO v_session FROM sessions s WHERE s.token_sha256 = p_token_sha256;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'unknown'::text, NULL::uuid, NULL::bigint, NULL::text, NULL::bigint[], NULL::timestamptz;
+  ELSIF v_session.expires_at <= p_now THEN
+    RETURN QUERY SELECT 'expired'::text, NULL::uuid, NULL::bigint, NULL::text, NULL::bigint[], NULL::timestamptz;
+  ELSE
+    RETURN QUERY SELECT 'valid'::text, v_session.id, v_session.viewer_id, v_session.viewer_login,
+                        session_visible_repositories(v_session.repository_ids), v_session.expires_at;
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.session_delete(p_token_sha256 bytea)
+RETURNS TABLE (outcome text)
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  WITH gone AS (DELETE FROM sessions s WHERE s.token_sha256 = p_token_sha256 RETURNING 1)
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM gone) THEN 'deleted' ELSE 'not_found' END
+$$;
+
+-- DELETE /api/v1/tokens for a caller who may act on several repositories (a
+-- session) or one (a bearer token): a token outside them is not_found.
+CREATE OR REPLACE FUNCTION boardready.token_revoke_within(
+  p_token_id uuid, p_repository_ids bigint[], p_reason text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, revoked_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_repository bigint;
+BEGIN
+  SELECT t.repository_id INTO v_repository FROM api_tokens t
+   WHERE t.id = p_token_id AND t.repository_id = ANY (p_repository_ids);
+  IF v_repository IS NULL THEN
+    RETURN QUERY SELECT 'not_found'::text, NULL::timestamptz;
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT * FROM token_revoke(p_token_id, v_repository, p_reason, p_now);
+END $$;
+
+-- For operators: sessions without their cookie hashes.
+CREATE OR REPLACE VIEW ops.sessions AS
+SELECT s.id, s.viewer_id, s.viewer_login, cardinality(s.installation_ids) AS installations,
+       cardinality(s.repository_ids) AS repositories, s.created_at, s.expires_at, s.expires_at <= now() AS expired
+  FROM boardready.sessions s;
