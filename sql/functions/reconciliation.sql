@@ -45,6 +45,29 @@ END $$;
 -- ---------------------------------------------------------------------------
 -- Detection
 
+-- Open one item per candidate ({subject, installation, reason, deadline} in a
+-- jsonb array, as each kind's detection selects them) and return the new ones.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_open_items(p_kind text, p_candidates jsonb, p_now timestamptz)
+RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_candidate jsonb;
+  v_id        bigint;
+BEGIN
+  FOR v_candidate IN
+    SELECT c.value FROM jsonb_array_elements(coalesce(p_candidates, '[]'::jsonb)) c
+     ORDER BY (c.value ->> 'subject')::bigint
+  LOOP
+    v_id := boardready.reconciliation_open_item(p_kind, (v_candidate ->> 'subject')::bigint,
+                                                (v_candidate ->> 'installation')::bigint, v_candidate ->> 'reason',
+                                                (v_candidate ->> 'deadline')::timestamptz, p_now);
+    IF v_id IS NOT NULL THEN
+      RETURN QUERY SELECT v_id, (v_candidate ->> 'subject')::bigint, (v_candidate ->> 'installation')::bigint,
+                          v_candidate ->> 'reason';
+    END IF;
+  END LOOP;
+END $$;
+
 -- Workflow state. A candidate is the current attempt of an open release run
 -- whose workflow was dispatched (with or without a run id: a 204 answer) or
 -- whose dispatch is uncertain, with no result, past the observation window
@@ -52,15 +75,12 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.reconciliation_detect_workflow(
   p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_row record;
-  v_id  bigint;
-BEGIN
-  FOR v_row IN
-    SELECT a.id, rr.installation_id,
-           CASE WHEN a.workflow_run_id IS NULL THEN 'workflow_run_id_missing' ELSE 'workflow_run_open' END AS reason,
-           coalesce(a.dispatched_at, a.created_at) AS began
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT * FROM reconciliation_open_items('workflow_attempt', (
+    SELECT jsonb_agg(jsonb_build_object(
+             'subject', a.id, 'installation', rr.installation_id,
+             'reason', CASE WHEN a.workflow_run_id IS NULL THEN 'workflow_run_id_missing' ELSE 'workflow_run_open' END,
+             'deadline', coalesce(a.dispatched_at, a.created_at) + make_interval(secs => p_deadline_seconds)))
       FROM release_runs rr
       JOIN release_run_attempts a ON a.id = rr.current_attempt_id
      WHERE rr.status IN ('queued', 'dispatched')
@@ -69,23 +89,15 @@ BEGIN
        AND coalesce(a.dispatched_at, a.created_at) <= p_now - make_interval(secs => p_observation_seconds)
        -- One item per attempt for its whole life: a terminal one is not reopened.
        AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
-                        WHERE ri.kind = 'workflow_attempt' AND ri.subject_id = a.id)
-     ORDER BY a.id
-  LOOP
-    v_id := reconciliation_open_item('workflow_attempt', v_row.id, v_row.installation_id, v_row.reason,
-                                     v_row.began + make_interval(secs => p_deadline_seconds), p_now);
-    IF v_id IS NOT NULL THEN
-      RETURN QUERY SELECT v_id, v_row.id, v_row.installation_id, v_row.reason;
-    END IF;
-  END LOOP;
-END $$;
+                        WHERE ri.kind = 'workflow_attempt' AND ri.subject_id = a.id)), p_now)
+$$;
 
--- The conclusion the check run must show: the result's as first published
--- (or decided), else the run's own (failure for a failed or timed-out run),
+-- The conclusion the check run must show: the run's own as stored (its
+-- decision's, failure for a failed or timed-out run), else its result's,
 -- cancelled for a superseded one.
 CREATE OR REPLACE FUNCTION boardready.release_run_expected_conclusion(p_release_run_id bigint)
 RETURNS text LANGUAGE sql STABLE AS $$
-  SELECT coalesce(res.published_conclusion, res.conclusion, rr.conclusion,
+  SELECT coalesce(rr.conclusion, res.published_conclusion, res.conclusion,
                   CASE rr.status WHEN 'superseded' THEN 'cancelled' ELSE 'failure' END)
     FROM boardready.release_runs rr
     LEFT JOIN LATERAL (SELECT r.published_conclusion, r.conclusion FROM boardready.run_results r
@@ -100,13 +112,11 @@ $$;
 CREATE OR REPLACE FUNCTION boardready.reconciliation_detect_check_runs(
   p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_row record;
-  v_id  bigint;
-BEGIN
-  FOR v_row IN
-    SELECT rr.id, rr.installation_id, rr.completed_at
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT * FROM reconciliation_open_items('release_run', (
+    SELECT jsonb_agg(jsonb_build_object(
+             'subject', rr.id, 'installation', rr.installation_id, 'reason', 'reporting_stale',
+             'deadline', rr.completed_at + make_interval(secs => p_deadline_seconds)))
       FROM release_runs rr
      WHERE rr.status IN ('completed', 'failed', 'timed_out', 'superseded')
        AND rr.check_run_id IS NOT NULL AND rr.check_run_published_at IS NULL
@@ -115,16 +125,9 @@ BEGIN
                         WHERE o.release_run_id = rr.id AND o.kind = 'check_run_complete'
                           AND o.status IN ('accepted', 'leased'))
        -- Reconciled or recorded as failed once: never reopened.
-       AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri WHERE ri.kind = 'release_run' AND ri.subject_id = rr.id)
-     ORDER BY rr.id
-  LOOP
-    v_id := reconciliation_open_item('release_run', v_row.id, v_row.installation_id, 'reporting_stale',
-                                     v_row.completed_at + make_interval(secs => p_deadline_seconds), p_now);
-    IF v_id IS NOT NULL THEN
-      RETURN QUERY SELECT v_id, v_row.id, v_row.installation_id, 'reporting_stale'::text;
-    END IF;
-  END LOOP;
-END $$;
+       AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
+                        WHERE ri.kind = 'release_run' AND ri.subject_id = rr.id)), p_now)
+$$;
 
 -- Inbox and job drift, only for deliveries that resolve to a persisted
 -- installation (whose account is not canceled: its new jobs are blocked).
@@ -136,34 +139,25 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.reconciliation_detect_lifecycle(
   p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_row record;
-  v_id  bigint;
-  v_window timestamptz := p_now - make_interval(secs => p_observation_seconds);
-BEGIN
-  FOR v_row IN
-    SELECT i.id, i.installation_id,
-           CASE WHEN j.id IS NULL THEN 'lifecycle_job_missing' ELSE 'lifecycle_inbox_state_drift' END AS reason
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT * FROM reconciliation_open_items('lifecycle_inbox', (
+    SELECT jsonb_agg(jsonb_build_object(
+             'subject', i.id, 'installation', i.installation_id,
+             'reason', CASE WHEN j.id IS NULL THEN 'lifecycle_job_missing' ELSE 'lifecycle_inbox_state_drift' END,
+             'deadline', p_now + make_interval(secs => p_deadline_seconds)))
       FROM webhook_inbox i
       JOIN installations inst ON inst.id = i.installation_id
       LEFT JOIN lifecycle_jobs j ON j.inbox_id = i.id
-     WHERE ((j.id IS NULL AND i.state IN ('accepted', 'processing') AND i.received_at <= v_window)
+     WHERE ((j.id IS NULL AND i.state IN ('accepted', 'processing')
+             AND i.received_at <= p_now - make_interval(secs => p_observation_seconds))
          OR (j.id IS NOT NULL AND i.state <> lifecycle_inbox_state_for(j.status)
-             AND i.updated_at <= v_window AND j.updated_at <= v_window))
+             AND greatest(i.updated_at, j.updated_at) <= p_now - make_interval(secs => p_observation_seconds)))
        AND NOT installation_account_canceled(i.installation_id, NULL)
        -- A repair that dead-lettered waits for an operator instead of looping.
        AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
-                        WHERE ri.kind = 'lifecycle_inbox' AND ri.subject_id = i.id AND ri.status = 'dead_letter')
-     ORDER BY i.id
-  LOOP
-    v_id := reconciliation_open_item('lifecycle_inbox', v_row.id, v_row.installation_id, v_row.reason,
-                                     p_now + make_interval(secs => p_deadline_seconds), p_now);
-    IF v_id IS NOT NULL THEN
-      RETURN QUERY SELECT v_id, v_row.id, v_row.installation_id, v_row.reason;
-    END IF;
-  END LOOP;
-END $$;
+                        WHERE ri.kind = 'lifecycle_inbox' AND ri.subject_id = i.id AND ri.status = 'dead_letter')),
+    p_now)
+$$;
 
 -- ---------------------------------------------------------------------------
 -- Claims and leases (queue.sql's rules)

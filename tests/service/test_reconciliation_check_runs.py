@@ -58,7 +58,9 @@ def state(owner, release_run_id) -> dict:
 def decided(kit, client, pool, db_url, owner, readiness="blocked", publish=True):
     """A release run whose signed result was accepted (FAIL with two findings by default)."""
     dispatched = DispatchedRun(kit, client, pool, db_url, owner)
-    result = make_result(dispatched.head_sha, readiness, findings=[finding(1, line=3), finding(2, "medium", line=9)])
+    findings = {"blocked": [finding(1, line=3), finding(2, "medium", line=9)], "at-risk": [finding(2, "medium", line=9)],
+                "ready": []}[readiness]
+    result = make_result(dispatched.head_sha, readiness, findings=findings)
     assert dispatched.post(client, envelope(dispatched.attempt_ref, result)).status_code == 200
     if publish:
         run_outbox(kit, pool, db_url)
