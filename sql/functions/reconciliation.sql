@@ -107,8 +107,8 @@ RETURNS text LANGUAGE sql STABLE AS $$
 $$;
 
 -- Check run publication: a terminal release run with a check run and no
--- publication timestamp past the observation window, once the outbox has
--- nothing pending for its completion (it gave up, or the completion was lost).
+-- publication timestamp past the observation window, once the outbox has no
+-- check run update pending for it (it gave up, or the completion was lost).
 CREATE OR REPLACE FUNCTION boardready.reconciliation_detect_check_runs(
   p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
@@ -121,8 +121,9 @@ LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
      WHERE rr.status IN ('completed', 'failed', 'timed_out', 'superseded')
        AND rr.check_run_id IS NOT NULL AND rr.check_run_published_at IS NULL
        AND rr.completed_at <= p_now - make_interval(secs => p_observation_seconds)
+       -- Any check run update still pending in the outbox is left to it.
        AND NOT EXISTS (SELECT 1 FROM outbox_items o
-                        WHERE o.release_run_id = rr.id AND o.kind = 'check_run_complete'
+                        WHERE o.release_run_id = rr.id AND o.kind NOT IN ('workflow_dispatch', 'pr_comment')
                           AND o.status IN ('accepted', 'leased'))
        -- Reconciled or recorded as failed once: never reopened.
        AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
