@@ -58,8 +58,7 @@ BEGIN
                                 status, run_after, created_at, updated_at)
     VALUES (v_inbox, v_key, p_installation_id, p_event, p_action, 'accepted', p_now, p_now, p_now)
     RETURNING id INTO v_job;
-    -- No NOTIFY here: it would serialize concurrent intake commits on one
-    -- lock. The API wakes the workers after the commit (app/wakeup.py).
+    PERFORM pg_notify('lifecycle_jobs', '');
   END IF;
 
   RETURN QUERY SELECT 'accepted'::text, v_inbox, v_job;

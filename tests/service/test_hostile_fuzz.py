@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 
+import emulator
 import psycopg
 import pytest
 import schemathesis
@@ -17,7 +18,7 @@ from app import config as config_module
 from app import database, migrations
 from app.serve import Service
 from tests.service.access_helpers import OPERATOR_ENV, OPERATOR_TOKEN, create_token, seed_repository
-from tests.service.helpers import (MARKETPLACE_SECRET, WEBHOOK_SECRET, free_port, generated_app_private_key)
+from tests.service.helpers import MARKETPLACE_SECRET, WEBHOOK_SECRET, free_port
 
 EXAMPLES_PER_OPERATION = 30
 REPO = 1296269
@@ -26,15 +27,26 @@ CHECKS = [checks.not_a_server_error, checks.status_code_conformance, checks.cont
 
 
 @pytest.fixture(scope="module")
-def fuzzed_service(pg_server, template_db):
+def host():
+    with emulator.start() as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def fuzzed_service(pg_server, template_db, host):
+    # The code host, its OAuth pages and its OIDC issuer are the emulator, so
+    # that sign-in and the callbacks meet a real (refusing) host, not a 503.
+    bind = f"127.0.0.1:{free_port()}"
+    app = host.register_app(callback_urls=[f"http://{bind}/auth/callback"])
     name = f"boardready_fuzz_{uuid.uuid4().hex[:8]}"
     janitor = pg_server.janitor(name, template_dbname=template_db)
     janitor.init()
     url = pg_server.url(name)
     env = {"HOST_WEBHOOK_SECRET": WEBHOOK_SECRET, "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
-           "HOST_APP_ID": "4242", "HOST_APP_PRIVATE_KEY": generated_app_private_key(),
-           "HOST_API_URL": "http://127.0.0.1:9", "SERVICE_OIDC_AUDIENCE": "boardready-test",
-           "SERVICE_OIDC_ISSUER": "http://127.0.0.1:9", "SERVICE_BIND": f"127.0.0.1:{free_port()}",
+           "HOST_APP_ID": str(app["id"]), "HOST_APP_PRIVATE_KEY": app["private_key_pem"],
+           "HOST_API_URL": host.url, "HOST_WEB_URL": host.url, "HOST_OAUTH_CLIENT_ID": app["client_id"],
+           "HOST_OAUTH_CLIENT_SECRET": app["client_secret"], "SERVICE_PUBLIC_URL": f"http://{bind}",
+           "SERVICE_OIDC_AUDIENCE": "boardready-test", "SERVICE_OIDC_ISSUER": host.oidc_issuer, "SERVICE_BIND": bind,
            "SERVICE_WEB_CONCURRENCY": "1", "SERVICE_WEB_THREADS": "4",
            "SERVICE_AUTH_RATE_LIMIT_PER_MINUTE": "100000", "SERVICE_OPERATOR_RATE_LIMIT_PER_MINUTE": "100000",
            **OPERATOR_ENV}
