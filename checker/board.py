@@ -23,7 +23,7 @@ import numpy as np
 from .errors import NotKicadFile
 from .geometry import ARC_TOLERANCE_MM, Point, arc_from_center, arc_through, rotate
 from .project import InputReader
-from .sexpr import Node, to_float
+from .sexpr import Location, Node, to_float
 from .versions import parse_version
 
 EDGE_LAYER = "Edge.Cuts"
@@ -33,17 +33,19 @@ _NAME = itemgetter(0)
 
 class Located:
     """Line and column of the item's list in the file, computed on first use:
-    most items never appear in a finding, and positions cost an index of the file."""
+    most items never appear in a finding, and positions cost an index of the file.
+    Items keep a Location, not their node: the parse tree is freed once the
+    board is built."""
 
-    node: Node
+    location: Location
 
     @property
     def line(self) -> int:
-        return self.node.line
+        return self.location.line
 
     @property
     def column(self) -> int:
-        return self.node.column
+        return self.location.column
 
 
 @dataclass
@@ -84,7 +86,7 @@ class Pad(Located):
     unused_layers_removed: bool = False
     end_layers_kept: bool = True
     uuid: str = ""
-    node: Node | None = field(default=None, repr=False)
+    location: Location | None = field(default=None, repr=False)
 
 
 @dataclass(eq=False)
@@ -100,7 +102,7 @@ class Footprint(Located):
     layer: str
     attributes: set[str]
     pads: list[Pad]
-    node: Node = field(repr=False)
+    location: Location = field(repr=False)
     description: str = ""
     tags: str = ""
     clearance: float | None = None                  # local clearance for all its pads
@@ -115,7 +117,7 @@ class Track(Located):
     layer: str
     net: str
     uuid: str
-    node: Node = field(repr=False)
+    location: Location = field(repr=False)
 
 
 @dataclass(eq=False)
@@ -127,7 +129,7 @@ class Via(Located):
     net: str
     uuid: str
     layers: list[str]
-    node: Node = field(repr=False)
+    location: Location = field(repr=False)
     via_type: str = "through"   # through, blind (blind or buried), micro
     unused_layers_removed: bool = False
 
@@ -139,7 +141,7 @@ class EdgeItem(Located):
     closed: bool            # circles, rectangles and polygons close themselves
     uuid: str
     owner: str              # footprint reference when drawn inside one
-    node: Node = field(repr=False)
+    location: Location = field(repr=False)
 
 
 @dataclass(eq=False)
@@ -152,7 +154,7 @@ class Zone(Located):
     # array of one fractured outline: holes joined by zero-width slits); empty
     # when the zone was never filled (or is a keepout / rule area).
     fills: list[tuple[str, np.ndarray]] = field(default_factory=list)
-    node: Node | None = field(default=None, repr=False)
+    location: Location | None = field(default=None, repr=False)
     clearance: float | None = None      # the zone's own clearance (connect_pads (clearance ..))
     min_thickness: float = 0.0
     outline_thickness: bool = False     # KiCad 5 fills: the outline is stroked with min_thickness
@@ -173,23 +175,17 @@ class Board:
     zones: list[Zone] = field(default_factory=list)
     nets: dict[str, str] = field(default_factory=dict)
     title_block: dict[str, str] = field(default_factory=dict)
-    root: Node | None = field(default=None, repr=False)
     edge_connector: str = ""            # stackup (edge_connector yes|bevelled)
     castellated_pads: bool = False      # stackup (castellated_pads yes)
     setup: dict[str, float] = field(default_factory=dict)      # KiCad 5 boards keep their rules here
 
-    _uuids: dict[str, Node] | None = field(default=None, repr=False)
+    # Top-level items by uuid (KiCad's reports name items by uuid), gathered while loading.
+    uuids: dict[str, Location] = field(default_factory=dict, repr=False)
 
     def position_of(self, uuid: str) -> tuple[int, int] | None:
-        """Line and column of the top-level item with this uuid (KiCad reports name items by uuid)."""
-        if self._uuids is None:
-            self._uuids = {}
-            for child in self.root.nodes() if self.root is not None else ():
-                key = _uuid(child)
-                if key:
-                    self._uuids.setdefault(key, child)
-        node = self._uuids.get(uuid)
-        return (node.line, node.column) if node is not None else None
+        """Line and column of the top-level item with this uuid."""
+        location = self.uuids.get(uuid)
+        return (location.line, location.column) if location is not None else None
 
     def copper_layers(self) -> set[str]:
         named = {name for name, kind in self.layers.items() if kind in ("signal", "power", "mixed", "jumper")}
@@ -232,24 +228,37 @@ def load_board(path: Path, reader: InputReader) -> Board:
             if child.atom(0) is not None:
                 board.title_block[child.name or ""] = child.atom(0) or ""
     _setup(root.first("setup"), board)
+    uuids = board.uuids
+    # One pass over the items; the model keeps what the rules use and Locations,
+    # not nodes, so the tree is freed when this returns.
     for child in root.nodes():
         name = child.name
+        item = None
         if name in ("footprint", "module"):
-            board.footprints.append(_footprint(child, board))
+            item = _footprint(child, board)
+            board.footprints.append(item)
         elif name == "segment" or name == "arc":
-            track = _track(child, board)
-            if track is not None:
-                board.tracks.append(track)
+            item = _track(child, board)
+            if item is not None:
+                board.tracks.append(item)
         elif name == "via":
-            board.vias.append(_via(child, board))
+            item = _via(child, board)
+            board.vias.append(item)
         elif name in ("gr_line", "gr_arc", "gr_circle", "gr_rect", "gr_poly", "gr_curve"):
             if _layer_of(child) == EDGE_LAYER:
-                edge = _edge(child, (0.0, 0.0, 0.0), "")
-                if edge is not None:
-                    board.edges.append(edge)
+                item = _edge(child, (0.0, 0.0, 0.0), "")
+                if item is not None:
+                    board.edges.append(item)
         elif name == "zone":
-            board.zones.append(_zone(child, board))
-    board.root = root
+            item = _zone(child, board)
+            board.zones.append(item)
+        if item is not None:
+            if item.uuid and item.uuid not in uuids:
+                uuids[item.uuid] = item.location
+        else:
+            key = _uuid(child)
+            if key and key not in uuids:
+                uuids[key] = child.location
     return board
 
 
@@ -368,7 +377,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
             net_tie = True
     footprint = Footprint(
         reference=reference, value=value, lib_id=node.atom(0) or "", uuid=uuid, sheet_link=path,
-        x=x, y=y, rotation=rotation, layer=layer, attributes=attributes, pads=[], node=node,
+        x=x, y=y, rotation=rotation, layer=layer, attributes=attributes, pads=[], location=node.location,
         description=description, tags=tags, clearance=clearance, net_tie=net_tie or "net_tie" in attributes)
     placement = (x, y, rotation)
     for child in pads:
@@ -431,7 +440,7 @@ def _pad(node: Node, placement: tuple[float, float, float], board: Board) -> Pad
               castellated="pad_prop_castellated" in properties,
               unused_layers_removed=_set(fields.get("remove_unused_layers")),
               end_layers_kept=_set(fields.get("keep_end_layers")),
-              uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")), node=node)
+              uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")), location=node.location)
     primitives = fields.get("primitives")
     if primitives is not None:
         pad.primitives = [p for p in (_primitive(child) for child in primitives.nodes()) if p is not None]
@@ -499,7 +508,7 @@ def _track(node: Node, board: Board) -> Track | None:
     net = fields.get("net")
     return Track(kind=node[0] or "segment", points=points, width=_leaf_number(fields.get("width")) or 0.0,
                  layer=_leaf_text(fields.get("layer")), net=_net_of(net, board) if net is not None else "",
-                 uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")), node=node)
+                 uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")), location=node.location)
 
 
 def _net_of(net: Node, board: Board) -> str:
@@ -519,7 +528,7 @@ def _via(node: Node, board: Board) -> Via:
     return Via(x=at[0], y=at[1], diameter=_leaf_number(fields.get("size")), drill=_leaf_number(fields.get("drill")),
                net=_net_of(net, board) if net is not None else "",
                uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")),
-               layers=layers.atoms() if layers is not None else [], node=node,
+               layers=layers.atoms() if layers is not None else [], location=node.location,
                via_type=via_type, unused_layers_removed=_set(removed))
 
 
@@ -570,7 +579,7 @@ def _edge(node: Node, placement: tuple[float, float, float], owner: str) -> Edge
         return None
     points = [_place(p, placement) for p in points]
     return EdgeItem(kind=kind, points=points, closed=closed, uuid=_uuid(node), owner=owner,
-                    node=node)
+                    location=node.location)
 
 
 def _bezier(controls: list[Point], pieces: int = 16) -> list[Point]:
@@ -604,7 +613,7 @@ def _zone(node: Node, board: Board) -> Zone:
     net = node.first("net")
     return Zone(net=net_name if net_name is not None else (_net_of(net, board) if net is not None else ""),
                 layers=[l for l in layers if l], polygon=polygon, uuid=_uuid(node), fills=fills,
-                node=node,
+                location=node.location,
                 clearance=connect.number("clearance") if connect is not None else None,
                 min_thickness=node.number("min_thickness") or 0.0,
                 # KiCad 6+ write (filled_areas_thickness no): the fill is the copper itself.

@@ -160,8 +160,9 @@ def _items(kind: str, data: dict):
 
 def _locate(kind: str, uuids: list[str], model: ProjectModel, target: str) -> tuple[str, int | None, int | None]:
     for uuid in uuids:
-        if kind == "erc" and model.schematic and uuid in model.schematic.uuids:
-            return model.schematic.uuids[uuid]
+        found = model.schematic.position_of(uuid) if kind == "erc" and model.schematic else None
+        if found is not None:
+            return found
         position = model.board.position_of(uuid) if kind == "drc" and model.board else None
         if position is not None:
             return model.board.file, position[0], position[1]

@@ -25,6 +25,7 @@ from .rules import board_rules, bom_rules, copper_rules, design_rules, format_ru
 from .rules.catalogue import RULES
 from .schematic import load_schematic
 from .scoring import judge
+from .sexpr import paused_collection
 from .versions import major_for
 
 RULE_MODULES = (format_rules, schematic_rules, parity, board_rules, copper_rules, design_rules, bom_rules)
@@ -150,6 +151,15 @@ def _reserve_inputs(projects: list[ProjectFiles], options: RunOptions, reader: I
 
 def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputReader,
           options: RunOptions) -> ProjectModel:
+    # Parse trees and the models built from them are acyclic and built in one go;
+    # the models keep Locations, not nodes, so the trees are freed on the way out
+    # and no collection ever walks them.
+    with paused_collection():
+        return _load_files(files, config, profile, reader, options)
+
+
+def _load_files(files: ProjectFiles, config: CheckerConfig, profile, reader: InputReader,
+                options: RunOptions) -> ProjectModel:
     model = ProjectModel(files=files, config=config, profile=profile)
     if files.pro:
         model.pro_path = reader.relative(files.pro)

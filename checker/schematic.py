@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .errors import HostileInputError, NotKicadFile, SheetCycle, TooManySheetInstances
 from .project import InputReader
-from .sexpr import Node
+from .sexpr import Location, Node
 from .versions import parse_version
 
 
@@ -42,9 +42,16 @@ class SymbolInstance:
     instance_path: str          # "/<sheet uuid>.../<symbol uuid>": unique per placed instance
     sheet_path: str             # human sheet path, "/ampli_ht_vertical/"
     file: str                   # repository-relative schematic file holding the symbol
-    line: int
-    column: int
+    location: Location          # line and column on demand: most symbols never appear in a finding
     is_power: bool
+
+    @property
+    def line(self) -> int:
+        return self.location.line
+
+    @property
+    def column(self) -> int:
+        return self.location.column
 
     @property
     def is_virtual(self) -> bool:
@@ -70,12 +77,21 @@ class Schematic:
     version: int | None
     versions: dict[str, int | None] = field(default_factory=dict)
     title_block: dict[str, str] = field(default_factory=dict)
-    title_block_line: int = 1
+    title_block_location: Location | None = None
     symbols: list[SymbolInstance] = field(default_factory=list)
     sheet_instances: int = 1
     files: list[str] = field(default_factory=list)
     problems: list[SheetProblem] = field(default_factory=list)
-    uuids: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # uuid -> file, line, column
+    uuids: dict[str, tuple[str, Location]] = field(default_factory=dict)  # uuid -> file, where in it
+
+    @property
+    def title_block_line(self) -> int:
+        return self.title_block_location.line if self.title_block_location is not None else 1
+
+    def position_of(self, uuid: str) -> tuple[str, int, int] | None:
+        """File, line and column of the item with this uuid (KiCad's ERC report names items by uuid)."""
+        found = self.uuids.get(uuid)
+        return (found[0], found[1].line, found[1].column) if found is not None else None
 
 
 @dataclass
@@ -97,7 +113,7 @@ def load_schematic(root_file: Path, reader: InputReader, project_name: str) -> S
     root_uuid = root_node.value("uuid") or ""
     title = root_node.first("title_block")
     if title is not None:
-        result.title_block_line = title.line
+        result.title_block_location = title.location
         for child in title.nodes():
             if child.name in ("title", "date", "rev", "company") and child.atom(0) is not None:
                 result.title_block[child.name] = child.atom(0) or ""
@@ -162,14 +178,17 @@ def _parse_file(path: Path, reader: InputReader, parsed: dict[str, Node]) -> Nod
     return node
 
 
-def _collect_uuids(node: Node, rel: str, into: dict[str, tuple[str, int, int]]) -> None:
+_NAMED_IN_ERC = frozenset(("symbol", "sheet", "wire", "label", "global_label", "hierarchical_label",
+                           "junction", "no_connect", "bus", "text"))
+
+
+def _collect_uuids(node: Node, rel: str, into: dict[str, tuple[str, Location]]) -> None:
     """uuid -> location for the items KiCad's ERC report names."""
     for child in node.nodes():
-        if child.name in ("symbol", "sheet", "wire", "label", "global_label", "hierarchical_label",
-                          "junction", "no_connect", "bus", "text"):
+        if child[0] in _NAMED_IN_ERC:
             uuid = child.value("uuid")
             if uuid and uuid not in into:
-                into[uuid] = (rel, child.line, child.column)
+                into[uuid] = (rel, child.location)
 
 
 def _sheet_fields(sheet: Node) -> tuple[str, str]:
@@ -237,8 +256,7 @@ def _instance(symbol: Node, pending: _Pending, rel: str, sheet_path: str, root_u
         instance_path=instance_path,
         sheet_path=sheet_path,
         file=rel,
-        line=symbol.line,
-        column=symbol.column,
+        location=symbol.location,
         is_power=lib_id in power_symbols,
     )
 

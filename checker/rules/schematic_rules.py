@@ -17,6 +17,11 @@ def is_unannotated(reference: str) -> bool:
     return not reference or reference.endswith(("?", "*")) or not _ANNOTATED.match(reference)
 
 
+def _where(symbol) -> dict:
+    """Only for a finding: a symbol's line costs the position index of its file."""
+    return dict(path=symbol.file, line=symbol.line, column=symbol.column)
+
+
 def check(model: ProjectModel) -> list[Finding]:
     schematic = model.schematic
     if schematic is None:
@@ -25,11 +30,10 @@ def check(model: ProjectModel) -> list[Finding]:
     placed = [s for s in schematic.symbols if not s.is_virtual]
     by_reference: dict[str, list] = defaultdict(list)
     for symbol in placed:
-        where = dict(path=symbol.file, line=symbol.line, column=symbol.column)
         if is_unannotated(symbol.reference):
             findings.append(Finding("sch.unannotated",
                                     f"{symbol.reference or '(empty)'} ({symbol.lib_id}) in sheet {symbol.sheet_path} "
-                                    "is not annotated", identity=(symbol.instance_path,), **where))
+                                    "is not annotated", identity=(symbol.instance_path,), **_where(symbol)))
             continue
         by_reference[symbol.reference].append(symbol)
     for reference, symbols in sorted(by_reference.items()):
@@ -52,7 +56,6 @@ def check(model: ProjectModel) -> list[Finding]:
     for symbol in placed:
         if not symbol.on_board or is_unannotated(symbol.reference) or symbol.reference in reported:
             continue
-        where = dict(path=symbol.file, line=symbol.line, column=symbol.column)
         footprint = symbol.footprint.strip()
         if not footprint:
             reported.add(symbol.reference)
@@ -63,16 +66,16 @@ def check(model: ProjectModel) -> list[Finding]:
                 findings.append(Finding("parity.footprint-mismatch",
                                         f"{symbol.reference}: the schematic assigns no footprint, the board has "
                                         f"{on_board.lib_id}", identity=(symbol.reference, "", on_board.lib_id),
-                                        **where))
+                                        **_where(symbol)))
             else:
                 findings.append(Finding("sch.footprint-missing",
                                         f"{symbol.reference} ({symbol.value}) has no footprint",
-                                        identity=(symbol.reference,), **where))
+                                        identity=(symbol.reference,), **_where(symbol)))
         elif ":" not in footprint:
             reported.add(symbol.reference)
             findings.append(Finding("sch.footprint-no-library",
                                     f"{symbol.reference} footprint {footprint!r} has no library prefix",
-                                    identity=(symbol.reference, footprint), **where))
+                                    identity=(symbol.reference, footprint), **_where(symbol)))
         else:
             library = footprint.split(":", 1)[0]
             if library not in known_libraries:
@@ -80,14 +83,15 @@ def check(model: ProjectModel) -> list[Finding]:
                 findings.append(Finding("sch.footprint-library-unknown",
                                         f"{symbol.reference} uses footprint library {library!r}, which is neither in "
                                         "the project's fp-lib-table nor a standard KiCad library",
-                                        identity=(symbol.reference, library), **where))
-    root = dict(path=schematic.root_file, line=schematic.title_block_line, column=1)
+                                        identity=(symbol.reference, library), **_where(symbol)))
     if not schematic.title_block.get("rev", "").strip():
         findings.append(Finding("sch.title-revision-missing", "the root sheet's title block has no revision",
-                                identity=(schematic.root_file,), **root))
+                                identity=(schematic.root_file,), path=schematic.root_file,
+                                line=schematic.title_block_line, column=1))
     if not schematic.title_block.get("date", "").strip():
         findings.append(Finding("sch.title-date-missing", "the root sheet's title block has no date",
-                                identity=(schematic.root_file,), **root))
+                                identity=(schematic.root_file,), path=schematic.root_file,
+                                line=schematic.title_block_line, column=1))
     for problem in schematic.problems:
         findings.append(Finding("sch.sheet-missing",
                                 f"sheet {problem.sheet_name!r} -> {problem.sheet_file!r}: {problem.reason}",

@@ -190,3 +190,33 @@ def test_mutated_board_text_raises_only_typed_errors(edits):
         sexpr.parse_bytes(bytes(data))
     except HostileInputError:
         pass
+
+
+def _reference_index(text: str) -> tuple[list[int], list[int]]:
+    """The position index read one character at a time: a backslash escapes the next character
+    inside a quoted string only; a "(" outside strings opens a list."""
+    lists, inside, escaped = [], False, False
+    for offset, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif inside:
+            escaped, inside = char == "\\", char != '"'
+        elif char == '"':
+            inside = True
+        elif char == "(":
+            lists.append(offset)
+    return lists, [offset for offset, char in enumerate(text) if char == "\n"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet='()"\\\n aµ€', max_size=60))
+def test_position_index_agrees_with_a_character_by_character_reading(text):
+    lists, newlines = sexpr._index(text)
+    assert (list(lists), list(newlines)) == _reference_index(text)
+
+
+def test_position_index_counts_characters_not_bytes():
+    text = '(a (b "µ (x) \\" ü") (c "\\\\")\n (d "€"))'
+    root = sexpr.parse(text)
+    assert [(n.name, n.line, n.column, text[n.offset]) for n in sexpr.walk(root)] == [
+        ("a", 1, 1, "("), ("b", 1, 4, "("), ("c", 1, 21, "("), ("d", 2, 2, "(")]
