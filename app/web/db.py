@@ -24,6 +24,14 @@ UNAVAILABLE = ("unavailable", "the service cannot reach its database right now; 
 NOT_STORED = ("persistence_unavailable", "the delivery could not be stored; it was not acknowledged, send it again")
 
 
+def _not_storable(exc: psycopg.errors.DataError) -> ApiError:
+    """A value that passed the edge's checks but that PostgreSQL refused (SQLSTATE
+    class 22: out of range, invalid text, an invariant a function checks): the
+    transaction rolled back, nothing is stored, and sending it again cannot help."""
+    log("database.value_refused", level="warning", sqlstate=exc.sqlstate, errorClass=type(exc).__name__)
+    return ApiError(400, "invalid_input", "a value in the request cannot be stored")
+
+
 def _unavailable(exc: BaseException, refusal: tuple[str, str], event: str, fields: dict) -> ApiError:
     log(event, level="error", errorClass=type(exc).__name__, **fields)
     code, message = refusal
@@ -37,6 +45,8 @@ def connection(pool, config, *, refusal: tuple[str, str] = UNAVAILABLE, event: s
     try:
         with database.connection(pool, config.db_acquire_timeout_ms / 1000) as conn:
             yield conn
+    except psycopg.errors.DataError as exc:
+        raise _not_storable(exc) from None
     except psycopg.OperationalError as exc:  # pool timeout, connection lost, server down
         raise _unavailable(exc, refusal, event, log_fields) from None
 
@@ -46,6 +56,8 @@ def run(pool, config, work: Callable[[psycopg.Connection], T], *, idempotent: bo
     """`work(conn)`, retried once after a lost connection when `idempotent`."""
     try:
         return database.run(pool, work, idempotent=idempotent, timeout=config.db_acquire_timeout_ms / 1000)
+    except psycopg.errors.DataError as exc:
+        raise _not_storable(exc) from None
     except psycopg.OperationalError as exc:
         raise _unavailable(exc, refusal, event, log_fields) from None
 

@@ -1,4 +1,6 @@
--- Views over these tables are re-created by the next migrate.
+-- Views over these tables, and functions whose signature names their row
+-- types, are re-created by the next migrate.
+DROP FUNCTION IF EXISTS boardready.outbox_complete_leased(bigint, uuid, text, timestamptz);
 DROP VIEW IF EXISTS ops.dead_letters;
 DROP VIEW IF EXISTS ops.release_runs;
 DROP VIEW IF EXISTS ops.outbox;

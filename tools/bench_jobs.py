@@ -1,0 +1,186 @@
+"""`bin/bench-jobs`: job throughput of the service's worker loop beside procrastinate's.
+
+Both process the same number of no-op jobs on the same embedded PostgreSQL,
+one after the other, so that only the queue machinery is measured: the claim
+with its lease (SKIP LOCKED), the completion that checks the lease, and the
+loop around them. Ours runs `workers.queue_worker.QueueWorker` over the real
+lifecycle queue table and its real claim (`job_claim`, batched: one claim takes
+as many jobs as there are free slots) and lease-checked completion
+(`queue_complete`); procrastinate runs its own worker (`run_worker_async`,
+`wait=False`) over a task that does nothing. Jobs are created before the clock
+starts, in one statement each side. Rounds alternate to even out the noise of
+a shared machine; the median is printed.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import platform
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+
+import psycopg
+
+from app import config as config_module
+from app import database, embedded_pg, migrations
+from workers.queue_worker import QueueWorker
+
+INSTALLATION_ID = 9_000_001
+
+
+class NoOpLifecycleQueue:
+    """The lifecycle queue's claim, completed without applying any action."""
+
+    name = "bench-lifecycle"
+    channel = "lifecycle_jobs"
+    id_field = "job_id"
+
+    def __init__(self, lease_seconds: int, max_attempts: int):
+        self.lease_seconds, self.max_attempts = lease_seconds, max_attempts
+
+    def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
+        return database.call(conn, "job_claim", p_worker=worker_id, p_limit=limit,
+                             p_lease_seconds=self.lease_seconds, p_max_attempts=self.max_attempts)
+
+    def handle(self, pool, item: dict) -> str:
+        with database.connection(pool) as conn:
+            done = conn.execute("SELECT boardready.queue_complete('lifecycle_jobs', %s, %s, 'bench', now())",
+                                (item["job_id"], item["lease_token"])).fetchone()
+        return "completed" if done and done["queue_complete"] else "lease_lost"
+
+    def fail(self, conn, item: dict, exc: BaseException) -> dict:
+        raise RuntimeError("a no-op job cannot fail") from exc
+
+    def release(self, conn, item: dict) -> None:
+        database.call(conn, "job_release", p_job_id=item["job_id"], p_lease_token=item["lease_token"])
+
+
+def create_our_jobs(url: str, count: int) -> str:
+    """`count` accepted lifecycle jobs, each with its inbox row, in one statement."""
+    run = uuid.uuid4().hex[:8]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("""
+            WITH inbox AS (
+              INSERT INTO boardready.webhook_inbox (provider, delivery_id, idempotency_key, event, action,
+                                                    installation_id, actions, payload_sha256, payload_bytes,
+                                                    state, received_at, updated_at)
+              SELECT 'host', %(run)s || '-' || n, 'host:' || %(run)s || '-' || n, 'installation', 'created',
+                     %(installation)s, '{"kind": "installation"}'::jsonb, repeat('0', 64), 100, 'accepted',
+                     now(), now()
+                FROM generate_series(1, %(count)s) n
+              RETURNING id, idempotency_key)
+            INSERT INTO boardready.lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, action,
+                                                   status, run_after, created_at, updated_at)
+            SELECT id, idempotency_key, %(installation)s, 'installation', 'created', 'accepted', now(), now(), now()
+              FROM inbox""", {"run": run, "count": count, "installation": INSTALLATION_ID})
+    return run
+
+
+def remaining_our_jobs(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT count(*) FROM boardready.lifecycle_jobs WHERE status <> 'completed'").fetchone()[0]
+
+
+def _quietly(function) -> None:
+    with open(os.environ.get("BENCH_JOBS_LOG", os.devnull), "w") as devnull, contextlib.redirect_stderr(devnull):
+        function()
+
+
+def run_ours(url: str, count: int, concurrency: int) -> float:
+    config = config_module.load(os.environ)
+    create_our_jobs(url, count)
+    # The owner's role: the service's role may not complete a job without
+    # applying it (queue_complete is internal to the SQL functions).
+    pool = database.create_pool(url, max_size=concurrency + 2, name="bench-jobs", open_wait_seconds=10,
+                                as_api_role=False)
+    worker = QueueWorker(NoOpLifecycleQueue(config.job_lease_seconds, config.job_max_attempts), pool, url,
+                         concurrency=concurrency, poll_ms=50)
+    try:
+        started = time.perf_counter()
+        # The loop logs a line per job as in production; the lines are not for this screen.
+        thread = threading.Thread(target=_quietly, args=(worker.run,), daemon=True)
+        thread.start()
+        deadline = started + 600
+        while worker.processed < count and time.perf_counter() < deadline and thread.is_alive():
+            time.sleep(0.005)
+        elapsed = time.perf_counter() - started
+        worker.stop.set()
+        worker.wake.set()
+        thread.join(timeout=30)
+    finally:
+        pool.close()
+    if remaining_our_jobs(url):
+        raise SystemExit("FAILED: the service's worker left jobs unfinished")
+    return count / elapsed
+
+
+def run_procrastinate(url: str, count: int, concurrency: int) -> float:
+    import procrastinate
+
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+    done = {"n": 0}
+
+    @app.task(name="noop")
+    async def noop() -> None:
+        done["n"] += 1
+
+    async def main() -> float:
+        async with app.open_async():
+            await noop.batch_defer_async(*({} for _ in range(count)))
+            started = time.perf_counter()
+            await app.run_worker_async(concurrency=concurrency, wait=False, install_signal_handlers=False,
+                                       delete_jobs="never")
+            elapsed = time.perf_counter() - started
+        if done["n"] != count:
+            raise SystemExit(f"FAILED: procrastinate ran {done['n']} of {count} jobs")
+        return count / elapsed
+
+    return asyncio.run(main())
+
+
+def apply_procrastinate_schema(url: str) -> None:
+    import procrastinate
+
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+    with app.open():
+        app.schema_manager.apply_schema()
+
+
+def main(argv: list[str] | None = None) -> None:
+    import procrastinate
+
+    # procrastinate warns that its App lives in __main__; that is this tool's choice.
+    logging.getLogger("procrastinate").setLevel(logging.ERROR)
+    parser = argparse.ArgumentParser(prog="bin/bench-jobs", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    data_dir = tempfile.mkdtemp(prefix="bench-jobs-")
+    url = embedded_pg.start(data_dir)
+    migrations.migrate(url)
+    apply_procrastinate_schema(url)
+    with psycopg.connect(url) as conn:
+        server = conn.execute("SHOW server_version").fetchone()[0]
+    print(f"machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}, "
+          f"PostgreSQL {server} (embedded), procrastinate {procrastinate.__version__}; "
+          f"{args.jobs} no-op jobs, concurrency {args.concurrency}, {args.rounds} rounds")
+    ours, theirs = [], []
+    for round_number in range(1, args.rounds + 1):
+        ours.append(run_ours(url, args.jobs, args.concurrency))
+        theirs.append(run_procrastinate(url, args.jobs, args.concurrency))
+        print(f"round {round_number}: boardready {ours[-1]:7.0f} jobs/s   procrastinate {theirs[-1]:7.0f} jobs/s",
+              flush=True)
+    mine, other = statistics.median(ours), statistics.median(theirs)
+    print(f"median: boardready {mine:.0f} jobs/s, procrastinate {other:.0f} jobs/s, ratio {mine / other:.2f}x "
+          f"(goal >= 2x)")
+
+
+if __name__ == "__main__":
+    main()
