@@ -1,5 +1,9 @@
 """`bin/bench-intake`: webhook intake under concurrent load, then a database audit.
 
+With --baseline, the service and the minimal intake (tools/intake_floor.py)
+take turns on the same database under the same server settings, and the
+ratio of the two says what the service's own work costs.
+
 Signs and posts N unique plus M duplicate deliveries at concurrency C (asyncio
 httpx client) and checks afterwards that every unique delivery was stored
 once with exactly one job, and no job twice. Without --url it starts its own
@@ -13,6 +17,7 @@ import hashlib
 import hmac
 import json
 import os
+import platform
 import random
 import secrets
 import socket
@@ -20,13 +25,16 @@ import statistics
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 
 import psycopg
 from psycopg.rows import dict_row
 
 from app import config as config_module
 from app import embedded_pg, migrations, queries
-from app.serve import Service
+from app.serve import SERVICE_WSGI_APP, Service
+from app.web.wsgi import pool_size_per_web_process
+from tools import intake_floor
 
 REPOSITORIES = 12
 
@@ -107,67 +115,132 @@ def audit(database_url: str, run: str, unique: int, drain_seconds: float) -> dic
     return {**stored, "ok": ok, "pending_after_drain": pending, "drain_seconds": round(drained, 2)}
 
 
+@dataclass
+class Round:
+    target: str
+    latencies: list[float]
+    statuses: dict[int, int]
+    elapsed: float
+    stored_ok: bool
+    drained: str
+
+    @property
+    def throughput(self) -> float:
+        return len(self.latencies) / self.elapsed
+
+    def line(self) -> str:
+        return (f"{self.target:<8} p50 {percentile(self.latencies, 50):6.1f}  p95 {percentile(self.latencies, 95):6.1f}  "
+                f"p99 {percentile(self.latencies, 99):6.1f} ms  {self.throughput:5.0f} req/s  "
+                f"statuses {dict(sorted(self.statuses.items()))}  stored once: {self.stored_ok}; {self.drained}")
+
+
+def deliveries_for(args, run: str) -> tuple[list, list]:
+    uniques = build_deliveries(args.unique, run)
+    duplicates = random.Random(run).sample(uniques, args.duplicates)
+    requests = uniques + duplicates
+    random.Random(run + "order").shuffle(requests)
+    return uniques, requests
+
+
+def run_round(target: str, args, database_url: str, secret: str, data_dir: str) -> Round:
+    """Start the target on a free port with the service's server settings, send, audit, stop."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        bind = f"127.0.0.1:{s.getsockname()[1]}"
+    env = {"HOST_WEBHOOK_SECRET": secret, "HOST_MARKETPLACE_WEBHOOK_SECRET": secrets.token_urlsafe(24),
+           "SERVICE_BIND": bind}
+    config = config_module.load({**os.environ, **env})
+    floor = target == "floor"
+    if floor:
+        env["BENCH_FLOOR_POOL_SIZE"] = str(pool_size_per_web_process(config))
+    server = Service(config, database_url, with_workers=not (floor or args.no_workers), extra_env=env,
+                     log_path=os.path.join(data_dir, f"{target}.log"),
+                     wsgi_app="tools.intake_floor:application" if floor else SERVICE_WSGI_APP).start()
+    run = uuid.uuid4().hex[:8]
+    _, requests = deliveries_for(args, run)
+    try:
+        latencies, statuses, elapsed = asyncio.run(post_all(server.base_url, secret, requests, args.concurrency))
+        if floor:
+            stored_ok, drained = intake_floor.count(database_url, f"bench-{run}-") == args.unique, "no jobs"
+        else:
+            result = audit(database_url, run, args.unique, drain_seconds=0 if args.no_workers else 120)
+            stored_ok = result["ok"] and not (result["pending_after_drain"] and not args.no_workers)
+            drained = ("workers not running" if args.no_workers else
+                       f"jobs completed {result['drain_seconds']} s after the last response")
+    finally:
+        server.stop()
+    expected = {status: n for status, n in ((202, args.unique), (200, args.duplicates)) if n}
+    return Round(target, latencies, statuses, elapsed, stored_ok and statuses == expected, drained)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bin/bench-intake", description=__doc__)
     parser.add_argument("--unique", type=int, default=1000)
     parser.add_argument("--duplicates", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=80)
+    parser.add_argument("--baseline", action="store_true",
+                        help="alternate the service with the minimal intake (tools/intake_floor.py) on the same "
+                             "database and print both and their ratio")
+    parser.add_argument("--rounds", type=int, default=3, help="with --baseline: rounds of each, alternating")
     parser.add_argument("--url", help="a running service; needs HOST_WEBHOOK_SECRET and SERVICE_DATABASE_URL")
     parser.add_argument("--no-workers", action="store_true",
                         help="start the API alone (intake without the workers draining jobs beside it)")
     args = parser.parse_args(argv)
     if args.duplicates > args.unique:
         parser.error("--duplicates must not exceed --unique")
-
-    service = None
+    if args.url and args.baseline:
+        parser.error("--baseline starts both servers itself; it takes no --url")
+    print(f"machine: {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}; "
+          f"{args.unique} unique + {args.duplicates} duplicate deliveries at concurrency {args.concurrency}")
     if args.url:
-        base_url, secret = args.url.rstrip("/"), os.environ.get("HOST_WEBHOOK_SECRET")
-        database_url = os.environ.get("SERVICE_DATABASE_URL")
-        if not secret or not database_url:
-            parser.error("--url needs HOST_WEBHOOK_SECRET and SERVICE_DATABASE_URL in the environment")
-    else:
-        secret = secrets.token_urlsafe(24)
-        data_dir = tempfile.mkdtemp(prefix="bench-intake-")
-        database_url = embedded_pg.start(data_dir)
-        migrations.migrate(database_url)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            bind = f"127.0.0.1:{s.getsockname()[1]}"
-        env = {"HOST_WEBHOOK_SECRET": secret, "HOST_MARKETPLACE_WEBHOOK_SECRET": secrets.token_urlsafe(24),
-               "SERVICE_BIND": bind}
-        config = config_module.load({**os.environ, **env})
-        service = Service(config, database_url, with_workers=not args.no_workers, extra_env=env,
-                          log_path=os.path.join(data_dir, "service.log")).start()
-        base_url = service.base_url
-        print(f"service: {base_url} (gunicorn gthread, {config.web_concurrency} workers x {config.web_threads} "
-              f"threads, embedded PostgreSQL in {data_dir})")
+        return measure_running(args, parser)
 
-    try:
-        run = uuid.uuid4().hex[:8]
-        uniques = build_deliveries(args.unique, run)
-        duplicates = random.Random(run).sample(uniques, args.duplicates)
-        requests = uniques + duplicates
-        random.Random(run + "order").shuffle(requests)
-        size = statistics.mean(len(b) for _, _, b in uniques)
-        print(f"sending {args.unique} unique + {args.duplicates} duplicate deliveries "
-              f"(~{size / 1024:.1f} KiB each) at concurrency {args.concurrency}")
-        latencies, statuses, elapsed = asyncio.run(post_all(base_url, secret, requests, args.concurrency))
-        result = audit(database_url, run, args.unique, drain_seconds=0 if args.no_workers else 120)
-    finally:
-        if service:
-            service.stop()
+    secret = secrets.token_urlsafe(24)
+    data_dir = tempfile.mkdtemp(prefix="bench-intake-")
+    database_url = embedded_pg.start(data_dir)
+    migrations.migrate(database_url)
+    config = config_module.load(os.environ)
+    print(f"server: {config.web_concurrency} processes x {config.web_threads} threads (bin/serve defaults), "
+          f"embedded PostgreSQL in {data_dir}; service workers {'off' if args.no_workers else 'on'}")
+    targets = ["service", "floor"] if args.baseline else ["service"]
+    if args.baseline:
+        intake_floor.create_schema(database_url)
+    rounds: list[Round] = []
+    for _ in range(args.rounds if args.baseline else 1):
+        for target in targets:
+            rounds.append(run_round(target, args, database_url, secret, data_dir))
+            print(rounds[-1].line(), flush=True)
+    failed = [r for r in rounds if not r.stored_ok]
+    if args.baseline:
+        summary = {}
+        for target in targets:
+            mine = [r for r in rounds if r.target == target]
+            summary[target] = (statistics.median(r.throughput for r in mine),
+                               statistics.median(percentile(r.latencies, 95) for r in mine))
+            print(f"median of {len(mine)} {target:<8} {summary[target][0]:5.0f} req/s  p95 {summary[target][1]:.1f} ms")
+        (s_rps, s_p95), (f_rps, f_p95) = summary["service"], summary["floor"]
+        print(f"service / floor: throughput {s_rps / f_rps:.2f}x (goal >= 0.80), p95 {s_p95 / f_p95:.2f}x "
+              f"(goal <= 1.25)")
+    if failed:
+        raise SystemExit(f"FAILED: {len(failed)} round(s) did not store every delivery exactly once "
+                         "or answered other statuses than 202 and 200")
 
-    print(f"statuses: {dict(sorted(statuses.items()))}")
-    print(f"latency ms: p50 {percentile(latencies, 50):.1f}  p95 {percentile(latencies, 95):.1f}  "
-          f"p99 {percentile(latencies, 99):.1f}  max {max(latencies):.1f}")
-    print(f"throughput: {len(latencies) / elapsed:.0f} requests/s ({len(latencies)} in {elapsed:.2f} s)")
-    drained = ("workers not running" if args.no_workers else
-               f"all jobs completed {result['drain_seconds']} s after the last response")
-    print(f"audit: inbox rows {result['inbox_rows']}, jobs {result['jobs']}, duplicates stored 0 = "
-          f"{result['ok']}; {drained}")
+
+def measure_running(args, parser) -> None:
+    base_url, secret = args.url.rstrip("/"), os.environ.get("HOST_WEBHOOK_SECRET")
+    database_url = os.environ.get("SERVICE_DATABASE_URL")
+    if not secret or not database_url:
+        parser.error("--url needs HOST_WEBHOOK_SECRET and SERVICE_DATABASE_URL in the environment")
+    run = uuid.uuid4().hex[:8]
+    _, requests = deliveries_for(args, run)
+    latencies, statuses, elapsed = asyncio.run(post_all(base_url, secret, requests, args.concurrency))
+    result = audit(database_url, run, args.unique, drain_seconds=0 if args.no_workers else 120)
     expected = {status: n for status, n in ((202, args.unique), (200, args.duplicates)) if n}
-    if not result["ok"] or statuses != expected or (result["pending_after_drain"] and not args.no_workers):
-        raise SystemExit(f"FAILED: expected statuses {expected} and one row and job per unique delivery")
+    round_ = Round("service", latencies, statuses, elapsed, result["ok"] and statuses == expected,
+                   f"jobs completed {result['drain_seconds']} s after the last response")
+    print(round_.line())
+    if not round_.stored_ok:
+        raise SystemExit("FAILED: expected one row and job per unique delivery")
 
 
 if __name__ == "__main__":
