@@ -14,9 +14,11 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Callable, Iterator, TypeVar
 
+import orjson
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
+from psycopg.types.json import set_json_dumps
 from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
 
@@ -25,6 +27,11 @@ from app.jsonlog import log
 T = TypeVar("T")
 
 SCHEMA = "boardready"
+
+# Every Jsonb parameter (a delivery's normalized actions, a run result) is
+# encoded with orjson: several times faster than the standard library on the
+# intake's hot path, and just as strict (no NaN, no non-string keys).
+set_json_dumps(orjson.dumps)
 API_ROLE = "boardready_api"
 _FUNCTION_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 

@@ -10,6 +10,7 @@ from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.jsonlog import log
 from app.lifecycle_events import normalize
 from app.payload import InvalidPayload
+from app.wakeup import Waker
 from app.web import db
 from app.web.bodies import INT4
 from app.web.errors import ApiError
@@ -22,6 +23,7 @@ class LifecycleWebhook:
     def __init__(self, config, pool):
         self.config = config
         self.pool = pool
+        self.waker = Waker(pool, "lifecycle_jobs")
 
     def on_post(self, req, resp):
         started = time.monotonic()  # the acceptance time the SLO's p95 is computed from (stored below)
@@ -45,5 +47,7 @@ class LifecycleWebhook:
 
         log("webhook.delivery", deliveryId=delivery.delivery_id, hostEvent=delivery.event, action=event.action,
             outcome=row["outcome"], inboxId=row["inbox_id"], jobId=row["job_id"])
+        if row["job_id"] is not None and row["outcome"] == "accepted":
+            self.waker.poke()
         resp.status = falcon.HTTP_202 if row["outcome"] == "accepted" else falcon.HTTP_200
         resp.media = {"ok": True, "outcome": row["outcome"], "deliveryId": delivery.delivery_id}

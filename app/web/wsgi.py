@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 
 import falcon
+import orjson
 
 from app import config as config_module
 from app import database
@@ -29,6 +30,10 @@ from app.web.operator_reconciliation import OperatorReconciliation
 from app.web.repository_settings import RepositorySettings
 from app.web.tokens import Tokens
 
+# Responses are encoded with orjson: the standard library's encoder was a
+# tenth of the intake's CPU time.
+JSON_RESPONSES = falcon.media.JSONHandler(dumps=lambda obj: orjson.dumps(obj).decode(), loads=orjson.loads)
+
 
 def create_app(config, pool) -> falcon.App:
     # BearerAuth authenticates every /api/v1 route whose resource does not
@@ -39,6 +44,7 @@ def create_app(config, pool) -> falcon.App:
     app = falcon.App(cors_enable=False, middleware=[Hardening(config), SessionAuth(config, pool),
                                                     BearerAuth(config, pool)])
     app.req_options.strip_url_path_trailing_slash = True
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = JSON_RESPONSES
     errors.install(app)
     app.add_route("/api/health/live", Live())
     ready = Ready(config, pool)

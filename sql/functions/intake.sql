@@ -58,7 +58,8 @@ BEGIN
                                 status, run_after, created_at, updated_at)
     VALUES (v_inbox, v_key, p_installation_id, p_event, p_action, 'accepted', p_now, p_now, p_now)
     RETURNING id INTO v_job;
-    PERFORM pg_notify('lifecycle_jobs', '');
+    -- No NOTIFY here: it would serialize concurrent intake commits on one
+    -- lock. The API wakes the workers after the commit (app/wakeup.py).
   END IF;
 
   RETURN QUERY SELECT 'accepted'::text, v_inbox, v_job;
