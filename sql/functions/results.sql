@@ -89,6 +89,7 @@ DECLARE
   v_id       bigint;
   v_decision text := decision_for_readiness(p_result ->> 'readiness');
   v_supersede boolean := false;
+  v_binds_run boolean;
 BEGIN
   SELECT * INTO v_attempt FROM release_run_attempts a
    WHERE p_attempt_ref ~ '^[0-9]{1,18}-[0-9a-f]{32}$'
@@ -109,7 +110,15 @@ BEGIN
     RETURN QUERY SELECT 'oidc_result_required'::text, NULL::bigint, v_run.id, NULL::text, NULL::text, NULL::bigint;
     RETURN;
   END IF;
-  IF p_source = 'workflow_callback' AND v_attempt.workflow_run_id IS DISTINCT FROM p_workflow_run_id THEN
+  -- A dispatch the host answered without run details (204), or whose answer
+  -- was lost, leaves the attempt without a run id until reconciliation finds
+  -- the run by its name. A fast workflow may call back first: its verified ID
+  -- token, from this repository's readiness workflow and carrying the
+  -- attempt's nonce, names the run, and acceptance binds it (below).
+  v_binds_run := p_source = 'workflow_callback' AND v_attempt.workflow_run_id IS NULL
+                 AND v_attempt.dispatch_state IN ('dispatched', 'uncertain') AND p_workflow_run_id IS NOT NULL;
+  IF p_source = 'workflow_callback' AND NOT v_binds_run
+     AND v_attempt.workflow_run_id IS DISTINCT FROM p_workflow_run_id THEN
     RETURN QUERY SELECT 'run_id_mismatch'::text, NULL::bigint, NULL::bigint, NULL::text, NULL::text, NULL::bigint;
     RETURN;
   END IF;
@@ -146,7 +155,11 @@ BEGIN
   UPDATE release_runs SET status = 'completed', decision = v_decision,
          conclusion = conclusion_for_decision(v_decision), completed_at = p_now, updated_at = p_now
    WHERE id = v_run.id;
-  UPDATE release_run_attempts SET lease_closed_at = p_now WHERE id = v_attempt.id;
+  UPDATE release_run_attempts
+     SET lease_closed_at = p_now,
+         workflow_run_id = CASE WHEN v_binds_run THEN p_workflow_run_id ELSE workflow_run_id END,
+         dispatch_state = CASE WHEN v_binds_run THEN 'dispatched' ELSE dispatch_state END
+   WHERE id = v_attempt.id;
   INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
   VALUES ('release_run.result_accepted', v_run.installation_id,
           -- One actor format everywhere (reviews.sql): the workflow is no person or token, so 'system'.

@@ -182,6 +182,24 @@ def test_dispatch_answered_204_is_found_by_its_run_name(kit, client, pool, db_ur
     assert accepted.status_code == 200, accepted.json
 
 
+def test_a_fast_callback_after_a_204_dispatch_binds_its_run(kit, client, pool, db_url, owner, loop):
+    # The workflow calls back before reconciliation looked for its run: the
+    # verified ID token of the repository's readiness workflow, for this
+    # attempt's nonce, names the run, and acceptance binds it.
+    kit.host.add_fault(operation_id=DISPATCH, status=204, after=True, count=1)
+    dispatched = DispatchedRun(kit, client, pool, db_url, owner)
+    assert dispatched.workflow_run_id is None
+    [workflow_run] = kit.host.runs(REPOSITORY)
+    token = kit.host.mint_oidc_token(OIDC_AUDIENCE, run_id=workflow_run["id"])
+    accepted = dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha)), token)
+    assert accepted.status_code == 200, accepted.json
+    bound = attempt(owner, dispatched.release_run_id)
+    assert (bound["workflow_run_id"], bound["dispatch_state"]) == (workflow_run["id"], "dispatched")
+    assert release_run(owner, dispatched.release_run_id)["status"] == "completed"
+    # A completed run with its run id is nothing reconciliation needs to look at.
+    assert loop.run_once(later(OBSERVATION + 1, started(owner, dispatched))) == []
+
+
 def test_no_run_by_that_name_fails_not_found_at_the_deadline(kit, client, pool, db_url, owner, loop):
     kit.host.set_run_name(REPOSITORY, None)   # a workflow without the run-name: nothing carries the attempt id
     kit.host.add_fault(operation_id=DISPATCH, status=204, after=True, count=1)
