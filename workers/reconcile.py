@@ -78,7 +78,7 @@ class ReconcileLoop:
 
     def _heartbeat(self, succeeded: bool, now: dt.datetime | None) -> None:
         try:
-            with self.pool.connection(timeout=5) as conn:
+            with database.connection(self.pool, 5) as conn:
                 database.call(conn, "reconciler_heartbeat", p_reconciler=self.reconciler.name,
                               p_succeeded=succeeded, **_at(now))
         except Exception as exc:  # the database is away: the next pass tries again
@@ -88,7 +88,7 @@ class ReconcileLoop:
     # -- detection ------------------------------------------------------------
     def detect(self, now: dt.datetime | None = None) -> list[dict]:
         try:
-            with self.pool.connection(timeout=5) as conn:
+            with database.connection(self.pool, 5) as conn:
                 rows = self.reconciler.detect(conn, self.settings, now)
         except Exception as exc:
             self._event("detection_failed", errorClass=type(exc).__name__)
@@ -104,7 +104,7 @@ class ReconcileLoop:
     def claim(self, limit: int, now: dt.datetime | None = None) -> list[dict] | None:
         """The claimed items, or None when the claim failed."""
         try:
-            with self.pool.connection(timeout=5) as conn:
+            with database.connection(self.pool, 5) as conn:
                 claimed = self.reconciler.claim(conn, self.worker_id, limit, now)
         except Exception as exc:
             self._event("claim_failed", errorClass=type(exc).__name__)
@@ -117,7 +117,7 @@ class ReconcileLoop:
         """Observe one claimed item; never raises."""
         try:
             if self.stop.is_set():
-                with self.pool.connection() as conn:
+                with database.connection(self.pool) as conn:
                     database.call(conn, "reconciliation_release", p_item_id=item["item_id"],
                                   p_lease_token=item["lease_token"])
                 return None
@@ -137,7 +137,7 @@ class ReconcileLoop:
     def _fail(self, item: dict, exc: BaseException, now: dt.datetime | None) -> None:
         reason, error_class = failure_codes(exc)
         try:
-            with self.pool.connection() as conn:
+            with database.connection(self.pool) as conn:
                 row = database.call_one(conn, "reconciliation_fail", p_item_id=item["item_id"],
                                         p_lease_token=item["lease_token"], p_reason_code=reason,
                                         p_error_class=error_class, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))

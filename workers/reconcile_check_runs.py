@@ -93,7 +93,7 @@ class CheckRunReconciler:
 
     def observe(self, pool, item, now):
         observation = self.look_and_update(item)
-        with pool.connection() as conn:
+        with database.connection(pool) as conn:
             row = database.call_one(conn, "reconciliation_check_run_observe", p_item_id=item["item_id"],
                                     p_lease_token=item["lease_token"], p_observation=observation,
                                     p_next_check_seconds=self.settings.next_check_seconds, **_at(now))

@@ -28,7 +28,7 @@ class LifecycleReconciler:
                              p_lease_seconds=LEASE_SECONDS, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))
 
     def observe(self, pool, item, now):
-        with pool.connection() as conn:
+        with database.connection(pool) as conn:
             row = database.call_one(conn, "reconciliation_lifecycle_repair", p_item_id=item["item_id"],
                                     p_lease_token=item["lease_token"], **_at(now))
         return {**row, "terminal": row["outcome"] != "lease_lost"}

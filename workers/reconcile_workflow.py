@@ -71,7 +71,7 @@ class WorkflowReconciler:
 
     def observe(self, pool, item, now):
         observation, conclusion, found = self.look(item)
-        with pool.connection() as conn:
+        with database.connection(pool) as conn:
             row = database.call_one(conn, "reconciliation_workflow_observe", p_item_id=item["item_id"],
                                     p_lease_token=item["lease_token"], p_observation=observation,
                                     p_conclusion=conclusion, p_workflow_run_id=found,
