@@ -23,7 +23,7 @@ import numpy as np
 from .errors import NotKicadFile
 from .geometry import ARC_TOLERANCE_MM, Point, arc_from_center, arc_through, rotate
 from .project import InputReader
-from .sexpr import Location, Node, to_float
+from .sexpr import Location, Node, Points, to_float
 from .versions import parse_version
 
 EDGE_LAYER = "Edge.Cuts"
@@ -205,7 +205,7 @@ class Board:
 
 def load_board(path: Path, reader: InputReader) -> Board:
     rel = reader.relative(path)
-    root = reader.read_sexpr(path)
+    root = reader.read_sexpr(path, dense_points=True)
     if root.name != "kicad_pcb":
         raise NotKicadFile(f"expected (kicad_pcb ...), found ({root.name} ...)", path=rel,
                            line=root.line, column=root.column)
@@ -297,12 +297,15 @@ def _xy(node: Node | None) -> Point | None:
 def _points(pts: Node | None) -> np.ndarray:
     """The (xy ..) points of a (pts ...) list as an N x 2 array.
 
-    Every item is normally an (xy x y) leaf: their numbers are read in C.
-    KiCad 7+ may put (arc ...) items in a polygon; those and malformed points
-    take the slow path.
+    The reader has made most of them arrays already (Points). Otherwise every
+    item is normally an (xy x y) leaf: their numbers are read in C. KiCad 7+
+    may put (arc ...) items in a polygon; those and malformed points take the
+    slow path.
     """
     if pts is None:
         return np.empty((0, 2))
+    if type(pts) is Points:
+        return pts.array
     items = pts[1:-2]
     try:
         flat = np.fromiter(chain.from_iterable(map(_XY, items)), dtype=np.float64, count=2 * len(items))
@@ -570,11 +573,9 @@ def _edge(node: Node, placement: tuple[float, float, float], owner: str) -> Edge
             points.append(points[0])
             closed = True
     elif shape == "curve":
-        pts = node.first("pts")
-        if pts is not None:
-            controls = [p for p in (_xy(xy) for xy in pts.nodes("xy")) if p is not None]
-            if len(controls) == 4:
-                points = _bezier(controls)
+        controls = [tuple(p) for p in _points(node.first("pts")).tolist()]
+        if len(controls) == 4:
+            points = _bezier(controls)
     if len(points) < 2:
         return None
     points = [_place(p, placement) for p in points]

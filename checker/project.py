@@ -106,9 +106,9 @@ class InputReader:
     def read_text(self, path: Path) -> str:
         return sexpr.decode(self.read_bytes(path), self.relative(path))
 
-    def read_sexpr(self, path: Path, *, multiple: bool = False) -> sexpr.Node:
+    def read_sexpr(self, path: Path, *, multiple: bool = False, dense_points: bool = False) -> sexpr.Node:
         return sexpr.parse(self.read_text(path), path=self.relative(path), limits=self.limits,
-                           multiple=multiple)
+                           multiple=multiple, dense_points=dense_points)
 
     def read_json(self, path: Path) -> object:
         text = self.read_text(path)

@@ -57,21 +57,34 @@ _PLAIN_LEAF = r'\([^()"\s](?:[^()"]++|"[^"\s()\\]++")*+\)'
 _MAX_RUN = 256
 _PLAIN_LEAVES = "(?:" + _PLAIN_LEAF + _SPACE + "){1,%d}+" % _MAX_RUN
 
+# Zone fills are most of a board's text: tens of thousands of (xy x y) lists
+# in (pts ...) lists. Such a pts list, nothing but points with plain decimal
+# numbers, is one token. With ``dense_points`` it becomes a Points node
+# holding an N x 2 array: no node and no three strings per point; otherwise
+# it is read as a twig. The pattern validates every point, so anything else
+# (an (arc ...) in a polygon, "1e5", a missing number) takes the general
+# path. At most 30 digits a side: every number is finite.
+_DECIMAL = r"-?\d{1,30}+(?:\.\d{1,30}+)?+"
+_XY = r"\(xy\s++" + _DECIMAL + r"\s++" + _DECIMAL + r"\s*+\)"
+_DENSE_ATOM_CHARS = 62     # the longest number the pattern takes
+
 # One match per token, leading whitespace included, so matches are contiguous.
 # ``lastindex`` tells the kind (the last group to close):
-#   1    a run of plain leaves;
-#   3    a twig: a named list holding only a run of plain leaves (2 name),
+#   1    a pts list of plain points (the points' text);
+#   2    a run of plain leaves;
+#   4    a twig: a named list holding only a run of plain leaves (3 name),
 #        e.g. (segment (start ..) (end ..) (width ..) (layer ..) (net ..));
-#   5    any other leaf (4 name, 5 its atoms' text), e.g. (net 3 "Net-(D1-Pad2)");
-#   6,7  "(" of any other list, with its bare name (7) if it has one;
-#   8    ")";  9 a quoted string body;  10 a bare atom;
-#   11   any other character (a stray quote): always an error.
+#   6    any other leaf (5 name, 6 its atoms' text), e.g. (net 3 "Net-(D1-Pad2)");
+#   7,8  "(" of any other list, with its bare name (8) if it has one;
+#   9    ")";  10 a quoted string body;  11 a bare atom;
+#   12   any other character (a stray quote): always an error.
 # Runs and twigs are most of a board and are split in C; the rest goes
 # through the Python loop. Possessive quantifiers keep hostile input from
 # causing backtracking blow-ups.
 _TOKEN = re.compile(
     _SPACE + "(?:"
-    + "(" + _PLAIN_LEAVES + ")"
+    + r"\(pts\s*+((?:" + _XY + _SPACE + r")++)\)"
+    + "|(" + _PLAIN_LEAVES + ")"
     + r"|\((" + _NAME + r")\s*+(" + _PLAIN_LEAVES + r")\)"
     + r'|\((' + _NAME + r')((?:[^()"]++|' + _STRING + r')*+)\)'
     + r"|(\()(?:" + _SPACE + "(" + _NAME + "))?"
@@ -311,6 +324,40 @@ class Node(tuple):
         return None
 
 
+class Points(Node):
+    """A (pts (xy x y) ...) list read with ``dense_points``: ``array`` holds the
+    points (N x 2); the xy lists are not nodes, so it has no child lists or atoms.
+    Underneath: ``("pts", array, ordinal, source)``."""
+
+    __slots__ = ()
+
+    @property
+    def items(self) -> tuple:
+        return ()
+
+    @property
+    def array(self) -> np.ndarray:
+        return self[1]
+
+    def nodes(self, name: str | None = None) -> Iterator[Node]:
+        return iter(())
+
+    def first(self, name: str) -> Node | None:
+        return None
+
+    def atoms(self) -> list[str]:
+        return []
+
+    def atom(self, index: int = 0, default: str | None = None) -> str | None:
+        return default
+
+    def flag(self, name: str) -> bool | None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"Points({len(self[1])} points, line {self.line})"
+
+
 def to_float(text: str | None) -> float | None:
     if text is None:
         return None
@@ -335,14 +382,17 @@ def decode(data: bytes, path: str | None = None) -> str:
 
 
 def parse(text: str, *, path: str | None = None, limits: Limits = DEFAULT_LIMITS,
-          multiple: bool = False) -> Node:
+          multiple: bool = False, dense_points: bool = False) -> Node:
     """Parse one KiCad S-expression document and return its top-level list.
 
     ``multiple=True`` accepts several top-level lists (``.kicad_dru`` files are
     written that way) and returns a nameless node holding them all.
+    ``dense_points=True`` reads (pts (xy x y) ...) lists of plain decimal
+    points as Points nodes (an N x 2 array, no xy nodes): for boards, whose
+    zone fills are two thirds of their text.
     """
     with paused_collection():
-        return _parse(text, path, limits, multiple)
+        return _parse(text, path, limits, multiple, dense_points)
 
 
 @contextmanager
@@ -364,7 +414,7 @@ def paused_collection():
             gc.enable()
 
 
-def _parse(text: str, path: str | None, limits: Limits, multiple: bool) -> Node:
+def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_points: bool) -> Node:
     source = Source(text, path)
     max_depth = limits.max_depth
     max_atom = limits.max_atom_chars
@@ -390,83 +440,103 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool) -> Node:
     # early, so no leaf sits deeper than max_depth.
     for match in _TOKEN.finditer(text):
         kind = match.lastindex
-        if kind == 1:  # a run of plain leaves
-            run = match.group(1)
+        if kind == 2:  # a run of plain leaves
+            run = match.group(2)
             leaves = list(map(split, islice(run.replace(")", " ").replace('"', " ").split("("), 1, None)))
             count = len(leaves)
             if not stack and not multiple:
                 if lists:
-                    fail(MalformedSexpr, "text after the top-level list", match.start(1))
+                    fail(MalformedSexpr, "text after the top-level list", match.start(2))
                 if count > 1:
-                    fail(MalformedSexpr, "text after the top-level list", match.start(1) + run.index("(", 1))
+                    fail(MalformedSexpr, "text after the top-level list", match.start(2) + run.index("(", 1))
             if len(run) > max_atom:
-                _refuse_long_atoms(leaves, run, match.start(1), max_atom, fail)
+                _refuse_long_atoms(leaves, run, match.start(2), max_atom, fail)
             tokens += 2 * count + sum(map(len, leaves))
             any(map(attach, leaves, zip(range(ordinal, ordinal + count), repeat(source))))
             parts.extend(map(Node, leaves))
             ordinal += count
-        elif kind == 3:  # a twig: a named list of plain leaves
-            offset = match.start(2) - 1
+        elif kind == 4:  # a twig: a named list of plain leaves
+            offset = match.start(3) - 1
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
             if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            name, run = match.group(2, 3)
+            name, run = match.group(3, 4)
             leaves = list(map(split, islice(run.replace(")", " ").replace('"', " ").split("("), 1, None)))
             if len(name) > max_atom:
-                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(2))
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(3))
             if len(run) > max_atom:
-                _refuse_long_atoms(leaves, run, match.start(3), max_atom, fail)
+                _refuse_long_atoms(leaves, run, match.start(4), max_atom, fail)
             count = len(leaves)
             tokens += 3 + 2 * count + sum(map(len, leaves))
             any(map(attach, leaves, zip(range(ordinal + 1, ordinal + 1 + count), repeat(source))))
             parts.append(Node((name, *map(Node, leaves), ordinal, source)))
             ordinal += 1 + count
-        elif kind == 5:  # any other leaf: quoted strings that need the full reading
-            offset = match.start(4) - 1
+        elif kind == 6:  # any other leaf: quoted strings that need the full reading
+            offset = match.start(5) - 1
             if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            name, rest = match.group(4, 5)
+            name, rest = match.group(5, 6)
             atoms = _leaf_atoms(rest)
             if len(name) > max_atom or len(rest) > max_atom:
                 _refuse_long_atoms([[name, *atoms]], "(", offset, max_atom, fail)
             parts.append(Node((name, *atoms, ordinal, source)))
             ordinal += 1
             tokens += len(atoms) + 3
-        elif kind <= 7:  # "(" opening any other list, optionally named
-            offset = match.start(6)
+        elif kind == 1:  # a pts list of plain points
+            if len(stack) >= max_depth - 1:
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}", text.index("(", match.start()))
+            if not stack and not multiple and lists:
+                fail(MalformedSexpr, "text after the top-level list", text.index("(", match.start()))
+            run = match.group(1)
+            count = run.count("(")   # one per point: the pattern allows no other
+            if max_atom < _DENSE_ATOM_CHARS and len(run) > max_atom:   # limits this small are tests'
+                _refuse_long_atoms(_split_leaves(run), run, match.start(1), max_atom, fail)
+            tokens += 3 + 5 * count  # as for a twig: "(", "pts", ")" and per point "(", 3 atoms, ")"
+            if tokens > max_tokens:
+                raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
+            if dense_points:
+                numbers = np.array(run.replace("(xy", " ").replace(")", " ").split(), dtype=np.float64)
+                parts.append(Points(("pts", numbers.reshape(-1, 2), ordinal, source)))
+            else:
+                leaves = _split_leaves(run)
+                any(map(attach, leaves, zip(range(ordinal + 1, ordinal + 1 + count), repeat(source))))
+                parts.append(Node(("pts", *map(Node, leaves), ordinal, source)))
+            ordinal += 1 + count
+        elif kind <= 8:  # "(" opening any other list, optionally named
+            offset = match.start(7)
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
             if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            name = match.group(7)
+            name = match.group(8)
             if name is not None and len(name) > max_atom:
-                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(7))
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(8))
             stack.append((parts, ordinal))
             parts = [name]
             ordinal += 1
             tokens += 2
-        elif kind == 8:
+        elif kind == 9:
             if not stack:
-                fail(MalformedSexpr, "unbalanced ')'", match.start(8))
+                fail(MalformedSexpr, "unbalanced ')'", match.start(9))
             closed = parts
             parts, own_ordinal = stack.pop()
             closed.append(own_ordinal)
             closed.append(source)
             parts.append(Node(closed))
             continue
-        elif kind <= 10:
+        elif kind <= 11:
             atom = match.group(kind)
             if not stack:
                 fail(MalformedSexpr, "atom outside any list", match.start(kind))
             if len(atom) > max_atom:
                 fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(kind))
-            if kind == 9 and "\\" in atom:
+            if kind == 10 and "\\" in atom:
                 atom = _unescape(atom)
             parts.append(atom)
             tokens += 1
-        else:  # kind 11: a character no token accepts, e.g. an unterminated quote
-            offset = match.start(11)
+        else:  # kind 12: a character no token accepts, e.g. an unterminated quote
+            offset = match.start(12)
             what = "unterminated string" if text[offset] == '"' else "unexpected character"
             fail(MalformedSexpr, what, offset)
         if tokens > max_tokens:
@@ -481,6 +551,11 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool) -> Node:
     if not lists:
         raise MalformedSexpr("no S-expression found", path=path, line=1, column=1)
     return lists[0]
+
+
+def _split_leaves(run: str) -> list[list[str]]:
+    """The words of each leaf of a run of plain leaves, split in C."""
+    return list(map(str.split, islice(run.replace(")", " ").replace('"', " ").split("("), 1, None)))
 
 
 def _refuse_long_atoms(leaves: list[list[str]], text: str, offset: int, max_atom: int, fail) -> None:
@@ -511,8 +586,8 @@ def _leaf_atoms(rest: str) -> list[str]:
 
 
 def parse_bytes(data: bytes, *, path: str | None = None, limits: Limits = DEFAULT_LIMITS,
-                multiple: bool = False) -> Node:
-    return parse(decode(data, path), path=path, limits=limits, multiple=multiple)
+                multiple: bool = False, dense_points: bool = False) -> Node:
+    return parse(decode(data, path), path=path, limits=limits, multiple=multiple, dense_points=dense_points)
 
 
 def walk(root: Node) -> Iterator[Node]:
@@ -521,6 +596,6 @@ def walk(root: Node) -> Iterator[Node]:
     while pending:
         node = pending.pop()
         yield node
-        children = [item for item in islice(node, 1, len(node) - 2) if type(item) is not str]
+        children = list(node.nodes())
         children.reverse()
         pending.extend(children)

@@ -220,3 +220,47 @@ def test_position_index_counts_characters_not_bytes():
     root = sexpr.parse(text)
     assert [(n.name, n.line, n.column, text[n.offset]) for n in sexpr.walk(root)] == [
         ("a", 1, 1, "("), ("b", 1, 4, "("), ("c", 1, 21, "("), ("d", 2, 2, "(")]
+
+
+def test_dense_points_read_the_same_numbers_and_keep_every_other_position():
+    # Zone fills as arrays: the same numbers as the xy lists, and every other
+    # list keeps its line and column (the points still count as lists).
+    text = (KICAD / "v6/flat_hierarchy/flat_hierarchy.kicad_pcb").read_text()
+    plain, dense = sexpr.parse(text), sexpr.parse(text, dense_points=True)
+    plain_nodes = [n for n in sexpr.walk(plain) if n.name != "xy"]
+    dense_nodes = list(sexpr.walk(dense))
+    assert [(n.name, n.line, n.column) for n in plain_nodes] == [(n.name, n.line, n.column) for n in dense_nodes]
+    arrays = 0
+    for ours, theirs in zip(dense_nodes, plain_nodes):
+        if isinstance(ours, sexpr.Points):
+            assert ours.array.tolist() == [[float(xy.atom(0)), float(xy.atom(1))] for xy in theirs.nodes("xy")]
+            assert ours.nodes() is not None and list(ours.nodes()) == [] and ours.atoms() == []
+            arrays += 1
+    assert arrays == 2   # the zone outline and its fill
+
+
+@pytest.mark.parametrize("text", [
+    "(zone (pts (xy 1e5 2) (xy 1 2)))",              # an exponent
+    "(zone (pts (xy 1 2) (arc (start 0 0) (mid 1 1) (end 2 0))))",
+    "(zone (pts (xy 1 2 3) (xy 1 2)))",              # three numbers
+    '(zone (pts (xy "1" 2)))',                        # a quoted number
+    "(zone (pts (xy 1" + "2" * 31 + " 2)))",          # more digits than any board has
+])
+def test_points_that_are_not_plain_take_the_general_path(text):
+    pts = sexpr.parse(text, dense_points=True).first("pts")
+    assert not isinstance(pts, sexpr.Points) and list(pts.nodes())
+
+
+def test_dense_points_are_counted_and_bounded_like_any_list():
+    text = "(zone (pts " + "(xy 1.5 -2) " * 100 + "))"
+    for dense in (False, True):
+        # 2 for the zone, 3 for pts, 5 per point: 505 in all.
+        sexpr.parse(text, limits=Limits(max_tokens=505), dense_points=dense)
+        with pytest.raises(TooManyTokens):
+            sexpr.parse(text, limits=Limits(max_tokens=504), dense_points=dense)
+        with pytest.raises(NestingTooDeep):
+            sexpr.parse(text, limits=Limits(max_depth=2), dense_points=dense)
+        with pytest.raises(AtomTooLong):
+            sexpr.parse("(zone (pts (xy 123456 1)))", limits=Limits(max_atom_chars=5), dense_points=dense)
+        with pytest.raises(MalformedSexpr):
+            sexpr.parse("(zone) (pts (xy 1 2))", dense_points=dense)
