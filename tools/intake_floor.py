@@ -16,11 +16,13 @@ import hashlib
 import hmac
 import json
 import os
-import threading
 
 import falcon
 import psycopg
 from psycopg_pool import ConnectionPool
+
+from app.web.bodies import max_body_bytes
+from app.web.wsgi import LazyApplication
 
 TABLE = "bench_floor.deliveries"
 SCHEMA_SQL = """
@@ -77,19 +79,6 @@ def create_app() -> falcon.App:
     return app
 
 
-class _LazyApplication:
-    """Built in each server process after fork, like the service's application."""
-
-    def __init__(self):
-        self._app = None
-        self._lock = threading.Lock()
-
-    def __call__(self, environ, start_response):
-        if self._app is None:
-            with self._lock:
-                if self._app is None:
-                    self._app = create_app()
-        return self._app(environ, start_response)
-
-
-application = _LazyApplication()
+application = LazyApplication(create_app)
+# The front buffers at most this much of each route's body, as for the service.
+application.max_body_bytes = max_body_bytes

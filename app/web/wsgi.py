@@ -100,10 +100,12 @@ def _build_from_environment() -> falcon.App:
     return create_app(config, pool)
 
 
-class _LazyApplication:
-    """Build the app in each gunicorn worker after fork, not in the master."""
+class LazyApplication:
+    """A WSGI app built in each server process after fork, not in the master
+    (a pool must not cross a fork). Tools serve their own apps with it too."""
 
-    def __init__(self):
+    def __init__(self, build):
+        self._build = build
         self._app = None
         self._lock = threading.Lock()
 
@@ -111,10 +113,10 @@ class _LazyApplication:
         if self._app is None:
             with self._lock:
                 if self._app is None:
-                    self._app = _build_from_environment()
+                    self._app = self._build()
         return self._app(environ, start_response)
 
 
-application = _LazyApplication()
+application = LazyApplication(_build_from_environment)
 # The front (app/front/bridge.py) buffers at most this much of each route's body.
 application.max_body_bytes = max_body_bytes
