@@ -58,19 +58,16 @@ _MAX_RUN = 256
 _PLAIN_LEAVES = "(?:" + _PLAIN_LEAF + _SPACE + "){1,%d}+" % _MAX_RUN
 
 # Zone fills are most of a board's text: tens of thousands of (xy x y) lists
-# in (pts ...) lists. Such a pts list, nothing but points with plain decimal
-# numbers, is one token. With ``dense_points`` it becomes a Points node
-# holding an N x 2 array: no node and no three strings per point; otherwise
-# it is read as a twig. The pattern validates every point, so anything else
-# (an (arc ...) in a polygon, "1e5", a missing number) takes the general
-# path. At most 30 digits a side: every number is finite.
-_DECIMAL = r"-?\d{1,30}+(?:\.\d{1,30}+)?+"
-_XY = r"\(xy\s++" + _DECIMAL + r"\s++" + _DECIMAL + r"\s*+\)"
-_DENSE_ATOM_CHARS = 62     # the longest number the pattern takes
+# in (pts ...) lists, written "(xy 12.3 -4.5)". Such a pts list is one token.
+# With ``dense_points`` it becomes a Points node holding an N x 2 array (no
+# node and no three strings per point) when every number reads as a finite
+# float, as the board reader would read it; otherwise, and without
+# ``dense_points``, it is read as a twig.
+_XY = r'\(xy [^()"\s]++ [^()"\s]++\)'
 
 # One match per token, leading whitespace included, so matches are contiguous.
 # ``lastindex`` tells the kind (the last group to close):
-#   1    a pts list of plain points (the points' text);
+#   1    a pts list of nothing but (xy x y) points (their text);
 #   2    a run of plain leaves;
 #   4    a twig: a named list holding only a run of plain leaves (3 name),
 #        e.g. (segment (start ..) (end ..) (width ..) (layer ..) (net ..));
@@ -483,21 +480,21 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
             parts.append(Node((name, *atoms, ordinal, source)))
             ordinal += 1
             tokens += len(atoms) + 3
-        elif kind == 1:  # a pts list of plain points
+        elif kind == 1:  # a pts list of (xy x y) points
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", text.index("(", match.start()))
             if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", text.index("(", match.start()))
             run = match.group(1)
             count = run.count("(")   # one per point: the pattern allows no other
-            if max_atom < _DENSE_ATOM_CHARS and len(run) > max_atom:   # limits this small are tests'
+            if len(run) > max_atom:
                 _refuse_long_atoms(_split_leaves(run), run, match.start(1), max_atom, fail)
             tokens += 3 + 5 * count  # as for a twig: "(", "pts", ")" and per point "(", 3 atoms, ")"
             if tokens > max_tokens:
                 raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
-            if dense_points:
-                numbers = np.array(run.replace("(xy", " ").replace(")", " ").split(), dtype=np.float64)
-                parts.append(Points(("pts", numbers.reshape(-1, 2), ordinal, source)))
+            points = _points_array(run) if dense_points else None
+            if points is not None:
+                parts.append(Points(("pts", points, ordinal, source)))
             else:
                 leaves = _split_leaves(run)
                 any(map(attach, leaves, zip(range(ordinal + 1, ordinal + 1 + count), repeat(source))))
@@ -551,6 +548,15 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
     if not lists:
         raise MalformedSexpr("no S-expression found", path=path, line=1, column=1)
     return lists[0]
+
+
+def _points_array(run: str) -> np.ndarray | None:
+    """The "(xy x y)" points of a run as an N x 2 array; None unless every number is a finite float."""
+    try:
+        numbers = np.array(run.replace("(xy", " ").replace(")", " ").split(), dtype=np.float64)
+    except ValueError:
+        return None
+    return numbers.reshape(-1, 2) if np.isfinite(numbers).all() else None
 
 
 def _split_leaves(run: str) -> list[list[str]]:

@@ -240,11 +240,13 @@ def test_dense_points_read_the_same_numbers_and_keep_every_other_position():
 
 
 @pytest.mark.parametrize("text", [
-    "(zone (pts (xy 1e5 2) (xy 1 2)))",              # an exponent
+    "(zone (pts (xy nan 2) (xy 1 2)))",              # not finite
+    "(zone (pts (xy 1" + "0" * 400 + " 2)))",         # too large for a float
+    "(zone (pts (xy 0x10 2)))",                       # not a number
     "(zone (pts (xy 1 2) (arc (start 0 0) (mid 1 1) (end 2 0))))",
     "(zone (pts (xy 1 2 3) (xy 1 2)))",              # three numbers
     '(zone (pts (xy "1" 2)))',                        # a quoted number
-    "(zone (pts (xy 1" + "2" * 31 + " 2)))",          # more digits than any board has
+    "(zone (pts (xy  1 2)))",                         # not as KiCad writes it
 ])
 def test_points_that_are_not_plain_take_the_general_path(text):
     pts = sexpr.parse(text, dense_points=True).first("pts")
