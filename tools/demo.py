@@ -7,7 +7,10 @@ pull request and delivers the signed webhooks (plus a duplicate and a forged
 one); the service creates the check run and dispatches readiness-runner.yml;
 the emulator runs it as the code host would, executing `bin/check --runner`,
 which calls back with a signed result; the service decides, completes the
-check run with annotations and comments on the pull request. Then a repair:
+check run with annotations and comments on the pull request. A second user
+of the emulator signs in with the code host (OAuth with PKCE), lists the runs
+and approves the at-risk run: the check run turns from neutral to success.
+Then a repair:
 a push whose dispatch the emulator answers 204 (no run id) is found by its run
 name by the workflow reconciler, and its check run still completes. Then it
 keeps serving until Ctrl-C (`--once` exits after the walkthrough).
@@ -129,7 +132,43 @@ def walkthrough(host, service, url: str) -> None:
     comments = wait_for(lambda: host.comments(REPOSITORY), 20) or []
     for comment in comments:
         print("\n== the pull request comment\n    " + comment["body"].replace("\n", "\n    "))
+    review_walkthrough(host, service, check_run)
     repair_walkthrough(host, url, pr)
+
+
+def review_walkthrough(host, service, check_run: dict) -> None:
+    """A reviewer signs in through the code host, lists the runs and approves the
+    at-risk one; the decision becomes PASS and the check run is updated."""
+    print("\n== a reviewer signs in with the code host and approves the at-risk run")
+    host.create_user("rita-reviewer", name="Rita Reviewer", organizations=["acme-hw"])
+    with httpx.Client(base_url=service.base_url, follow_redirects=True, timeout=30) as browser:
+        session = browser.get("/auth/sign-in", params={"returnTo": "/api/v1/session"})
+        if session.status_code != 200:
+            print(f"  sign-in answered {session.status_code}: {session.text[:200]}")
+            return
+        viewer = session.json()
+        print(f"  signed in as {viewer['viewer']['login']} ({viewer['actor']}); the session cookie is HttpOnly, "
+              f"the CSRF token comes from GET /api/v1/session")
+        runs = browser.get("/api/v1/runs").json()["items"]
+        print_table([{**r, "repository": r["repository"]["fullName"]} for r in runs],
+                    ["id", "repository", "pullRequestNumber", "status", "decision", "reviewId"])
+        at_risk = next((r for r in runs if r["decision"] == "CONDITIONAL" and r["reviewId"]), None)
+        if at_risk is None:
+            print("  no at-risk run with a review to approve")
+            return
+        approved = browser.post(f"/api/v1/reviews/{at_risk['reviewId']}/approvals", json={"status": "approved"},
+                                headers={"X-CSRF-Token": viewer["csrfToken"]})
+        body = approved.json()
+        print(f"  POST /api/v1/reviews/{at_risk['reviewId']}/approvals -> {approved.status_code} "
+              f"{body.get('outcome') or body.get('code')}; review {body.get('review', {}).get('decision')}, "
+              f"release decision {body.get('releaseRun', {}).get('decision')}")
+    updated = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
+                                if c["id"] == check_run["id"] and c["conclusion"] != check_run["conclusion"]], 60)
+    if updated:
+        print(f"  the check run: conclusion {check_run['conclusion']} -> {updated[0]['conclusion']} "
+              f"(\"{updated[0]['title']}\")")
+    else:
+        print("  the check run was not updated within 60 s; see the service log")
 
 
 def repair_walkthrough(host, url: str, pr: dict) -> None:
@@ -208,9 +247,12 @@ def main(argv: list[str] | None = None) -> None:
     # The readiness workflow, as the code host would run it: the checker in runner mode.
     with emulator.start(runner_command=[str(ROOT / "bin" / "check"), "--runner"],
                         runner_env={"SERVICE_URL": base_url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE}) as host:
-        app = host.register_app()
+        app = host.register_app(callback_urls=[f"{base_url}/auth/callback"])
         env.update(HOST_APP_ID=str(app["id"]), HOST_APP_PRIVATE_KEY=app["private_key_pem"], HOST_API_URL=host.url,
-                   SERVICE_OIDC_ISSUER=host.oidc_issuer, SERVICE_OIDC_AUDIENCE=OIDC_AUDIENCE)
+                   SERVICE_OIDC_ISSUER=host.oidc_issuer, SERVICE_OIDC_AUDIENCE=OIDC_AUDIENCE,
+                   # Sign-in with the code host (the emulator serves its OAuth pages too).
+                   HOST_WEB_URL=host.url, HOST_OAUTH_CLIENT_ID=app["client_id"],
+                   HOST_OAUTH_CLIENT_SECRET=app["client_secret"], SERVICE_PUBLIC_URL=base_url)
         config = config_module.load({**os.environ, **env})
         service = Service(config, url, extra_env=env, log_path=log_path).start()
         host.configure_webhooks(f"{base_url}/api/host/webhook", env["HOST_WEBHOOK_SECRET"],

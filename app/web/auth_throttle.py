@@ -39,9 +39,13 @@ def refuse_if_limited(conn, limiter: str, key: str, limit: int, at: dt.datetime)
     row = database.call_one(conn, "auth_throttle_check", p_limiter=limiter, p_client_key=key, p_limit=limit,
                             p_now=at)
     if row["limited"]:
-        raise ApiError(429, "too_many_auth_failures",
-                       "too many failed authentications from this client; retry after the window resets",
-                       headers={"Retry-After": str(row["retry_after_seconds"])})
+        raise limited(row["retry_after_seconds"])
+
+
+def limited(retry_after_seconds: int) -> ApiError:
+    return ApiError(429, "too_many_auth_failures",
+                    "too many failed authentications from this client; retry after the window resets",
+                    headers={"Retry-After": str(retry_after_seconds)})
 
 
 def record_failure(conn, limiter: str, key: str, at: dt.datetime) -> int:

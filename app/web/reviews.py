@@ -22,19 +22,13 @@ from app.web import db, keyset
 from app.web.bearer_auth import require
 from app.web.bodies import SMALL_MAX_BYTES, read_json_object
 from app.web.errors import ApiError
-from app.web.run_listing import MAX_ID, RunDetail, RunFindings
+from app.web.run_listing import DatabaseResource, RunDetail, RunFindings, id_param, positive_id
 from app.web.tokens import iso
 
 APPROVAL_FIELDS = {"status", "breakGlass", "reason"}
 WAIVER_FIELDS = {"fingerprint", "reason", "expiresAt"}
 FINGERPRINT = re.compile(r"^[\x21-\x7e]{1,200}$")
 MIN_BREAK_GLASS_REASON = 10
-
-
-def _path_id(value: str, what: str) -> int:
-    if not value.isdigit() or not 0 < int(value) <= MAX_ID:
-        raise ApiError(404, "not_found", f"no such {what} among your repositories")
-    return int(value)
 
 
 def _no_unknown(body: dict, allowed: set) -> None:
@@ -50,15 +44,12 @@ def _text(body: dict, name: str, maximum: int, code: str, minimum: int = 1) -> s
     return value.strip()
 
 
-class Approvals:
+class Approvals(DatabaseResource):
     session_methods = frozenset({"POST"})
-
-    def __init__(self, config, pool):
-        self.config, self.pool = config, pool
 
     def on_post(self, req, resp, review_id: str):
         auth = require(req, scope="reviews:write")
-        review = _path_id(review_id, "review")
+        review = id_param(review_id, "review")
         body = read_json_object(req, SMALL_MAX_BYTES)
         _no_unknown(body, APPROVAL_FIELDS)
         status = body.get("status")
@@ -115,15 +106,12 @@ def waiver_item(row: dict) -> dict:
             "standing": row["standing"]}
 
 
-class Waivers:
+class Waivers(DatabaseResource):
     session_methods = frozenset({"GET", "POST", "DELETE"})
-
-    def __init__(self, config, pool):
-        self.config, self.pool = config, pool
 
     def on_get(self, req, resp, repository_id: str):
         auth = require(req, scope="reviews:read")
-        repository = _path_id(repository_id, "repository")
+        repository = id_param(repository_id, "repository")
         if repository not in auth.repository_ids:
             raise ApiError(404, "not_found", "no such repository among your repositories")
         limit = keyset.limit_param(req, default=50)
@@ -139,7 +127,7 @@ class Waivers:
 
     def on_post(self, req, resp, repository_id: str):
         auth = require(req, scope="reviews:write")
-        repository = _path_id(repository_id, "repository")
+        repository = id_param(repository_id, "repository")
         body = read_json_object(req, SMALL_MAX_BYTES)
         _no_unknown(body, WAIVER_FIELDS)
         fingerprint = body.get("fingerprint")
@@ -164,15 +152,15 @@ class Waivers:
 
     def on_delete(self, req, resp, repository_id: str):
         auth = require(req, scope="reviews:write")
-        repository = _path_id(repository_id, "repository")
-        raw = req.get_param("waiverId") or ""
-        if not raw.isdigit() or not 0 < int(raw) <= MAX_ID:
+        repository = id_param(repository_id, "repository")
+        waiver = positive_id(req.get_param("waiverId"))
+        if waiver is None:
             raise ApiError(400, "invalid_waiver_id", "waiverId must be a waiver id")
         row = db.call_one(self.pool, self.config, "waiver_delete", idempotent=False, p_repository_id=repository,
-                          p_repository_ids=sorted(auth.repository_ids), p_waiver_id=int(raw), p_actor=auth.actor)
+                          p_repository_ids=sorted(auth.repository_ids), p_waiver_id=waiver, p_actor=auth.actor)
         if row["outcome"] == "not_found":
             raise ApiError(404, "not_found", "no such waiver among your repositories")
-        log("review.waiver_deleted", waiverId=int(raw), outcome=row["outcome"], actor=auth.actor)
+        log("review.waiver_deleted", waiverId=waiver, outcome=row["outcome"], actor=auth.actor)
         resp.media = {"ok": True, "outcome": row["outcome"], "waiverId": str(row["waiver_id"]),
                       "deletedAt": iso(row["deleted_at"]), "decisionsChanged": row["decisions_changed"]}
 

@@ -33,11 +33,24 @@ def visible_repositories(req, scope: str) -> list[int]:
     return sorted(require(req, scope=scope).repository_ids)
 
 
-def id_param(value: str) -> int:
+def positive_id(raw: str | None) -> int | None:
+    """A positive 64-bit id, or None for anything else."""
+    return int(raw) if raw and raw.isdigit() and 0 < int(raw) <= MAX_ID else None
+
+
+def id_param(value: str, what: str = "release run") -> int:
     """A path id: anything but a positive 64-bit integer names nothing (404)."""
-    if not value.isdigit() or not 0 < int(value) <= MAX_ID:
-        raise ApiError(404, "not_found", "no such release run among your repositories")
-    return int(value)
+    found = positive_id(value)
+    if found is None:
+        raise ApiError(404, "not_found", f"no such {what} among your repositories")
+    return found
+
+
+class DatabaseResource:
+    """A resource that reaches the database through app/web/db.py."""
+
+    def __init__(self, config, pool):
+        self.config, self.pool = config, pool
 
 
 def choice_param(req, name: str, allowed: tuple, code: str) -> str | None:
@@ -51,7 +64,7 @@ def repository_filter(req, visible: list[int]) -> list[int]:
     raw = req.get_param("repositoryId")
     if raw is None:
         return visible
-    if not raw.isdigit() or not 0 < int(raw) <= MAX_ID:
+    if positive_id(raw) is None:
         raise ApiError(400, "invalid_repository_id", "repositoryId must be a repository id")
     return [r for r in visible if r == int(raw)]
 
@@ -97,11 +110,8 @@ def run_item(row: dict) -> dict:
             "reviewId": str(row["review_id"]) if row["review_id"] is not None else None}
 
 
-class RunDetail:
+class RunDetail(DatabaseResource):
     session_methods = frozenset({"GET"})
-
-    def __init__(self, config, pool):
-        self.config, self.pool = config, pool
 
     def on_get(self, req, resp, run_id: str):
         visible = visible_repositories(req, "reviews:read")
@@ -126,11 +136,8 @@ class RunDetail:
         }
 
 
-class RunFindings:
+class RunFindings(DatabaseResource):
     session_methods = frozenset({"GET"})
-
-    def __init__(self, config, pool):
-        self.config, self.pool = config, pool
 
     def on_get(self, req, resp, run_id: str):
         visible = visible_repositories(req, "reviews:read")

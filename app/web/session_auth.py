@@ -34,7 +34,6 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
-from app import database
 from app.web import auth_throttle, db
 from app.web.bodies import read_bounded
 from app.web.errors import ApiError
@@ -152,13 +151,15 @@ class SessionAuth:
         req.context.auth = actor
 
     def authenticate(self, req, value: str) -> SessionActor:
-        key, at = auth_throttle.client_key(req), auth_throttle.now()
-        with db.connection(self.pool, self.config) as conn:
-            auth_throttle.refuse_if_limited(conn, auth_throttle.BEARER, key, self.config.auth_rate_limit_per_minute, at)
-            row = database.call_one(conn, "session_verify", p_token_sha256=digest(value), p_now=at)
-            if row["outcome"] == "unknown":
-                auth_throttle.record_failure(conn, auth_throttle.BEARER, key, at)
-                raise ApiError(401, "invalid_session", "the session is not valid; sign in again")
+        # The limiter, the lookup and a failure's count are one call (sql/functions/sessions.sql).
+        # Retried once after a lost connection: a repeat can at most count one more failure.
+        row = db.call_one(self.pool, self.config, "session_authenticate", idempotent=True,
+                          p_token_sha256=digest(value), p_client_key=auth_throttle.client_key(req),
+                          p_limit=self.config.auth_rate_limit_per_minute, p_now=auth_throttle.now())
+        if row["outcome"] == "limited":
+            raise auth_throttle.limited(row["retry_after_seconds"])
+        if row["outcome"] == "unknown":
+            raise ApiError(401, "invalid_session", "the session is not valid; sign in again")
         if row["outcome"] == "expired":
             raise ApiError(401, "session_expired", "the session has expired; sign in again")
         return SessionActor(str(row["session_id"]), row["viewer_id"], row["viewer_login"],

@@ -362,15 +362,14 @@ CREATE OR REPLACE FUNCTION boardready.outbox_decision_published(
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_run_id bigint;
+  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'decision_published', p_now);
 BEGIN
-  IF NOT queue_complete('outbox_items', p_item_id, p_lease_token, 'decision_published', p_now) THEN
+  IF v_item.id IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
-  SELECT o.release_run_id INTO v_run_id FROM outbox_items o WHERE o.id = p_item_id;
-  UPDATE release_runs SET published_decision = p_decision, updated_at = p_now WHERE id = v_run_id;
-  PERFORM release_decision_refresh(v_run_id, p_now);
+  UPDATE release_runs SET published_decision = p_decision, updated_at = p_now WHERE id = v_item.release_run_id;
+  PERFORM release_decision_refresh(v_item.release_run_id, p_now);
   RETURN QUERY SELECT 'decision_published'::text;
 END $$;
 

@@ -18,7 +18,9 @@ from psycopg.rows import dict_row
 
 from app import database, embedded_pg, migrations
 from app.web.wsgi import create_app
+import emulator
 from tests.service.helpers import Server, make_config
+from tests.service.hostkit import make_hostkit
 
 
 @pytest.fixture(scope="session")
@@ -76,3 +78,16 @@ def config():
 @pytest.fixture
 def client(config, pool):
     return testing.TestClient(create_app(config, pool))
+
+
+@pytest.fixture
+def host():
+    """A running code host emulator (a module may define its own)."""
+    with emulator.start() as handle:
+        yield handle
+
+
+@pytest.fixture
+def kit(host):
+    """The app installed on one repository of the emulator, and the service's configuration for it."""
+    return make_hostkit(host, SERVICE_OIDC_ISSUER=host.oidc_issuer)

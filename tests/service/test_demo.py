@@ -21,6 +21,10 @@ def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):
     assert "status completed, conclusion neutral" in out
     assert "annotation warning  hardware/blinky.kicad_sch:" in out
     assert "decision `CONDITIONAL`" in out
+    # A second user signs in with the code host and approves the at-risk run.
+    assert "signed in as rita-reviewer (host-user:" in out
+    assert "release decision PASS" in out
+    assert "the check run: conclusion neutral -> success" in out
     # The repair: a dispatch answered 204 is found by its run name and its check run still completes.
     assert "the dispatch was answered 204" in out
     assert "matched the run name \"boardready readiness " in out

@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 import uuid
 
-import emulator
 import pytest
 from falcon import testing
 
 from app.web.wsgi import create_app
 from tests.service.helpers import post_webhook
-from tests.service.hostkit import REPOSITORY, assert_requests_match_the_rest_description, make_hostkit, run_outbox
+from tests.service.hostkit import REPOSITORY, assert_requests_match_the_rest_description, run_outbox
 from tests.service.resultkit import DispatchedRun, envelope, finding, make_result
 from tests.service.sessionkit import Session
 
@@ -22,18 +21,8 @@ AUTHOR = {"id": 9_100_001, "login": "octo-author"}
 
 
 @pytest.fixture
-def host():
-    with emulator.start() as handle:
-        yield handle
-
-
-@pytest.fixture
-def kit(host):
-    return make_hostkit(host, SERVICE_OIDC_ISSUER=host.oidc_issuer)
-
-
-@pytest.fixture
 def client(kit, pool):
+    """The service configured for the emulator (conftest's host and kit)."""
     return testing.TestClient(create_app(kit.config, pool))
 
 
