@@ -64,7 +64,10 @@ def start(stack: Stack, browser: httpx.Client, return_to: str = "/api/v1/session
 
 
 def callback(stack: Stack, browser: httpx.Client, **params) -> httpx.Response:
-    return browser.get(f"{stack.base}/auth/callback", params=params, follow_redirects=False)
+    answer = browser.get(f"{stack.base}/auth/callback", params=params, follow_redirects=False)
+    if answer.status_code != 302:
+        openapi_response_validator("/auth/callback", "get", answer.status_code).validate(answer.json())
+    return answer
 
 
 def test_sign_in_end_to_end(stack, owner, capfd):
@@ -111,6 +114,7 @@ def test_sign_in_end_to_end(stack, owner, capfd):
     # Sign out with the CSRF token: the session is gone.
     refused = browser.post(f"{stack.base}/auth/sign-out")
     assert refused.status_code == 403 and refused.json()["code"] == "csrf_failed"
+    openapi_response_validator("/auth/sign-out", "post", 403).validate(refused.json())
     out = browser.post(f"{stack.base}/auth/sign-out", headers={"X-CSRF-Token": body["csrfToken"]})
     assert out.status_code == 204 and count(owner, "sessions") == 0
     after = browser.get(f"{stack.base}/api/v1/session")
@@ -177,6 +181,7 @@ def test_callback_without_a_sign_in_in_progress(stack):
 def test_return_to_must_be_a_path_here(stack, owner, return_to):
     answer = httpx.get(f"{stack.base}/auth/sign-in", params={"returnTo": return_to})
     assert answer.status_code == 400 and answer.json()["code"] == "invalid_return_to"
+    openapi_response_validator("/auth/sign-in", "get", 400).validate(answer.json())
     assert count(owner, "sign_in_attempts") == 0
 
 
@@ -208,3 +213,4 @@ def test_sign_in_is_off_without_a_client(client):
     for path in ("/auth/sign-in", "/auth/callback"):
         answer = client.simulate_get(path)
         assert answer.status_code == 503 and answer.json["code"] == "sign_in_not_configured"
+        openapi_response_validator(path, "get", 503).validate(answer.json)
