@@ -22,7 +22,7 @@ per footprint pad shape only where a pad needs its own polygon.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import shapely
@@ -58,13 +58,6 @@ class Copper:
     unit_item: np.ndarray
     unit_radius: np.ndarray
     fills: np.ndarray                          # item indices of zone fills
-    _tree: shapely.STRtree | None = field(default=None, repr=False)
-
-    @property
-    def tree(self) -> shapely.STRtree:
-        if self._tree is None:
-            self._tree = shapely.STRtree(self.unit_geom)
-        return self._tree
 
     def __len__(self) -> int:
         return len(self.kind)

@@ -1,15 +1,15 @@
 """Copper rules from the board's own design rules: shorts, clearance, hole-to-hole,
 track width, connectivity (unconnected islands) and dangling track ends.
 
-How the pairs are found: one STRtree over every copper unit (items, and zone
-fill outlines cut into chains) is queried with each unit grown by its own
-radius twice plus the largest clearance any rule asks for. Growing by the
-querying unit's radius twice covers the pair from the side of the larger
-item (max(2a, 2b) >= a + b), so small items do not pay for the largest pad
-on the board. GEOS then measures every candidate pair in one vectorized
-call. Copper lying wholly inside another net's zone fill, far from any fill
-edge, is found by testing each item's anchor point against the prepared fill
-polygon.
+How the pairs are found: per copper layer, one STRtree over the boxes of the
+copper units on it (items, and zone fill outlines cut into chains), each box
+grown by its unit's radius and half the largest clearance any rule asks for,
+is queried with the same boxes. Two boxes overlap when the copper may be
+closer than that clearance (their gap is a lower bound of the distance), so
+nothing is missed and items of other layers are never candidates. GEOS then
+measures every candidate pair in one vectorized call. Copper lying wholly
+inside another net's zone fill, far from any fill edge, is found by testing
+each item's anchor point against the prepared fill polygon.
 
 What is tested follows KiCad's DRC: two items of different nets; two pads
 without a net (unless they are the same pad of one footprint); a zone
@@ -95,18 +95,7 @@ def _largest_clearance(copper: Copper, rules: BoardRules, model: ProjectModel) -
 def _near_pairs(copper: Copper, reach: float) -> Pairs:
     units = copper.unit_geom
     radius = copper.unit_radius
-    tree = copper.tree
-    query_in, query_tree = tree.query(grown_boxes(units, 2 * radius + reach + TOUCHING))
-    item_in, item_tree = copper.unit_item[query_in], copper.unit_item[query_tree]
-    keep = (item_in != item_tree) & ((copper.layers[item_in] & copper.layers[item_tree]) != 0)
-    query_in, query_tree, item_in, item_tree = query_in[keep], query_tree[keep], item_in[keep], item_tree[keep]
-    # Each unordered pair once: ordered by item, then unique by unit pair.
-    swap = item_in > item_tree
-    unit_a = np.where(swap, query_tree, query_in)
-    unit_b = np.where(swap, query_in, query_tree)
-    key = unit_a.astype(np.int64) * len(units) + unit_b
-    key, first = np.unique(key, return_index=True)
-    unit_a, unit_b = unit_a[first], unit_b[first]
+    unit_a, unit_b = _candidate_units(copper, reach + TOUCHING)
     distance = shapely.distance(units[unit_a], units[unit_b]) - radius[unit_a] - radius[unit_b]
     item_a, item_b = copper.unit_item[unit_a], copper.unit_item[unit_b]
     contained = _inside_fills(copper)
@@ -125,6 +114,34 @@ def _near_pairs(copper: Copper, reach: float) -> Pairs:
     first = np.concatenate([[True], key[1:] != key[:-1]]) if len(key) else np.zeros(0, dtype=bool)
     pick = order[first]
     return Pairs(a=item_a[pick], b=item_b[pick], distance=distance[pick], unit_a=unit_a[pick], unit_b=unit_b[pick])
+
+
+def _candidate_units(copper: Copper, reach: float) -> tuple[np.ndarray, np.ndarray]:
+    """Unit pairs of two items on a shared layer whose boxes, each grown by its unit's radius
+    and half the reach, overlap: every pair of copper closer than the reach, each once, the
+    unit of the lower item first, in the order of (unit a, unit b).
+
+    One STRtree per copper layer over the grown boxes, queried with the same boxes: an
+    envelope test in C, and items of other layers are never candidates. The boxes' gap
+    is a lower bound of the distance, so nothing closer than the reach is missed.
+    """
+    boxes = grown_boxes(copper.unit_geom, copper.unit_radius + reach / 2)
+    unit_layers = copper.layers[copper.unit_item]
+    firsts, seconds = [], []
+    for bit in range(len(copper.layer_names)):
+        on = np.flatnonzero((unit_layers >> bit) & 1)
+        if len(on) < 2:
+            continue
+        query_in, query_tree = shapely.STRtree(boxes[on]).query(boxes[on])
+        query_in, query_tree = on[query_in], on[query_tree]
+        keep = copper.unit_item[query_in] < copper.unit_item[query_tree]   # each pair once, no item with itself
+        firsts.append(query_in[keep])
+        seconds.append(query_tree[keep])
+    if not firsts:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    # A pair on several shared layers (through-hole pads, vias) is found on each of them.
+    key = np.unique(np.concatenate(firsts).astype(np.int64) * len(boxes) + np.concatenate(seconds))
+    return key // len(boxes), key % len(boxes)
 
 
 def grown_boxes(geometries: np.ndarray, margin) -> np.ndarray:
@@ -414,28 +431,16 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
     tracks = np.flatnonzero((copper.kind == TRACK) | (copper.kind == ARC))
     if not len(tracks):
         return []
-    ends = np.concatenate([[copper.owner[i].points[0] for i in tracks], [copper.owner[i].points[-1] for i in tracks]])
+    # Start and end of every track (an arc's polyline ends where the arc does).
+    ends = np.concatenate([copper.anchor[tracks], shapely.get_coordinates(shapely.get_point(copper.core[tracks], -1))])
     end_item = np.concatenate([tracks, tracks])
-    points = shapely.points(ends)
-    solid = copper.kind != ZONE
-    reach = float(copper.radius[solid].max()) if solid.any() else 0.0
-    query_in, query_tree = copper.tree.query(grown_boxes(points, reach + copper.radius[end_item] + TOUCHING))
-    other = copper.unit_item[query_tree]
-    mine = end_item[query_in]
-    keep = (other != mine) & (copper.net[other] == copper.net[mine]) & ((copper.layers[other] & copper.layers[mine]) != 0)
-    query_in, query_tree = query_in[keep], query_tree[keep]
-    # As in KiCad, a track end joins another track only at that track's own ends (routers
-    # split the trunk at a junction); an end lying on the middle of a track is dangling.
-    other = copper.unit_item[query_tree]
-    is_track = (copper.kind[other] == TRACK) | (copper.kind[other] == ARC)
-    target = copper.unit_geom[query_tree].copy()
-    if is_track.any():
-        target[is_track] = shapely.boundary(target[is_track])
-    # The end counts with its track's half width, as KiCad hit-tests it.
-    gap = shapely.distance(points[query_in], target) - copper.unit_radius[query_tree] \
-        - copper.radius[end_item[query_in]]
-    connected = np.zeros(len(points), dtype=bool)
-    connected[query_in[gap < TOUCHING]] = True
+    end_radius = copper.radius[end_item]
+    # Most ends lie exactly on another track's end or a via's centre of their net and layer:
+    # those join without geometry. The rest are measured against the copper around them.
+    connected = _on_a_track_end_or_via(copper, ends, end_item)
+    open_ends = np.flatnonzero(~connected)
+    if len(open_ends):
+        _touching_copper(copper, ends, end_item, open_ends, connected)
     for fill in copper.fills:   # an end inside its net's fill
         open_ends = np.flatnonzero(~connected & (copper.net[end_item] == copper.net[fill])
                                    & ((copper.layers[end_item] & copper.layers[fill]) != 0))
@@ -461,6 +466,68 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
                                 extra={"x": round(float(x), 4), "y": round(float(y), 4), "layer": layer,
                                        "count": len(open_ends), "nets": [copper.net_names[copper.net[first]]]}))
     return findings
+
+
+def _touching_copper(copper: Copper, ends: np.ndarray, end_item: np.ndarray, open_ends: np.ndarray,
+                     connected: np.ndarray) -> None:
+    """Mark the open ends that touch other copper of their net and layer (a pad, a track's
+    end, a via, a fill's edge)."""
+    points = shapely.points(ends[open_ends])
+    end_radius = copper.radius[end_item]
+    # Candidates from the copper's side: each unit's box grown by its own radius and the widest
+    # end's, queried against the open ends, holds every end that can touch it.
+    query_tree, local = shapely.STRtree(points).query(
+        grown_boxes(copper.unit_geom, copper.unit_radius + float(end_radius.max()) + TOUCHING))
+    query_in = open_ends[local]
+    other = copper.unit_item[query_tree]
+    mine = end_item[query_in]
+    keep = (other != mine) & (copper.net[other] == copper.net[mine]) & ((copper.layers[other] & copper.layers[mine]) != 0)
+    local, query_in, query_tree = local[keep], query_in[keep], query_tree[keep]
+    # As in KiCad, a track end joins another track only at that track's own ends (routers
+    # split the trunk at a junction); an end lying on the middle of a track is dangling.
+    other = copper.unit_item[query_tree]
+    is_track = (copper.kind[other] == TRACK) | (copper.kind[other] == ARC)
+    target = copper.unit_geom[query_tree]
+    if is_track.any():
+        target = target.copy()
+        track_units, back = np.unique(query_tree[is_track], return_inverse=True)
+        target[is_track] = shapely.boundary(copper.unit_geom[track_units])[back]
+    # The end counts with its track's half width, as KiCad hit-tests it.
+    gap = shapely.distance(points[local], target) - copper.unit_radius[query_tree] - end_radius[query_in]
+    connected[query_in[gap < TOUCHING]] = True
+
+
+def _on_a_track_end_or_via(copper: Copper, ends: np.ndarray, end_item: np.ndarray) -> np.ndarray:
+    """Which track ends share their exact point, net and layer with another track's end or a via.
+
+    Such an end touches that copper (distance 0) whatever the widths; the others are left to
+    the geometry. A place is (x, y, net, layer): a track end gives one, a via one per layer
+    it spans; an end is joined when two items or more stand at its place.
+    """
+    vias = np.flatnonzero(copper.kind == VIA)
+    spans = [(via, 1 << bit) for via in vias.tolist() for bit in range(len(copper.layer_names))
+             if copper.layers[via] >> bit & 1]
+    via_item = np.array([via for via, _ in spans], dtype=np.int64)
+    count = len(ends)
+    # Exact places as integers (a coordinate's bits), sorted together.
+    places = np.empty((count + len(spans), 4), dtype=np.int64)
+    places[:count, :2] = np.ascontiguousarray(ends, dtype=np.float64).view(np.int64)
+    places[:count, 2] = copper.net[end_item]
+    places[:count, 3] = copper.layers[end_item]
+    places[count:, :2] = np.ascontiguousarray(copper.anchor[via_item].reshape(-1, 2)).view(np.int64)
+    places[count:, 2] = copper.net[via_item]
+    places[count:, 3] = [bit for _, bit in spans]
+    order = np.lexsort(places.T[::-1])
+    ordered = places[order]
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.cumsum(starts) - 1
+    # Distinct items per place: a zero-length track's two ends are one item.
+    item = np.concatenate([end_item, via_item]).astype(np.int64)
+    pairs = np.unique(place * (int(item.max()) + 1) + item) // (int(item.max()) + 1)
+    distinct = np.bincount(pairs, minlength=int(place.max()) + 1)
+    return distinct[place[:count]] >= 2
 
 
 # -- track width ----------------------------------------------------------------------
