@@ -374,23 +374,15 @@ def _finding(board: Board, copper: Copper, v: Violation, count: int = 1, nets: t
 def _connectivity_findings(board: Board, copper: Copper, pairs: Pairs) -> list[Finding]:
     """Per net, union the touching items; every island beyond the first that holds a pad is reported."""
     same = (copper.net[pairs.a] == copper.net[pairs.b]) & (copper.net[pairs.a] != 0) & (pairs.distance < TOUCHING)
-    parent = np.arange(len(copper))
-
-    def find(i: int) -> int:
-        root = i
-        while parent[root] != root:
-            root = parent[root]
-        while parent[i] != root:
-            parent[i], i = root, parent[i]
-        return root
-
-    for a, b in zip(pairs.a[same].tolist(), pairs.b[same].tolist()):
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+    root = _components(len(copper), pairs.a[same], pairs.b[same])
+    # Only nets with pads on two islands or more need a closer look.
+    pads = np.flatnonzero((copper.kind == PAD) & (copper.net != 0))
+    pad_islands = np.unique(copper.net[pads].astype(np.int64) * len(copper) + root[pads]) // len(copper)
+    nets, islands_with_pads = np.unique(pad_islands, return_counts=True)
+    split = nets[islands_with_pads >= 2]
     islands: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for item in np.flatnonzero(copper.net != 0).tolist():
-        islands[int(copper.net[item])][find(item)].append(item)
+    for item in np.flatnonzero(np.isin(copper.net, split)).tolist():
+        islands[int(copper.net[item])][int(root[item])].append(item)
     findings = []
     for net, groups in islands.items():
         with_pads = [items for items in groups.values() if any(copper.kind[i] == PAD for i in items)]
@@ -403,6 +395,29 @@ def _connectivity_findings(board: Board, copper: Copper, pairs: Pairs) -> list[F
             findings.append(_unconnected(board, copper, net, island, body))
             body += island
     return findings
+
+
+def _components(count: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For each of ``count`` items, the smallest item joined to it through the pairs (a, b).
+
+    Union-find in array operations: every pair pulls the larger of its two labels down
+    to the smaller (labels are always roots after the jumps), then labels jump to their
+    label's label until they stop changing; repeated until no pair joins two labels.
+    """
+    label = np.arange(count)
+    while len(a):
+        label_a, label_b = label[a], label[b]
+        if (label_a == label_b).all():
+            break
+        lower = np.minimum(label_a, label_b)
+        np.minimum.at(label, label_a, lower)
+        np.minimum.at(label, label_b, lower)
+        while True:
+            jumped = label[label]
+            if (jumped == label).all():
+                break
+            label = jumped
+    return label
 
 
 def _unconnected(board: Board, copper: Copper, net: int, island: list[int], body: list[int]) -> Finding:

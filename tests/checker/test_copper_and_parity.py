@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+import pytest
+import shapely
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checker.copper import ARC, TRACK
+from checker.rules import copper_rules
 from checker.runner import RunOptions, check
+
+from checker_fixtures import FIXTURES, KICAD
 
 
 def _findings(folder, rule_id, board_file=None):
@@ -118,3 +128,41 @@ def test_without_a_symbol_path_footprints_pair_by_reference(copy_project):
     assert [f.message.split(" ")[0] for f in _findings(folder, "parity.missing-footprint")] == ["R1"]
     assert [f.message.split(" ")[0] for f in _findings(folder, "parity.extra-footprint")] == ["R99"]
     assert _findings(folder, "parity.reference-mismatch") == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=60))))
+def test_islands_are_those_of_a_plain_union_find(case):
+    count, pairs = case
+    parent = list(range(count))
+
+    def find(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        parent[max(ra, rb)] = min(ra, rb)
+    a = np.array([p[0] for p in pairs], dtype=np.int64)
+    b = np.array([p[1] for p in pairs], dtype=np.int64)
+    assert copper_rules._components(count, a, b).tolist() == [find(i) for i in range(count)]
+
+
+@pytest.mark.parametrize("board", [
+    FIXTURES / "kicad-multilayer/kit-dev-coldfire-xilinx_5213/kit-dev-coldfire-xilinx_5213.kicad_pcb",
+    KICAD / "v6/flat_hierarchy/flat_hierarchy.kicad_pcb",
+])
+def test_track_ends_joined_by_their_exact_place_also_touch_by_geometry(board):
+    # The shortcut for ends at another track's end or a via must never join an end
+    # that the measured distance would leave dangling.
+    copper = check(RunOptions(path=board.parent, run_kicad_cli=False)).models[0].copper
+    tracks = np.flatnonzero((copper.kind == TRACK) | (copper.kind == ARC))
+    ends = np.concatenate([copper.anchor[tracks], shapely.get_coordinates(shapely.get_point(copper.core[tracks], -1))])
+    end_item = np.concatenate([tracks, tracks])
+    shortcut = copper_rules._on_a_track_end_or_via(copper, ends, end_item)
+    measured = np.zeros(len(ends), dtype=bool)
+    copper_rules._touching_copper(copper, ends, end_item, np.arange(len(ends)), measured)
+    assert shortcut.sum() > len(ends) / 2
+    assert not (shortcut & ~measured).any()
