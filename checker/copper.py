@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import shapely
@@ -251,7 +252,8 @@ def build_copper(board: Board) -> Copper:
     # Tracks: straight segments in one vectorized call, arcs as their polylines.
     segments = [t for t in board.tracks if t.layer in copper_set and len(t.points) == 2 and t.width > 0]
     if segments:
-        coords = np.array([t.points for t in segments], dtype=np.float64)
+        coords = np.fromiter(chain.from_iterable(chain.from_iterable(t.points for t in segments)),
+                             dtype=np.float64, count=4 * len(segments)).reshape(-1, 2, 2)
         groups.add(TRACK, [net_of(t.net) for t in segments], [1 << layer_index[t.layer] for t in segments],
                    shapely.linestrings(coords), [t.width / 2 for t in segments], coords[:, 0, :], 0.0, -1, segments)
     arcs = [t for t in board.tracks if t.layer in copper_set and len(t.points) > 2 and t.width > 0]
@@ -323,9 +325,13 @@ def _outline_chains(polygon) -> np.ndarray:
 def _add_pads(groups: _Groups, board: Board, order: list[str], net_of) -> None:
     """Round, oval and (rounded) rectangular pads in vectorized batches; the rest one by one."""
     round_pads, line_pads, box_pads, other_pads = [], [], [], []
+    masks: dict[tuple, int] = {}   # pads repeat a handful of layer lists
     for index, footprint in enumerate(board.footprints):
         for pad in footprint.pads:
-            mask = pad_layers(pad, order)
+            key = (*pad.layers, pad.unused_layers_removed, pad.kind, pad.end_layers_kept)
+            mask = masks.get(key)
+            if mask is None:
+                mask = masks[key] = pad_layers(pad, order)
             if not mask or pad.width <= 0 or pad.height <= 0:
                 continue
             if pad.kind == "np_thru_hole" and pad.drill_size and max(pad.width, pad.height) <= max(pad.drill_size) + 1e-9:
@@ -344,27 +350,33 @@ def _add_pads(groups: _Groups, board: Board, order: list[str], net_of) -> None:
             else:
                 other_pads.append(entry)
 
-    def add(batch, cores, radii):
+    def add(batch, cores, radii, anchors=None):
         entries = [b[0] for b in batch]
         groups.add(PAD, [net_of(e[1].net) for e in entries], [e[3] for e in entries], cores, radii,
-                   [_placed((0.0, 0.0), e[1]) for e in entries],
+                   anchors if anchors is not None else [_placed((0.0, 0.0), e[1]) for e in entries],
                    [e[1].clearance if e[1].clearance else (e[0].clearance or 0.0) for e in entries],
                    [e[2] for e in entries], [(e[0], e[1]) for e in entries])
 
     if round_pads:
-        add(round_pads, shapely.points(np.array([_placed((0.0, 0.0), b[0][1]) for b in round_pads])),
-            [b[1] for b in round_pads])
+        centres = np.array([_placed((0.0, 0.0), b[0][1]) for b in round_pads])
+        add(round_pads, shapely.points(centres), [b[1] for b in round_pads], centres)
     if line_pads:
-        local = np.array([[(-b[2][0], -b[2][1]), (b[2][0], b[2][1])] for b in line_pads])
+        reach = np.array([b[2] for b in line_pads], dtype=np.float64)   # N x 2: half the straight part
+        local = _CORNERS[[0, 2]][None, :, :] * reach[:, None, :]
         add(line_pads, shapely.linestrings(_place_many(local, [b[0][1] for b in line_pads])),
             [b[1] for b in line_pads])
     if box_pads:
-        local = np.array([[(-sx, -sy), (sx, -sy), (sx, sy), (-sx, sy), (-sx, -sy)] for _, _, (sx, sy) in box_pads])
+        half = np.array([b[2] for b in box_pads], dtype=np.float64)
+        local = _CORNERS[None, :, :] * half[:, None, :]
         add(box_pads, shapely.polygons(_place_many(local, [b[0][1] for b in box_pads])), [b[1] for b in box_pads])
     shaped = [(entry, _pad_polygon(entry[1])) for entry in other_pads]
     shaped = [(entry, core) for entry, core in shaped if core is not None and not core.is_empty]
     if shaped:
         add([(entry,) for entry, _ in shaped], [core for _, core in shaped], [0.0] * len(shaped))
+
+
+# A rectangle's corners around its centre, closed, for N x 2 half sizes: (-x, -y), (x, -y), ...
+_CORNERS = np.array([(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0)])
 
 
 def _place_many(local: np.ndarray, pads: list[Pad]) -> np.ndarray:
@@ -391,10 +403,10 @@ class Holes:
 
 
 def build_holes(board: Board) -> Holes:
-    core, radius, owner, footprint, anchor = [], [], [], [], []
+    """Via holes, then pad holes in footprint order; round holes as points made in one call."""
+    radius, owner, footprint, anchor, slots = [], [], [], [], {}
     for via in board.vias:
         if via.drill:
-            core.append(shapely.Point(via.x, via.y))
             radius.append(via.drill / 2)
             owner.append(via)
             footprint.append(-1)
@@ -404,21 +416,18 @@ def build_holes(board: Board) -> Holes:
             if not pad.drill_size or min(pad.drill_size) <= 0:
                 continue
             w, h = pad.drill_size
-            cx, cy = pad.x, pad.y
             r = min(w, h) / 2
             reach_x, reach_y = w / 2 - r, h / 2 - r
-            if reach_x > 1e-9 or reach_y > 1e-9:
-                a = _hole_placed((-reach_x, -reach_y), pad)
-                b = _hole_placed((reach_x, reach_y), pad)
-                core.append(shapely.LineString([a, b]))
-            else:
-                core.append(shapely.Point(cx, cy))
+            if reach_x > 1e-9 or reach_y > 1e-9:   # a slot: the segment between its two end centres
+                slots[len(owner)] = shapely.LineString([_hole_placed((-reach_x, -reach_y), pad),
+                                                        _hole_placed((reach_x, reach_y), pad)])
             radius.append(r)
             owner.append((fp, pad))
             footprint.append(index)
-            anchor.append((cx, cy))
-    array = np.empty(len(core), dtype=object)
-    array[:] = core
-    return Holes(core=array, radius=np.array(radius, dtype=np.float64), owner=owner,
-                 footprint=np.array(footprint, dtype=np.int32),
-                 anchor=np.array(anchor, dtype=np.float64).reshape(-1, 2))
+            anchor.append((pad.x, pad.y))
+    anchor_array = np.array(anchor, dtype=np.float64).reshape(-1, 2)
+    core = shapely.points(anchor_array)
+    for index, slot in slots.items():
+        core[index] = slot
+    return Holes(core=core, radius=np.array(radius, dtype=np.float64), owner=owner,
+                 footprint=np.array(footprint, dtype=np.int32), anchor=anchor_array)
