@@ -13,6 +13,7 @@ from contracts import RUN_RESULT_SCHEMA_VERSION
 from . import TOOL_NAME, TOOL_VERSION, kicad_reports
 from .board import load_board
 from .bom import read_bom
+from .bom_export import bom_lines
 from .config import CheckerConfig, load_config
 from .errors import NoProjectFound
 from .findings import SEVERITIES, Finding
@@ -117,6 +118,9 @@ def check(options: RunOptions) -> RunOutcome:
         "gate": options.gate,
         "findings": [f.to_json() for f in findings],
     }
+    bom = _bom(models, options.limits)
+    if bom:
+        result["bom"] = bom
     newest = _newest_kicad(models)
     if newest:
         result["kicadVersion"] = newest
@@ -125,6 +129,16 @@ def check(options: RunOptions) -> RunOutcome:
         if value:
             result[key] = value
     return RunOutcome(result=result, findings=findings, models=models)
+
+
+def _bom(models: list[ProjectModel], limits: Limits) -> list[dict]:
+    """Every project's BOM lines, each naming its project (the service watches one board by path)."""
+    lines: list[dict] = []
+    for model in models:
+        project = model.pro_path or (model.schematic.root_file if model.schematic else None)
+        for line in bom_lines(model, limits.max_bom_rows - len(lines)):
+            lines.append({"project": project, **line} if project else line)
+    return lines
 
 
 def _all_inputs(projects: list[ProjectFiles], options: RunOptions) -> list[Path]:
