@@ -4,7 +4,6 @@ attempt-bound workflow callback does, unless the repository opted in, audited,
 and even then the signed result is never locked out."""
 from __future__ import annotations
 
-import emulator
 import pytest
 from falcon import testing
 
@@ -12,22 +11,11 @@ from app.web.wsgi import create_app
 from contracts import openapi_response_validator
 from tests.service.access_helpers import bearer, create_token
 from tests.service.helpers import count
-from tests.service.hostkit import REPOSITORY, make_hostkit, run_outbox
+from tests.service.hostkit import REPOSITORY, run_outbox
 from tests.service.resultkit import DispatchedRun, envelope, finding, make_result
 
 RESULT = "/api/v1/runs/result"
 SETTINGS = "/api/v1/repositories/{repositoryId}/settings"
-
-
-@pytest.fixture
-def host():
-    with emulator.start() as handle:
-        yield handle
-
-
-@pytest.fixture
-def kit(host):
-    return make_hostkit(host, SERVICE_OIDC_ISSUER=host.oidc_issuer)
 
 
 @pytest.fixture

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-import emulator
 import pytest
 
 from app import database
 from tests.service.hostkit import (REPOSITORY, assert_requests_match_the_rest_description, make_hostkit,
                                    run_lifecycle, run_outbox)
 from app.host.outbox import external_id
-
-
-@pytest.fixture
-def host():
-    with emulator.start() as handle:
-        yield handle
 
 
 @pytest.fixture

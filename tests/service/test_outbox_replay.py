@@ -3,7 +3,6 @@ installation, replayed once (no second check run), and an uncertain dispatch
 refused as not_replayable."""
 from __future__ import annotations
 
-import emulator
 import pytest
 from falcon import testing
 
@@ -15,12 +14,6 @@ from tests.service.access_helpers import OPERATOR_ENV
 
 BASE = "/api/v1/operator/installations/{installationId}/dead-letters"
 REPLAY = BASE + "/{itemType}/{itemId}/replay"
-
-
-@pytest.fixture
-def host():
-    with emulator.start() as handle:
-        yield handle
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ lookup unavailable, update failing), with deadlines driven by p_now. The
 release run's status, decision, conclusion and findings never change."""
 from __future__ import annotations
 
-import emulator
 import pytest
 from falcon import testing
 
@@ -18,12 +17,6 @@ from tests.service.reconcilekit import (DEADLINE, NEXT_CHECK, OBSERVATION, audit
 from tests.service.resultkit import DispatchedRun, envelope, finding, make_result
 
 FAILED_EVENT = "control_plane.host_check_run_reconciliation_failed"
-
-
-@pytest.fixture
-def host():
-    with emulator.start() as handle:
-        yield handle
 
 
 @pytest.fixture

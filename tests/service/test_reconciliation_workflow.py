@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 
-import emulator
 import pytest
 from falcon import testing
 
@@ -21,12 +20,6 @@ from tests.service.resultkit import DispatchedRun, envelope, make_result
 
 RUN_GET = "actions/get-workflow-run"
 DISPATCH = "actions/create-workflow-dispatch"
-
-
-@pytest.fixture
-def host():
-    with emulator.start() as handle:
-        yield handle
 
 
 @pytest.fixture

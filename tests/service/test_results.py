@@ -2,29 +2,17 @@
 annotations, against the emulator's OIDC issuer and REST routes."""
 from __future__ import annotations
 
-import emulator
 import pytest
 from falcon import testing
 
 from app.web.wsgi import create_app
 from contracts import openapi_response_validator
 from tests.service.helpers import count
-from tests.service.hostkit import (REPOSITORY, assert_requests_match_the_rest_description, make_hostkit,
+from tests.service.hostkit import (REPOSITORY, assert_requests_match_the_rest_description,
                                    run_outbox)
 from tests.service.resultkit import CALLBACK, DispatchedRun, envelope, finding, make_result
 from emulator import openapi_check
 from app.host import publication
-
-
-@pytest.fixture
-def host():
-    with emulator.start() as handle:
-        yield handle
-
-
-@pytest.fixture
-def kit(host):
-    return make_hostkit(host, SERVICE_OIDC_ISSUER=host.oidc_issuer)
 
 
 @pytest.fixture
