@@ -495,7 +495,12 @@ def _leaf_number(leaf: Node | None) -> float | None:
 
 
 def _leaf_text(leaf: Node | None) -> str:
-    return leaf.atom(0) or "" if leaf is not None else ""
+    if leaf is None:
+        return ""
+    first = leaf[1] if len(leaf) > 3 else None
+    if type(first) is str:   # the usual leaf: its first item is its first atom
+        return first
+    return leaf.atom(0) or ""
 
 
 def _track(node: Node, board: Board) -> Track | None:
@@ -515,6 +520,10 @@ def _track(node: Node, board: Board) -> Track | None:
 
 
 def _net_of(net: Node, board: Board) -> str:
+    if len(net) == 4 and type(net[1]) is str:   # (net 3): the board's net table names it
+        return board.nets.get(net[1], net[1])
+    if len(net) == 5 and type(net[1]) is str and type(net[2]) is str:   # (net 3 "GND")
+        return net[2]
     key = net.atom(0) or ""
     name = net.atom(1)
     return board.nets.get(key, key) if name is None else name

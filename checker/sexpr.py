@@ -360,7 +360,7 @@ def to_float(text: str | None) -> float | None:
         return None
     try:
         number = float(text)
-    except ValueError:
+    except (ValueError, TypeError):   # TypeError: a list where a hostile file should have a number
         return None
     return number if number == number and abs(number) != float("inf") else None
 

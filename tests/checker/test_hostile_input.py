@@ -140,6 +140,19 @@ _BOARD = (KICAD / "v9/kicad_bot_examples/drc-violation/drc-violation.kicad_pcb")
 _SCH = (KICAD / "v6/complex_hierarchy/complex_hierarchy.kicad_sch").read_bytes()[:20000]
 
 
+def test_lists_where_numbers_belong_are_read_as_missing_numbers(tmp_path):
+    # (start (x) 1 2): a list where a coordinate belongs once made float() raise TypeError.
+    (tmp_path / "f.kicad_pcb").write_text(
+        '(kicad_pcb (version 20211014) (generator pcbnew)\n'
+        '  (layers (0 "F.Cu" signal) (31 "B.Cu" signal) (44 "Edge.Cuts" user))\n  (net 0 "")\n'
+        '  (segment (start (x) 1 2) (end 3 4) (width 0.25) (layer "F.Cu") (net 0) (tstamp 1))\n'
+        '  (segment (start 1 2) (end 3 4) (width (w)) (layer "F.Cu") (net 0) (tstamp 2))\n'
+        '  (via (at (x) 1) (size 0.6) (drill (d)) (layers "F.Cu" "B.Cu") (net 0) (tstamp 3)))\n')
+    from contracts import run_result_validator
+    outcome = _run(tmp_path)
+    assert list(run_result_validator().iter_errors(outcome.result)) == []
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(which=st.sampled_from(["board", "schematic"]),
