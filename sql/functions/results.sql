@@ -42,6 +42,7 @@ BEGIN
          (f.value ->> 'startLine')::integer, (f.value ->> 'endLine')::integer,
          (f.value ->> 'startColumn')::integer, (f.value ->> 'endColumn')::integer
     FROM jsonb_array_elements(p_result -> 'findings') WITH ORDINALITY AS f (value, ordinal);
+  PERFORM boardready.run_bom_store(v_id, p_result -> 'bom');  -- supply tracking (supply.sql)
   RETURN v_id;
 END $$;
 
@@ -177,6 +178,8 @@ BEGIN
                                       || CASE WHEN v_supersede THEN ':result:' || v_id ELSE '' END, p_now);
   PERFORM outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'pr_comment',
                                     'pr_comment:' || v_id, p_now);
+  -- On a watched board's repository both wait (bounded) for the supply check (supply.sql).
+  PERFORM supply_check_open(v_id, p_now);
   RETURN QUERY SELECT 'accepted'::text, v_id, v_run.id, v_decision, conclusion_for_decision(v_decision),
                       v_run.check_run_id;
 END $$;

@@ -1,0 +1,658 @@
+-- Component supply tracking (migration 0012): the BOM a run result carried,
+-- the watched board (Community plan: one per installation account), part
+-- lifecycle observations and their distributor classification, the
+-- component provider's call budget and circuit breaker per installation, and
+-- the supply checks that add `supply.*` findings to pull request runs.
+--
+-- Every replica sees one budget and one breaker: both are rows here, changed
+-- only under a row lock by the functions below.
+
+-- Parts are keyed by normalized manufacturer + MPN: case, spaces and
+-- punctuation of the manufacturer do not count, nor spaces in the MPN.
+CREATE OR REPLACE FUNCTION boardready.supply_part_key(p_manufacturer text, p_mpn text)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN nullif(btrim(coalesce(p_mpn, '')), '') IS NULL THEN NULL
+              ELSE lower(regexp_replace(coalesce(p_manufacturer, ''), '[^[:alnum:]]', '', 'g')) || ':'
+                   || upper(regexp_replace(p_mpn, '\s', '', 'g')) END
+$$;
+
+-- Store a run result's `bom` section (validated at the edge against the contract).
+CREATE OR REPLACE FUNCTION boardready.run_bom_store(p_run_result_id bigint, p_bom jsonb)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  v_count integer;
+BEGIN
+  IF p_bom IS NULL OR jsonb_typeof(p_bom) <> 'array' THEN
+    RETURN 0;
+  END IF;
+  INSERT INTO boardready.run_bom_lines (run_result_id, ordinal, project, refs, quantity, value, footprint,
+                                        manufacturer, mpn, dnp, part_key, path, line)
+  SELECT p_run_result_id, b.ordinal, b.v ->> 'project',
+         ARRAY(SELECT jsonb_array_elements_text(b.v -> 'references')), (b.v ->> 'quantity')::integer,
+         b.v ->> 'value', b.v ->> 'footprint', b.v ->> 'manufacturer', b.v ->> 'mpn',
+         coalesce((b.v ->> 'dnp')::boolean, false),
+         boardready.supply_part_key(b.v ->> 'manufacturer', b.v ->> 'mpn'), b.v ->> 'path', (b.v ->> 'line')::integer
+    FROM jsonb_array_elements(p_bom) WITH ORDINALITY AS b (v, ordinal);
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  RETURN v_count;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Classification (the spec's Component supply data), from the provider's
+-- sellers of the matched part: [{isAuthorized, offers: [{inventoryLevel,
+-- prices: [{quantity, price, currency}]}]}].
+--   authorized-distributor  any seller is authorized
+--   marketplace             sellers exist and every one says it is not authorized
+--   unknown                 no seller data, or a seller without an authorization signal
+CREATE OR REPLACE FUNCTION boardready.supply_distributor_classification(p_sellers jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE
+    WHEN p_sellers IS NULL OR jsonb_typeof(p_sellers) <> 'array' OR jsonb_array_length(p_sellers) = 0 THEN 'unknown'
+    WHEN EXISTS (SELECT 1 FROM jsonb_array_elements(p_sellers) s WHERE s -> 'isAuthorized' = 'true'::jsonb)
+      THEN 'authorized-distributor'
+    WHEN NOT EXISTS (SELECT 1 FROM jsonb_array_elements(p_sellers) s
+                      WHERE jsonb_typeof(s) <> 'object' OR jsonb_typeof(s -> 'isAuthorized') IS DISTINCT FROM 'boolean')
+      THEN 'marketplace'
+    ELSE 'unknown'
+  END
+$$;
+
+-- Price breaks [{quantity, price, currency}] of one offer: an authorized
+-- seller's when the part has one with prices, else any seller's; the offer
+-- with the most price points (ties: the provider's order).
+CREATE OR REPLACE FUNCTION boardready.supply_price_breaks(p_sellers jsonb)
+RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+  WITH offers AS (
+    SELECT s.ordinality AS seller_order, o.ordinality AS offer_order,
+           coalesce(s.value -> 'isAuthorized' = 'true'::jsonb, false) AS authorized, o.value -> 'prices' AS prices
+      FROM jsonb_array_elements(CASE WHEN jsonb_typeof(p_sellers) = 'array' THEN p_sellers ELSE '[]' END)
+           WITH ORDINALITY s
+     CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(s.value -> 'offers') = 'array'
+                                                  THEN s.value -> 'offers' ELSE '[]' END) WITH ORDINALITY o
+     WHERE jsonb_typeof(o.value -> 'prices') = 'array' AND jsonb_array_length(o.value -> 'prices') > 0
+  ), chosen AS (
+    SELECT prices FROM offers
+     ORDER BY authorized DESC, jsonb_array_length(prices) DESC, seller_order, offer_order LIMIT 1
+  )
+  SELECT coalesce((SELECT jsonb_agg(jsonb_build_object('quantity', (p ->> 'quantity')::bigint,
+                                                       'price', (p ->> 'price')::numeric,
+                                                       'currency', p ->> 'currency')
+                                    ORDER BY p ->> 'currency', (p ->> 'quantity')::bigint)
+                     FROM chosen, jsonb_array_elements(chosen.prices) p
+                    WHERE jsonb_typeof(p -> 'quantity') = 'number' AND jsonb_typeof(p -> 'price') = 'number'
+                      AND p ->> 'currency' ~ '^[A-Z]{3}$'), '[]'::jsonb)
+$$;
+
+-- The provider's homogenized lifecycle value ("Production (Last Updated: ...)",
+-- "NRND", "EOL", "Obsolete", "New"), normalized.
+CREATE OR REPLACE FUNCTION boardready.supply_lifecycle_status(p_display text)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE lower(split_part(btrim(coalesce(p_display, '')), ' ', 1))
+    WHEN 'production' THEN 'production' WHEN 'new' THEN 'new' WHEN 'nrnd' THEN 'nrnd'
+    WHEN 'eol' THEN 'eol' WHEN 'obsolete' THEN 'obsolete' ELSE 'unknown' END
+$$;
+
+-- One observation per part of one fetch. p_parts: [{partKey, manufacturer,
+-- mpn, matched, providerPartId, lifecycle, sellers}] as the client parsed them.
+CREATE OR REPLACE FUNCTION boardready.supply_observations_record(
+  p_installation_id bigint, p_parts jsonb, p_now timestamptz DEFAULT now())
+RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_count integer;
+BEGIN
+  INSERT INTO part_lifecycle_observations (part_key, manufacturer, mpn, matched, provider_part_id, lifecycle_status,
+                                           distributor_classification, price_breaks, stock, authorized_stock,
+                                           installation_id, fetched_at)
+  SELECT p ->> 'partKey', p ->> 'manufacturer', p ->> 'mpn', coalesce((p ->> 'matched')::boolean, false),
+         p ->> 'providerPartId', supply_lifecycle_status(p ->> 'lifecycle'),
+         supply_distributor_classification(p -> 'sellers'), supply_price_breaks(p -> 'sellers'),
+         (SELECT sum((o ->> 'inventoryLevel')::bigint) FROM jsonb_array_elements(coalesce(p -> 'sellers', '[]')) s,
+                 jsonb_array_elements(coalesce(s -> 'offers', '[]')) o
+           WHERE jsonb_typeof(o -> 'inventoryLevel') = 'number'),
+         (SELECT coalesce(sum((o ->> 'inventoryLevel')::bigint), 0)
+            FROM jsonb_array_elements(coalesce(p -> 'sellers', '[]')) s,
+                 jsonb_array_elements(coalesce(s -> 'offers', '[]')) o
+           WHERE s -> 'isAuthorized' = 'true'::jsonb AND jsonb_typeof(o -> 'inventoryLevel') = 'number'),
+         p_installation_id, p_now
+    FROM jsonb_array_elements(p_parts) p
+   WHERE p ->> 'partKey' IS NOT NULL AND p ->> 'mpn' IS NOT NULL;
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  RETURN v_count;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- The provider budget and breaker. A caller asks before every provider call
+-- and reports its outcome after; both are one transaction on the breaker row.
+--   allowed          closed: call (counted against the minute's budget)
+--   trial            half-open: this caller makes the one trial call (token)
+--   rate_limited     the minute's budget is spent: wait retry_after_ms
+--   breaker_open     open and cooling down: wait retry_after_ms, or give up
+--   trial_in_flight  half-open and another caller holds the trial: wait
+CREATE OR REPLACE FUNCTION boardready.component_provider_window(p_now timestamptz)
+RETURNS timestamptz LANGUAGE sql IMMUTABLE AS $$
+  SELECT date_bin(interval '1 minute', p_now, timestamptz '2000-01-01 00:00:00+00')
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.component_provider_transition(
+  p_installation_id bigint, p_from text, p_to text, p_reason text, p_failures integer, p_now timestamptz)
+RETURNS void LANGUAGE sql AS $$
+  INSERT INTO boardready.component_provider_breaker_transitions
+    (installation_id, from_state, to_state, reason, failures, occurred_at)
+  VALUES (p_installation_id, p_from, p_to, p_reason, p_failures, p_now)
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.component_provider_acquire(
+  p_installation_id bigint, p_limit_per_minute integer, p_cooldown_ms integer,
+  p_trial_lease_ms integer DEFAULT 60000, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, trial_token uuid, retry_after_ms integer, breaker_state text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_breaker component_provider_breakers%ROWTYPE;
+  v_calls   integer;
+  v_token   uuid;
+BEGIN
+  INSERT INTO component_provider_breakers (installation_id, state, updated_at)
+  VALUES (p_installation_id, 'closed', p_now) ON CONFLICT (installation_id) DO NOTHING;
+  SELECT * INTO v_breaker FROM component_provider_breakers WHERE installation_id = p_installation_id FOR UPDATE;
+
+  IF v_breaker.state = 'open' AND v_breaker.opened_at + make_interval(secs => p_cooldown_ms / 1000.0) <= p_now THEN
+    UPDATE component_provider_breakers SET state = 'half-open', trial_token = NULL, trial_until = NULL,
+           updated_at = p_now WHERE installation_id = p_installation_id;
+    PERFORM component_provider_transition(p_installation_id, 'open', 'half-open', 'cooldown_elapsed',
+                                          v_breaker.consecutive_failures, p_now);
+    v_breaker.state := 'half-open';
+    v_breaker.trial_token := NULL;
+  END IF;
+  IF v_breaker.state = 'open' THEN
+    RETURN QUERY SELECT 'breaker_open'::text, NULL::uuid,
+      greatest(1, ceil(extract(epoch FROM v_breaker.opened_at + make_interval(secs => p_cooldown_ms / 1000.0)
+                                          - p_now) * 1000))::integer, 'open'::text;
+    RETURN;
+  END IF;
+  IF v_breaker.state = 'half-open' AND v_breaker.trial_token IS NOT NULL AND v_breaker.trial_until > p_now THEN
+    RETURN QUERY SELECT 'trial_in_flight'::text, NULL::uuid,
+      greatest(1, least(1000, ceil(extract(epoch FROM v_breaker.trial_until - p_now) * 1000)))::integer,
+      'half-open'::text;
+    RETURN;
+  END IF;
+
+  SELECT c.calls INTO v_calls FROM component_provider_calls c
+   WHERE c.installation_id = p_installation_id AND c.window_start = component_provider_window(p_now);
+  IF coalesce(v_calls, 0) >= p_limit_per_minute THEN
+    RETURN QUERY SELECT 'rate_limited'::text, NULL::uuid,
+      greatest(1, ceil(extract(epoch FROM component_provider_window(p_now) + interval '1 minute' - p_now) * 1000))::integer,
+      v_breaker.state;
+    RETURN;
+  END IF;
+  -- Ended windows are never read again; each call sweeps a few.
+  DELETE FROM component_provider_calls c
+   WHERE c.ctid IN (SELECT x.ctid FROM component_provider_calls x
+                     WHERE x.window_start < component_provider_window(p_now) - interval '5 minutes' LIMIT 100);
+  INSERT INTO component_provider_calls AS c (installation_id, window_start, calls)
+  VALUES (p_installation_id, component_provider_window(p_now), 1)
+  ON CONFLICT (installation_id, window_start) DO UPDATE SET calls = c.calls + 1;
+
+  IF v_breaker.state = 'half-open' THEN
+    v_token := gen_random_uuid();
+    UPDATE component_provider_breakers
+       SET trial_token = v_token, trial_until = p_now + make_interval(secs => p_trial_lease_ms / 1000.0),
+           updated_at = p_now
+     WHERE installation_id = p_installation_id;
+    RETURN QUERY SELECT 'trial'::text, v_token, 0, 'half-open'::text;
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT 'allowed'::text, NULL::uuid, 0, 'closed'::text;
+END $$;
+
+-- The outcome of a call acquire allowed. In half-open only the trial's
+-- outcome counts; late outcomes of calls made before the breaker opened
+-- change nothing while it is open.
+CREATE OR REPLACE FUNCTION boardready.component_provider_record(
+  p_installation_id bigint, p_success boolean, p_trial_token uuid, p_threshold integer,
+  p_now timestamptz DEFAULT now())
+RETURNS TABLE (breaker_state text, transitioned boolean)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_breaker component_provider_breakers%ROWTYPE;
+BEGIN
+  SELECT * INTO v_breaker FROM component_provider_breakers WHERE installation_id = p_installation_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'closed'::text, false;
+    RETURN;
+  END IF;
+  IF v_breaker.state = 'half-open' THEN
+    IF p_trial_token IS NULL OR v_breaker.trial_token IS DISTINCT FROM p_trial_token THEN
+      RETURN QUERY SELECT v_breaker.state, false;
+      RETURN;
+    END IF;
+    IF p_success THEN
+      UPDATE component_provider_breakers SET state = 'closed', consecutive_failures = 0, opened_at = NULL,
+             trial_token = NULL, trial_until = NULL, updated_at = p_now WHERE installation_id = p_installation_id;
+      PERFORM component_provider_transition(p_installation_id, 'half-open', 'closed', 'trial_succeeded', 0, p_now);
+      RETURN QUERY SELECT 'closed'::text, true;
+    ELSE
+      UPDATE component_provider_breakers SET state = 'open', consecutive_failures = consecutive_failures + 1,
+             opened_at = p_now, trial_token = NULL, trial_until = NULL, updated_at = p_now
+       WHERE installation_id = p_installation_id;
+      PERFORM component_provider_transition(p_installation_id, 'half-open', 'open', 'trial_failed',
+                                            v_breaker.consecutive_failures + 1, p_now);
+      RETURN QUERY SELECT 'open'::text, true;
+    END IF;
+    RETURN;
+  END IF;
+  IF v_breaker.state = 'open' THEN
+    RETURN QUERY SELECT 'open'::text, false;
+    RETURN;
+  END IF;
+  IF p_success THEN
+    UPDATE component_provider_breakers SET consecutive_failures = 0, updated_at = p_now
+     WHERE installation_id = p_installation_id AND consecutive_failures <> 0;
+    RETURN QUERY SELECT 'closed'::text, false;
+  ELSIF v_breaker.consecutive_failures + 1 >= p_threshold THEN
+    UPDATE component_provider_breakers SET state = 'open', consecutive_failures = consecutive_failures + 1,
+           opened_at = p_now, updated_at = p_now WHERE installation_id = p_installation_id;
+    PERFORM component_provider_transition(p_installation_id, 'closed', 'open', 'failure_threshold',
+                                          v_breaker.consecutive_failures + 1, p_now);
+    RETURN QUERY SELECT 'open'::text, true;
+  ELSE
+    UPDATE component_provider_breakers SET consecutive_failures = consecutive_failures + 1, updated_at = p_now
+     WHERE installation_id = p_installation_id;
+    RETURN QUERY SELECT 'closed'::text, false;
+  END IF;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- The watched board.
+
+-- A canceled account's boards are unwatched (the account's surfaces fail closed).
+CREATE OR REPLACE FUNCTION boardready.watched_boards_unwatch_canceled(p_now timestamptz)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  v_count integer;
+BEGIN
+  UPDATE boardready.watched_boards b SET unwatched_at = p_now, unwatch_reason = 'account_canceled'
+    FROM boardready.installations i JOIN boardready.marketplace_accounts m ON m.account_id = i.account_id
+   WHERE b.unwatched_at IS NULL AND i.id = b.installation_id AND m.state = 'canceled';
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  RETURN v_count;
+END $$;
+
+-- Outcomes: watched, unchanged (the same path again), repository_not_found,
+-- account_canceled, plan_limit_watched_boards (another repository of the
+-- installation's account has the board). Watching another path of the same
+-- repository moves the board (watched).
+CREATE OR REPLACE FUNCTION boardready.watched_board_watch(
+  p_repository_id bigint, p_path text, p_actor text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, board_id bigint, path text, created_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_repo     repositories%ROWTYPE;
+  v_account  bigint;
+  v_existing watched_boards%ROWTYPE;
+  v_id       bigint;
+BEGIN
+  SELECT * INTO v_repo FROM repositories r WHERE r.id = p_repository_id AND r.removed_at IS NULL;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'repository_not_found'::text, NULL::bigint, NULL::text, NULL::timestamptz;
+    RETURN;
+  END IF;
+  -- One decision per account at a time: concurrent watches of two repositories queue here.
+  SELECT i.account_id INTO v_account FROM installations i WHERE i.id = v_repo.installation_id FOR UPDATE;
+  IF v_account IS NOT NULL THEN
+    PERFORM 1 FROM accounts a WHERE a.id = v_account FOR UPDATE;
+    IF EXISTS (SELECT 1 FROM marketplace_accounts m WHERE m.account_id = v_account AND m.state = 'canceled') THEN
+      PERFORM watched_boards_unwatch_canceled(p_now);
+      RETURN QUERY SELECT 'account_canceled'::text, NULL::bigint, NULL::text, NULL::timestamptz;
+      RETURN;
+    END IF;
+  END IF;
+  IF EXISTS (SELECT 1 FROM watched_boards b JOIN installations i ON i.id = b.installation_id
+              WHERE b.unwatched_at IS NULL AND b.repository_id <> p_repository_id
+                AND (i.id = v_repo.installation_id OR (v_account IS NOT NULL AND i.account_id = v_account))) THEN
+    RETURN QUERY SELECT 'plan_limit_watched_boards'::text, NULL::bigint, NULL::text, NULL::timestamptz;
+    RETURN;
+  END IF;
+  SELECT * INTO v_existing FROM watched_boards b WHERE b.repository_id = p_repository_id AND b.unwatched_at IS NULL;
+  IF FOUND AND v_existing.path = p_path THEN
+    RETURN QUERY SELECT 'unchanged'::text, v_existing.id, v_existing.path, v_existing.created_at;
+    RETURN;
+  END IF;
+  IF FOUND THEN
+    UPDATE watched_boards SET unwatched_at = p_now, unwatch_reason = 'deleted' WHERE id = v_existing.id;
+  END IF;
+  INSERT INTO watched_boards (installation_id, repository_id, path, created_by, created_at, refresh_after)
+  VALUES (v_repo.installation_id, p_repository_id, p_path, p_actor, p_now, p_now)
+  RETURNING id INTO v_id;
+  INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
+  VALUES ('supply.board_watched', v_repo.installation_id, p_actor, 'watch:' || v_id, 'repository',
+          p_repository_id::text, p_now, jsonb_build_object('boardId', v_id));
+  PERFORM pg_notify('boardready_supply', '');
+  RETURN QUERY SELECT 'watched'::text, v_id, p_path, p_now;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.watched_board_unwatch(
+  p_repository_id bigint, p_actor text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, board_id bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_board watched_boards%ROWTYPE;
+BEGIN
+  UPDATE watched_boards b SET unwatched_at = p_now, unwatch_reason = 'deleted'
+   WHERE b.repository_id = p_repository_id AND b.unwatched_at IS NULL
+  RETURNING * INTO v_board;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'not_watched'::text, NULL::bigint;
+    RETURN;
+  END IF;
+  INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
+  VALUES ('supply.board_unwatched', v_board.installation_id, p_actor, 'unwatch:' || v_board.id, 'repository',
+          p_repository_id::text, p_now, jsonb_build_object('boardId', v_board.id));
+  RETURN QUERY SELECT 'unwatched'::text, v_board.id;
+END $$;
+
+-- The run result whose BOM is the board's: the latest default-branch run
+-- (a result without a release run, triggered by push, schedule or release)
+-- that carried lines of the board's project, else the latest pull request
+-- run's until one exists. p_before excludes newer results (a pull request
+-- run compares with what came before it).
+CREATE OR REPLACE FUNCTION boardready.watched_board_bom_run(p_board_id bigint, p_exclude bigint DEFAULT NULL)
+RETURNS bigint LANGUAGE sql STABLE AS $$
+  SELECT r.id FROM boardready.watched_boards b
+    JOIN boardready.run_results r ON r.repository_id = b.repository_id AND r.superseded_at IS NULL
+   WHERE b.id = p_board_id AND r.id IS DISTINCT FROM p_exclude
+     AND EXISTS (SELECT 1 FROM boardready.run_bom_lines l
+                  WHERE l.run_result_id = r.id AND (l.project IS NULL OR l.project = b.path))
+   ORDER BY (r.release_run_id IS NULL AND r.trigger_kind IN ('push', 'schedule', 'release')) DESC, r.id DESC
+   LIMIT 1
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.watched_board_get(p_repository_id bigint, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, board_id bigint, path text, created_at timestamptz, created_by text,
+               refreshed_at timestamptz, bom_run_result_id bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  PERFORM watched_boards_unwatch_canceled(p_now);
+  RETURN QUERY
+  SELECT 'found'::text, b.id, b.path, b.created_at, b.created_by, b.refreshed_at, watched_board_bom_run(b.id)
+    FROM watched_boards b WHERE b.repository_id = p_repository_id AND b.unwatched_at IS NULL;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'not_watched'::text, NULL::bigint, NULL::text, NULL::timestamptz, NULL::text,
+                        NULL::timestamptz, NULL::bigint;
+  END IF;
+END $$;
+
+-- The board's BOM lines with each part's latest observation (GET .../supply).
+CREATE OR REPLACE FUNCTION boardready.watched_board_supply(p_board_id bigint)
+RETURNS TABLE (refs text[], quantity integer, value text, footprint text, manufacturer text, mpn text, dnp boolean,
+               part_key text, observed boolean, matched boolean, provider_part_id text, lifecycle_status text,
+               distributor_classification text, price_breaks jsonb, stock bigint, authorized_stock bigint,
+               fetched_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT l.refs, l.quantity, l.value, l.footprint, l.manufacturer, l.mpn, l.dnp, l.part_key, o.id IS NOT NULL,
+         o.matched, o.provider_part_id, o.lifecycle_status, o.distributor_classification, o.price_breaks, o.stock,
+         o.authorized_stock, o.fetched_at
+    FROM watched_boards b
+    JOIN run_bom_lines l ON l.run_result_id = watched_board_bom_run(b.id)
+                        AND (l.project IS NULL OR l.project = b.path)
+    LEFT JOIN LATERAL (SELECT * FROM part_lifecycle_observations x WHERE x.part_key = l.part_key
+                        ORDER BY x.fetched_at DESC, x.id DESC LIMIT 1) o ON true
+   WHERE b.id = p_board_id
+   ORDER BY l.ordinal
+$$;
+
+-- ---------------------------------------------------------------------------
+-- Supply checks of pull request runs.
+
+-- Called by release_result_accept: a pull request run of a watched board's
+-- repository whose result carried the board's BOM gets a supply check, and
+-- its check run completion and comment wait for it (at most p_hold_seconds:
+-- an outage of the provider or of the worker never blocks the decision).
+CREATE OR REPLACE FUNCTION boardready.supply_check_open(
+  p_run_result_id bigint, p_now timestamptz, p_hold_seconds integer DEFAULT 120)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+  v_result boardready.run_results%ROWTYPE;
+  v_board  boardready.watched_boards%ROWTYPE;
+BEGIN
+  SELECT * INTO v_result FROM boardready.run_results WHERE id = p_run_result_id;
+  IF v_result.release_run_id IS NULL THEN
+    RETURN false;
+  END IF;
+  PERFORM boardready.watched_boards_unwatch_canceled(p_now);
+  SELECT * INTO v_board FROM boardready.watched_boards b
+   WHERE b.repository_id = v_result.repository_id AND b.unwatched_at IS NULL;
+  IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM boardready.run_bom_lines l
+                               WHERE l.run_result_id = p_run_result_id AND l.part_key IS NOT NULL
+                                 AND (l.project IS NULL OR l.project = v_board.path)) THEN
+    RETURN false;
+  END IF;
+  INSERT INTO boardready.supply_checks (run_result_id, release_run_id, installation_id, watched_board_id, status,
+                                        run_after, hold_until, created_at)
+  VALUES (p_run_result_id, v_result.release_run_id, v_board.installation_id, v_board.id, 'pending', p_now,
+          p_now + make_interval(secs => p_hold_seconds), p_now)
+  ON CONFLICT (run_result_id) DO NOTHING;
+  UPDATE boardready.outbox_items SET run_after = p_now + make_interval(secs => p_hold_seconds), updated_at = p_now
+   WHERE run_result_id = p_run_result_id AND status = 'accepted' AND kind IN ('check_run_complete', 'pr_comment');
+  PERFORM pg_notify('boardready_supply', '');
+  RETURN true;
+END $$;
+
+-- The supply worker's next piece of work, leased for p_lease_seconds: a
+-- pending supply check first (a pull request waits for it), else a watched
+-- board due for its refresh. parts: [{partKey, manufacturer, mpn}] without an
+-- observation fresher than p_max_age_hours.
+CREATE OR REPLACE FUNCTION boardready.supply_work_claim(
+  p_lease_seconds integer, p_max_age_hours integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (kind text, item_id bigint, installation_id bigint, parts jsonb)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_check supply_checks%ROWTYPE;
+  v_board watched_boards%ROWTYPE;
+  v_run   bigint;
+BEGIN
+  PERFORM watched_boards_unwatch_canceled(p_now);
+  SELECT * INTO v_check FROM supply_checks c
+   WHERE c.status = 'pending' AND c.run_after <= p_now AND (c.leased_until IS NULL OR c.leased_until < p_now)
+   ORDER BY c.run_after, c.run_result_id FOR UPDATE SKIP LOCKED LIMIT 1;
+  IF FOUND THEN
+    UPDATE supply_checks SET leased_until = p_now + make_interval(secs => p_lease_seconds), attempts = attempts + 1
+     WHERE run_result_id = v_check.run_result_id;
+    v_run := v_check.run_result_id;
+    RETURN QUERY SELECT 'pull_request'::text, v_check.run_result_id, v_check.installation_id,
+                        supply_parts_to_fetch(v_run, NULL, p_max_age_hours, p_now);
+    RETURN;
+  END IF;
+  SELECT * INTO v_board FROM watched_boards b
+   WHERE b.unwatched_at IS NULL AND b.refresh_after <= p_now
+     AND (b.refresh_leased_until IS NULL OR b.refresh_leased_until < p_now)
+   ORDER BY b.refresh_after, b.id FOR UPDATE SKIP LOCKED LIMIT 1;
+  IF FOUND THEN
+    UPDATE watched_boards SET refresh_leased_until = p_now + make_interval(secs => p_lease_seconds)
+     WHERE id = v_board.id;
+    RETURN QUERY SELECT 'board'::text, v_board.id, v_board.installation_id,
+                        supply_parts_to_fetch(watched_board_bom_run(v_board.id), v_board.path, p_max_age_hours, p_now);
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.supply_parts_to_fetch(
+  p_run_result_id bigint, p_project text, p_max_age_hours integer, p_now timestamptz)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+  SELECT coalesce(jsonb_agg(jsonb_build_object('partKey', p.part_key, 'manufacturer', p.manufacturer, 'mpn', p.mpn)
+                            ORDER BY p.part_key), '[]'::jsonb)
+    FROM (SELECT DISTINCT ON (l.part_key) l.part_key, l.manufacturer, l.mpn
+            FROM boardready.run_bom_lines l
+           WHERE l.run_result_id = p_run_result_id AND l.part_key IS NOT NULL
+             AND (p_project IS NULL OR l.project IS NULL OR l.project = p_project)
+             AND NOT EXISTS (SELECT 1 FROM boardready.part_lifecycle_observations o
+                              WHERE o.part_key = l.part_key
+                                AND o.fetched_at > p_now - make_interval(hours => p_max_age_hours))
+           ORDER BY l.part_key, l.ordinal) p
+$$;
+
+-- Work over the provider's budget waits: the item comes back at p_run_after.
+CREATE OR REPLACE FUNCTION boardready.supply_work_defer(
+  p_kind text, p_item_id bigint, p_run_after timestamptz)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  IF p_kind = 'pull_request' THEN
+    UPDATE supply_checks SET run_after = p_run_after, leased_until = NULL
+     WHERE run_result_id = p_item_id AND status = 'pending';
+  ELSE
+    UPDATE watched_boards SET refresh_after = p_run_after, refresh_leased_until = NULL WHERE id = p_item_id;
+  END IF;
+END $$;
+
+-- A board's parts were refreshed (or could not be: p_next_after sooner).
+CREATE OR REPLACE FUNCTION boardready.supply_board_refreshed(
+  p_board_id bigint, p_refreshed boolean, p_next_after timestamptz, p_now timestamptz DEFAULT now())
+RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  UPDATE watched_boards SET refresh_after = p_next_after, refresh_leased_until = NULL,
+         refreshed_at = CASE WHEN p_refreshed THEN p_now ELSE refreshed_at END
+   WHERE id = p_board_id
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.supply_fingerprint(p_rule text, p_part_key text)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT encode(sha256(convert_to(p_rule || '|' || p_part_key, 'UTF8')), 'hex')
+$$;
+
+-- The supply findings of a pull request run, in one transaction: parts its
+-- BOM adds or changes (part keys absent from the board's BOM before it) that
+-- are EOL/obsolete (high), NRND or without authorized stock (medium), or
+-- unknown to the provider (medium) become findings introduced by the pull
+-- request, at the BOM line's schematic location; parts at risk that were
+-- already there are one info finding of context; parts without any
+-- observation (the provider was down, the breaker open: p_unavailable_reason)
+-- make one info finding saying so. The check run completion it held goes out
+-- now, and the release decision is refreshed. Returns the findings added.
+CREATE OR REPLACE FUNCTION boardready.supply_check_apply(
+  p_run_result_id bigint, p_unavailable_reason text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, findings_added integer)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_check  supply_checks%ROWTYPE;
+  v_board  watched_boards%ROWTYPE;
+  v_base   bigint;
+  v_next   integer;
+  v_added  integer := 0;
+  v_count  integer;
+  v_context text;
+  v_missing text;
+BEGIN
+  SELECT * INTO v_check FROM supply_checks WHERE run_result_id = p_run_result_id FOR UPDATE;
+  IF NOT FOUND OR v_check.status <> 'pending' THEN
+    RETURN QUERY SELECT 'not_pending'::text, 0;
+    RETURN;
+  END IF;
+  SELECT * INTO v_board FROM watched_boards WHERE id = v_check.watched_board_id;
+  v_base := watched_board_bom_run(v_board.id, p_run_result_id);
+  -- Only results before this one are the default branch's BOM "before" the pull request.
+  IF v_base > p_run_result_id THEN
+    SELECT r.id INTO v_base FROM run_results r
+     WHERE r.repository_id = v_board.repository_id AND r.id < p_run_result_id AND r.superseded_at IS NULL
+       AND EXISTS (SELECT 1 FROM run_bom_lines l WHERE l.run_result_id = r.id
+                    AND (l.project IS NULL OR l.project = v_board.path))
+     ORDER BY (r.release_run_id IS NULL AND r.trigger_kind IN ('push', 'schedule', 'release')) DESC, r.id DESC
+     LIMIT 1;
+  END IF;
+  SELECT coalesce(max(f.ordinal), 0) INTO v_next FROM run_findings f WHERE f.run_result_id = p_run_result_id;
+
+  CREATE TEMP TABLE IF NOT EXISTS supply_judged (
+    part_key text, refs text[], mpn text, manufacturer text, path text, line integer, introduced boolean,
+    observed boolean, matched boolean, lifecycle text, authorized_stock bigint, rule text, severity text
+  ) ON COMMIT DROP;
+  DELETE FROM supply_judged;
+  INSERT INTO supply_judged
+  SELECT l.part_key, l.refs, l.mpn, l.manufacturer, l.path, l.line,
+         NOT EXISTS (SELECT 1 FROM run_bom_lines b WHERE b.run_result_id = v_base AND b.part_key = l.part_key
+                        AND (b.project IS NULL OR b.project = v_board.path)),
+         o.id IS NOT NULL, o.matched, o.lifecycle_status, o.authorized_stock,
+         CASE WHEN o.id IS NULL THEN NULL
+              WHEN NOT o.matched THEN 'supply.unknown-part'
+              WHEN o.lifecycle_status IN ('eol', 'obsolete') THEN 'supply.obsolete'
+              WHEN o.lifecycle_status = 'nrnd' THEN 'supply.nrnd'
+              WHEN coalesce(o.authorized_stock, 0) = 0 THEN 'supply.no-authorized-stock' END,
+         CASE WHEN o.lifecycle_status IN ('eol', 'obsolete') AND o.matched THEN 'high' ELSE 'medium' END
+    FROM (SELECT DISTINCT ON (x.part_key) x.* FROM run_bom_lines x
+           WHERE x.run_result_id = p_run_result_id AND x.part_key IS NOT NULL AND NOT x.dnp
+             AND (x.project IS NULL OR x.project = v_board.path)
+           ORDER BY x.part_key, x.ordinal) l
+    LEFT JOIN LATERAL (SELECT * FROM part_lifecycle_observations p WHERE p.part_key = l.part_key
+                        ORDER BY p.fetched_at DESC, p.id DESC LIMIT 1) o ON true;
+
+  INSERT INTO run_findings (run_result_id, ordinal, rule_id, severity, message, fingerprint, title, path,
+                            start_line, end_line)
+  SELECT p_run_result_id, v_next + row_number() OVER (ORDER BY j.severity = 'high' DESC, j.part_key)::integer,
+         j.rule, j.severity,
+         left(array_to_string(j.refs[1:20], ', ') || ' (' || coalesce(j.manufacturer || ' ', '') || j.mpn || ') '
+           || CASE j.rule
+                WHEN 'supply.obsolete' THEN 'is ' || upper(j.lifecycle) || ' at the manufacturer'
+                WHEN 'supply.nrnd' THEN 'is not recommended for new designs (NRND)'
+                WHEN 'supply.no-authorized-stock' THEN 'has no stock at any authorized distributor'
+                ELSE 'is unknown to the component provider' END
+           || ': introduced by this pull request', 4000),
+         supply_fingerprint(j.rule, j.part_key), 'Introduced by this pull request', j.path, j.line, j.line
+    FROM supply_judged j WHERE j.introduced AND j.rule IS NOT NULL;
+  GET DIAGNOSTICS v_added = ROW_COUNT;
+  v_next := v_next + v_added;
+
+  SELECT string_agg(array_to_string(j.refs[1:5], ', ') || ' ' || j.mpn || ' (' ||
+                    CASE j.rule WHEN 'supply.obsolete' THEN upper(j.lifecycle) WHEN 'supply.nrnd' THEN 'NRND'
+                                WHEN 'supply.no-authorized-stock' THEN 'no authorized stock' ELSE 'unknown part' END
+                    || ')', '; ' ORDER BY j.part_key), count(*)
+    INTO v_context, v_count
+    FROM supply_judged j WHERE NOT j.introduced AND j.rule IS NOT NULL;
+  IF v_count > 0 THEN
+    v_next := v_next + 1;
+    INSERT INTO run_findings (run_result_id, ordinal, rule_id, severity, message, fingerprint, title)
+    VALUES (p_run_result_id, v_next, 'supply.context', 'info',
+            left(v_count || ' part(s) at supply risk were already on the default branch (not introduced by '
+                 || 'this pull request): ' || v_context, 4000),
+            supply_fingerprint('supply.context', v_board.id::text || ':' || md5(v_context)),
+            'Already on the default branch');
+    v_added := v_added + 1;
+  END IF;
+
+  SELECT count(*) INTO v_count FROM supply_judged j WHERE NOT j.observed;
+  IF v_count > 0 THEN
+    v_next := v_next + 1;
+    INSERT INTO run_findings (run_result_id, ordinal, rule_id, severity, message, fingerprint, title)
+    VALUES (p_run_result_id, v_next, 'supply.unavailable', 'info',
+            'Component supply data was unavailable for ' || v_count || ' part(s)'
+              || coalesce(' (' || p_unavailable_reason || ')', '')
+              || '; the release decision does not wait for it',
+            supply_fingerprint('supply.unavailable', p_run_result_id::text), 'Supply data unavailable');
+    v_added := v_added + 1;
+  END IF;
+
+  UPDATE run_results SET findings_count = findings_count + v_added WHERE id = p_run_result_id;
+  UPDATE supply_checks SET status = CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END,
+         completed_at = p_now, leased_until = NULL
+   WHERE run_result_id = p_run_result_id;
+  -- Release what waited for this check.
+  UPDATE outbox_items SET run_after = least(run_after, p_now), updated_at = p_now
+   WHERE run_result_id = p_run_result_id AND status = 'accepted' AND kind IN ('check_run_complete', 'pr_comment');
+  PERFORM pg_notify('boardready_outbox', '');
+  PERFORM release_decision_refresh(v_check.release_run_id, p_now);
+  RETURN QUERY SELECT CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END, v_added;
+END $$;
+
+-- For operators (bin/psql): the breakers, their transitions, the watched boards.
+CREATE OR REPLACE VIEW ops.component_provider_breakers AS
+SELECT b.installation_id, b.state, b.consecutive_failures, b.opened_at, b.trial_token IS NOT NULL AS trial_in_flight,
+       b.trial_until, b.updated_at,
+       (SELECT c.calls FROM boardready.component_provider_calls c
+         WHERE c.installation_id = b.installation_id
+           AND c.window_start = boardready.component_provider_window(now())) AS calls_this_minute
+  FROM boardready.component_provider_breakers b;
+
+CREATE OR REPLACE VIEW ops.component_provider_breaker_transitions AS
+SELECT t.id, t.installation_id, t.from_state, t.to_state, t.reason, t.failures, t.occurred_at
+  FROM boardready.component_provider_breaker_transitions t;
+
+CREATE OR REPLACE VIEW ops.watched_boards AS
+SELECT b.id, b.installation_id, b.repository_id, b.created_at, b.refreshed_at, b.refresh_after, b.unwatched_at,
+       b.unwatch_reason,
+       (SELECT count(*) FROM boardready.supply_checks c WHERE c.watched_board_id = b.id AND c.status = 'pending')
+         AS pending_supply_checks
+  FROM boardready.watched_boards b;
