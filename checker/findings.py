@@ -56,13 +56,23 @@ class Finding:
                 out["startColumn"] = self.column
                 out["endColumn"] = self.end_column or self.column
         x, y = self.extra.get("x"), self.extra.get("y")
-        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and math.isfinite(x) and math.isfinite(y):
+        if _on_a_board(x) and _on_a_board(y):
             out["x"] = round(float(x), 4)
             out["y"] = round(float(y), 4)
             if self.extra.get("layer"):
-                out["layer"] = str(self.extra["layer"])
+                out["layer"] = str(self.extra["layer"])[:255]
         if self.baseline:
             out["baseline"] = self.baseline
         if self.waived:
             out["waived"] = True
         return out
+
+
+# KiCad's coordinates are 32-bit nanometres: a place outside this range (a hostile
+# file's) is no place on a board, and the contract refuses it.
+BOARD_LIMIT_MM = 2147.483647
+
+
+def _on_a_board(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and abs(value) <= BOARD_LIMIT_MM)

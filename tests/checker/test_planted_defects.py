@@ -6,8 +6,10 @@ import json
 
 import pytest
 
+from checker.findings import Finding
 from checker.runner import RunOptions, check
 from checker_fixtures import FIXTURES
+from contracts import run_result_validator
 from tools.drc_compare import GOAL_TYPES, matches
 from tools.kicad_drc import read_report
 
@@ -67,6 +69,35 @@ def test_track_clearance_reports_rule_required_actual_and_position():
     as_json = worst.to_json()
     assert (as_json["x"], as_json["y"], as_json["layer"]) == (135.9565, 118.0, "B.Cu")
     assert as_json["startLine"] > 1
+    located = [f for f in outcome.result["findings"] if f["ruleId"] == "board.clearance"]
+    assert located and all({"x", "y", "layer"} <= f.keys() for f in located)
+    assert list(run_result_validator().iter_errors(outcome.result)) == []
+
+
+@pytest.mark.parametrize("change, valid", [
+    ({}, True),
+    ({"layer": None}, True),
+    ({"y": None}, False),                   # x without y
+    ({"x": None, "y": None}, False),        # a layer without a place
+    ({"x": 2147.4837}, False),              # beyond KiCad's 32-bit nanometres
+    ({"layer": ""}, False),
+    ({"layer": "L" * 256}, False),
+])
+def test_the_contract_takes_board_coordinates_beside_the_line(change, valid):
+    finding = {"ruleId": "board.short", "severity": "error", "message": "m", "fingerprint": "0" * 32,
+               "x": 135.9565, "y": -118.0, "layer": "B.Cu"}
+    finding.update(change)
+    finding = {k: v for k, v in finding.items() if v is not None}
+    result = {"schemaVersion": 1, "triggerKind": "manual", "readiness": "blocked", "score": 0,
+              "tool": {"name": "boardready", "version": "1"}, "findings": [finding]}
+    assert (list(run_result_validator().iter_errors(result)) == []) is valid
+
+
+def test_a_place_off_any_board_is_left_out_of_the_json():
+    far = Finding("board.short", "m", identity=("a",), severity="error", extra={"x": 1e9, "y": 1.0, "layer": "F.Cu"})
+    assert not {"x", "y", "layer"} & far.to_json().keys()
+    long_name = Finding("board.short", "m", identity=("a",), severity="error", extra={"x": 1.0, "y": 2.0, "layer": "L" * 300})
+    assert len(long_name.to_json()["layer"]) == 255
 
 
 @pytest.mark.parametrize("name, items", [
