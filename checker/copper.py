@@ -352,8 +352,10 @@ def _add_pads(groups: _Groups, board: Board, order: list[str], net_of) -> None:
 
     def add(batch, cores, radii, anchors=None):
         entries = [b[0] for b in batch]
+        # The anchor is the pad's copper centre: its position moved by the pad offset.
         groups.add(PAD, [net_of(e[1].net) for e in entries], [e[3] for e in entries], cores, radii,
-                   anchors if anchors is not None else [_placed((0.0, 0.0), e[1]) for e in entries],
+                   anchors if anchors is not None else _place_many(np.zeros((len(entries), 1, 2)),
+                                                                   [e[1] for e in entries])[:, 0, :],
                    [e[1].clearance if e[1].clearance else (e[0].clearance or 0.0) for e in entries],
                    [e[2] for e in entries], [(e[0], e[1]) for e in entries])
 
