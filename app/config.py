@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 DEFAULT_ARTIFACT_CAPABILITY_TTL_SECONDS = 900  # 15 minutes: long enough to open a report, short enough to leak little
+DEFAULT_ARTIFACT_MAX_BYTES = 8 * 1024 * 1024   # the run results' body cap: the front buffers no more for /api/v1/runs
+ARTIFACT_SIGNING_KEY = re.compile(r"^[\x21-\x7e]{32,512}$")   # at least 32 visible ASCII characters
 DEFAULT_READINESS_DB_TIMEOUT_MS = 1000
 DEFAULT_POOL_MAX = 50
 DEFAULT_JOB_MAX_ATTEMPTS = 5
@@ -32,13 +34,13 @@ DEFAULT_AUTH_RATE_LIMIT_PER_MINUTE = 20
 DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE = 20
 OPERATOR_TOKEN = re.compile(r"^[\x21-\x7e]{32,512}$")      # at least 32 visible ASCII characters
 OPERATOR_ACTOR_ID = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
+DEFAULT_SLO_SNAPSHOT_INTERVAL_MS = 30_000
 DEFAULT_REQUEST_READ_TIMEOUT_MS = 10_000
 DEFAULT_HOST_WEB_URL = "https://github.com"
 DEFAULT_SESSION_TTL_HOURS = 12
 OAUTH_CLIENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 # Only a proxy on this machine is trusted to say who the client is, by default.
 DEFAULT_TRUSTED_PROXIES = "127.0.0.0/8,::1/128"
-DEFAULT_SLO_SNAPSHOT_INTERVAL_MS = 30_000
 
 
 class Secret:
@@ -107,6 +109,12 @@ class Config:
     slo_snapshot_interval_ms: int = DEFAULT_SLO_SNAPSHOT_INTERVAL_MS
     # Sign-in with the code host and browser sessions (app/web/sign_in.py).
     sign_in: SignInSettings = field(default_factory=lambda: SignInSettings())
+    # Retention of run summaries and account erasure (workers/retention.py).
+    retention: RetentionSettings = field(default_factory=lambda: RetentionSettings())
+    # Report artifacts (app/web/pages/artifacts.py): the upload cap and the key
+    # of capability links; without the key, reports are neither taken nor served.
+    artifact_max_bytes: int = DEFAULT_ARTIFACT_MAX_BYTES
+    artifact_signing_key: Secret | None = None
     # Variables that are absent or invalid and that readiness must report.
     missing: tuple[str, ...] = field(default=())
     # Invalid values of variables that have a safe default: reported, default used.
@@ -126,6 +134,18 @@ class SignInSettings:
     @property
     def enabled(self) -> bool:
         return self.client_id is not None and self.client_secret is not None
+
+
+@dataclass(frozen=True)
+class RetentionSettings:
+    """SERVICE_RUN_RETENTION_DAYS (1-30: the Community plan keeps run
+    summaries 30 days, no more), SERVICE_RETENTION_BATCH_SIZE (rows one
+    transaction deletes, 10-100000) and SERVICE_RETENTION_INTERVAL_MS (from 100,
+    so that tests can drive the sweep). Tuning knobs: an invalid value falls
+    back to its default, which is never longer retention than the plan's."""
+    run_retention_days: int = 30
+    batch_size: int = 1000
+    interval_ms: int = 60_000
 
 
 @dataclass(frozen=True)
@@ -248,6 +268,23 @@ def _oidc_audience(r: _Reader) -> str | None:
     return audience
 
 
+def _networks(text: str) -> tuple:
+    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in text.split(",") if part.strip())
+
+
+def _trusted_proxies(r: _Reader) -> tuple:
+    """SERVICE_TRUSTED_PROXIES: CIDRs or addresses, comma separated. Invalid is
+    not ready (the setting decides whose failures are counted together)."""
+    raw = r.text("SERVICE_TRUSTED_PROXIES")
+    if raw is None:
+        return _networks(DEFAULT_TRUSTED_PROXIES)
+    try:
+        return _networks(raw)
+    except ValueError:
+        r.missing.append("SERVICE_TRUSTED_PROXIES")
+        return _networks(DEFAULT_TRUSTED_PROXIES)
+
+
 def _reconciliation(r: _Reader) -> ReconciliationSettings:
     """Invalid values make the service not ready, naming the variable: a
     reconciler running on a wrong deadline would fail runs closed too early or never."""
@@ -270,21 +307,20 @@ def _reconciliation(r: _Reader) -> ReconciliationSettings:
     return ReconciliationSettings(**{**settings.__dict__, "valid": valid})
 
 
-def _networks(text: str) -> tuple:
-    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in text.split(",") if part.strip())
+def _artifact_signing_key(r: _Reader) -> Secret | None:
+    value = r.text("SERVICE_ARTIFACT_SIGNING_KEY")
+    if value is not None and not ARTIFACT_SIGNING_KEY.fullmatch(value):
+        r.missing.append("SERVICE_ARTIFACT_SIGNING_KEY")
+        return None
+    return Secret(value) if value is not None else None
 
 
-def _trusted_proxies(r: _Reader) -> tuple:
-    """SERVICE_TRUSTED_PROXIES: CIDRs or addresses, comma separated. Invalid is
-    not ready (the setting decides whose failures are counted together)."""
-    raw = r.text("SERVICE_TRUSTED_PROXIES")
-    if raw is None:
-        return _networks(DEFAULT_TRUSTED_PROXIES)
-    try:
-        return _networks(raw)
-    except ValueError:
-        r.missing.append("SERVICE_TRUSTED_PROXIES")
-        return _networks(DEFAULT_TRUSTED_PROXIES)
+def _retention(r: _Reader) -> RetentionSettings:
+    return RetentionSettings(
+        run_retention_days=r.integer("SERVICE_RUN_RETENTION_DAYS", 30, minimum=1, maximum=30),
+        batch_size=r.integer("SERVICE_RETENTION_BATCH_SIZE", 1000, minimum=10, maximum=100_000),
+        interval_ms=r.integer("SERVICE_RETENTION_INTERVAL_MS", 60_000, minimum=100, maximum=86_400_000),
+    )
 
 
 def _is_rsa_private_key(pem: str) -> bool:
@@ -346,6 +382,11 @@ def load(env: Mapping[str, str] | None = None) -> Config:
         slo_snapshot_interval_ms=r.integer("SERVICE_SLO_SNAPSHOT_INTERVAL_MS", DEFAULT_SLO_SNAPSHOT_INTERVAL_MS,
                                            minimum=100, maximum=3_600_000),
         sign_in=_sign_in(r),
+        retention=_retention(r),
+        artifact_max_bytes=r.integer("SERVICE_ARTIFACT_MAX_BYTES", DEFAULT_ARTIFACT_MAX_BYTES, minimum=1024,
+                                     maximum=DEFAULT_ARTIFACT_MAX_BYTES, required_valid=True),
+        # Optional (reports are off without it); present but too short is not ready.
+        artifact_signing_key=_artifact_signing_key(r),
         missing=tuple(r.missing),
         invalid=tuple(r.invalid),
     )

@@ -50,37 +50,41 @@ class Approvals(DatabaseResource):
     def on_post(self, req, resp, review_id: str):
         auth = require(req, scope="reviews:write")
         review = id_param(review_id, "review")
-        body = read_json_object(req, SMALL_MAX_BYTES)
-        _no_unknown(body, APPROVAL_FIELDS)
-        status = body.get("status")
-        if status not in ("approved", "changes_requested"):
-            raise ApiError(400, "invalid_status", "status must be approved or changes_requested")
-        break_glass = body.get("breakGlass", False)
-        if not isinstance(break_glass, bool):
-            raise ApiError(400, "invalid_break_glass", "breakGlass must be true or false")
-        reason = None
-        if break_glass:
-            reason = _text(body, "reason", 1000, "invalid_break_glass_reason", minimum=MIN_BREAK_GLASS_REASON)
-        elif "reason" in body:
-            raise ApiError(400, "invalid_break_glass_reason", "reason goes with breakGlass: true")
-        row = db.call_one(self.pool, self.config, "review_record_approval", idempotent=False, p_review_id=review,
-                          p_repository_ids=sorted(auth.repository_ids), p_actor=auth.actor, p_status=status,
-                          p_break_glass=break_glass, p_break_glass_reason=reason)
-        if row["outcome"] == "not_found":
-            raise ApiError(404, "not_found", "no such review among your repositories")
-        if row["outcome"] == "self_approval_not_allowed":
-            raise ApiError(409, "self_approval_not_allowed",
-                           "the review's creator cannot approve it (breakGlass with a reason overrides, audited)")
-        log("review.approval", reviewId=review, outcome=row["outcome"], status=status,
-            breakGlass=row["break_glass"], actor=auth.actor)
-        resp.status = falcon.HTTP_201 if row["outcome"] == "recorded" else falcon.HTTP_200
-        resp.media = {
-            "ok": True, "outcome": row["outcome"],
-            "approval": {"id": str(row["approval_id"]), "reviewId": str(review), "approverId": auth.actor,
-                         "status": row["status"], "breakGlass": row["break_glass"], "updatedAt": iso(row["updated_at"])},
-            "review": {"id": str(review), "decision": row["review_decision"]},
-            "releaseRun": {"id": str(row["release_run_id"]), "decision": row["release_decision"]},
-        }
+        resp.status, resp.media = record_approval(self.pool, self.config, auth, review,
+                                                  read_json_object(req, SMALL_MAX_BYTES))
+
+
+def record_approval(pool, config, auth, review: int, body: dict) -> tuple[str, dict]:
+    """An approval from a JSON body or the run page's form: one validation, one SQL call."""
+    _no_unknown(body, APPROVAL_FIELDS)
+    status = body.get("status")
+    if status not in ("approved", "changes_requested"):
+        raise ApiError(400, "invalid_status", "status must be approved or changes_requested")
+    break_glass = body.get("breakGlass", False)
+    if not isinstance(break_glass, bool):
+        raise ApiError(400, "invalid_break_glass", "breakGlass must be true or false")
+    reason = None
+    if break_glass:
+        reason = _text(body, "reason", 1000, "invalid_break_glass_reason", minimum=MIN_BREAK_GLASS_REASON)
+    elif "reason" in body:
+        raise ApiError(400, "invalid_break_glass_reason", "reason goes with breakGlass: true")
+    row = db.call_one(pool, config, "review_record_approval", idempotent=False, p_review_id=review,
+                      p_repository_ids=sorted(auth.repository_ids), p_actor=auth.actor, p_status=status,
+                      p_break_glass=break_glass, p_break_glass_reason=reason)
+    if row["outcome"] == "not_found":
+        raise ApiError(404, "not_found", "no such review among your repositories")
+    if row["outcome"] == "self_approval_not_allowed":
+        raise ApiError(409, "self_approval_not_allowed",
+                       "the review's creator cannot approve it (breakGlass with a reason overrides, audited)")
+    log("review.approval", reviewId=review, outcome=row["outcome"], status=status,
+        breakGlass=row["break_glass"], actor=auth.actor)
+    return (falcon.HTTP_201 if row["outcome"] == "recorded" else falcon.HTTP_200), {
+        "ok": True, "outcome": row["outcome"],
+        "approval": {"id": str(row["approval_id"]), "reviewId": str(review), "approverId": auth.actor,
+                     "status": row["status"], "breakGlass": row["break_glass"], "updatedAt": iso(row["updated_at"])},
+        "review": {"id": str(review), "decision": row["review_decision"]},
+        "releaseRun": {"id": str(row["release_run_id"]), "decision": row["release_decision"]},
+    }
 
 
 def _expires_at(body: dict) -> dt.datetime | None:
@@ -128,27 +132,8 @@ class Waivers(DatabaseResource):
     def on_post(self, req, resp, repository_id: str):
         auth = require(req, scope="reviews:write")
         repository = id_param(repository_id, "repository")
-        body = read_json_object(req, SMALL_MAX_BYTES)
-        _no_unknown(body, WAIVER_FIELDS)
-        fingerprint = body.get("fingerprint")
-        if not isinstance(fingerprint, str) or not FINGERPRINT.match(fingerprint):
-            raise ApiError(400, "invalid_fingerprint", "fingerprint must be a finding's fingerprint")
-        reason = _text(body, "reason", 1000, "invalid_reason")
-        expires_at = _expires_at(body)
-        row = db.call_one(self.pool, self.config, "waiver_create", idempotent=False, p_repository_id=repository,
-                          p_repository_ids=sorted(auth.repository_ids), p_fingerprint=fingerprint, p_reason=reason,
-                          p_expires_at=expires_at, p_actor=auth.actor)
-        if row["outcome"] == "not_found":
-            raise ApiError(404, "not_found", "no such repository among your repositories")
-        if row["outcome"] == "waiver_exists":
-            raise ApiError(409, "waiver_exists", "a standing waiver already covers this fingerprint; delete it first")
-        log("review.waiver_created", waiverId=row["waiver_id"], repositoryId=repository, actor=auth.actor,
-            decisionsChanged=row["decisions_changed"])
-        resp.status = falcon.HTTP_201
-        resp.media = {"ok": True, "waiver": waiver_item({
-            "id": row["waiver_id"], "fingerprint": fingerprint, "reason": reason, "expires_at": expires_at,
-            "created_by": auth.actor, "created_at": row["created_at"], "standing": True}),
-            "decisionsChanged": row["decisions_changed"]}
+        resp.status, resp.media = create_waiver(self.pool, self.config, auth, repository,
+                                                read_json_object(req, SMALL_MAX_BYTES))
 
     def on_delete(self, req, resp, repository_id: str):
         auth = require(req, scope="reviews:write")
@@ -163,6 +148,29 @@ class Waivers(DatabaseResource):
         log("review.waiver_deleted", waiverId=waiver, outcome=row["outcome"], actor=auth.actor)
         resp.media = {"ok": True, "outcome": row["outcome"], "waiverId": str(row["waiver_id"]),
                       "deletedAt": iso(row["deleted_at"]), "decisionsChanged": row["decisions_changed"]}
+
+
+def create_waiver(pool, config, auth, repository: int, body: dict) -> tuple[str, dict]:
+    """A waiver from a JSON body or the run page's form: one validation, one SQL call."""
+    _no_unknown(body, WAIVER_FIELDS)
+    fingerprint = body.get("fingerprint")
+    if not isinstance(fingerprint, str) or not FINGERPRINT.match(fingerprint):
+        raise ApiError(400, "invalid_fingerprint", "fingerprint must be a finding's fingerprint")
+    reason = _text(body, "reason", 1000, "invalid_reason")
+    expires_at = _expires_at(body)
+    row = db.call_one(pool, config, "waiver_create", idempotent=False, p_repository_id=repository,
+                      p_repository_ids=sorted(auth.repository_ids), p_fingerprint=fingerprint, p_reason=reason,
+                      p_expires_at=expires_at, p_actor=auth.actor)
+    if row["outcome"] == "not_found":
+        raise ApiError(404, "not_found", "no such repository among your repositories")
+    if row["outcome"] == "waiver_exists":
+        raise ApiError(409, "waiver_exists", "a standing waiver already covers this fingerprint; delete it first")
+    log("review.waiver_created", waiverId=row["waiver_id"], repositoryId=repository, actor=auth.actor,
+        decisionsChanged=row["decisions_changed"])
+    return falcon.HTTP_201, {"ok": True, "waiver": waiver_item({
+        "id": row["waiver_id"], "fingerprint": fingerprint, "reason": reason, "expires_at": expires_at,
+        "created_by": auth.actor, "created_at": row["created_at"], "standing": True}),
+        "decisionsChanged": row["decisions_changed"]}
 
 
 def add_routes(app, config, pool) -> None:

@@ -15,7 +15,7 @@ from app.host.outbox import OutboxQueue, SynchronousPublisher
 from app.jsonlog import capture_library_logs
 from app.oidc import OidcVerifier
 from app.queueing import worker_identity
-from app.web import errors, operator, paid, reviews, runs, sign_in
+from app.web import errors, operator, pages, paid, reviews, runs, sign_in
 from app.web.bearer_auth import BearerAuth
 from app.web.bodies import max_body_bytes
 from app.web.contract import OpenApiDocument
@@ -67,6 +67,7 @@ def add_result_routes(app: falcon.App, config, pool) -> None:
     app.add_route("/api/v1/runs", RunsCollection(config, pool))  # POST ingests, GET lists
     app.add_route("/api/v1/runs/result", runs.ReleaseResult(config, pool, publisher))
     app.add_route("/api/v1/runs/github-actions-result", runs.WorkflowResultCallback(config, pool, verifier))
+    pages.add_routes(app, config, pool, verifier)  # the review pages and report artifacts
 
 
 def add_access_routes(app: falcon.App, config, pool) -> None:

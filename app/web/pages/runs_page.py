@@ -1,0 +1,61 @@
+"""GET /runs: the viewer's release runs, newest first, as the run listing API
+answers them (RunsCollection: the same keyset query, cursor and filters).
+
+"Older" follows the API's nextCursor. The API pages one way only, so the page
+carries the cursors it came through in `back` (the last MAX_BACK of them):
+"newer" is the one before. Filters travel with the cursor, which the API
+refuses for any other filters.
+"""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from app import database, queries
+from app.web import db
+from app.web.pages.rendering import api_media, render
+from app.web.run_listing import DECISIONS, RUN_STATUSES, RunsCollection
+from app.web.session_auth import session_of
+
+MAX_BACK = 20
+CURSOR_CHARS = 600
+
+
+class RunsPage:
+    auth = "none"
+    session_methods = frozenset({"GET"})
+
+    def __init__(self, config, pool):
+        self.config, self.pool = config, pool
+        self.api = RunsCollection(config, pool)
+
+    def on_get(self, req, resp):
+        viewer = session_of(req)
+        if not viewer.repository_ids:
+            return self._nothing_visible(req, resp, viewer)
+        listing = api_media(self.api.on_get, req)
+        filters = {name: req.get_param(name) for name in ("repositoryId", "status", "decision")
+                   if req.get_param(name)}
+        back = [c for c in (req.get_param("back") or "").split(",") if 0 < len(c) <= CURSOR_CHARS][-MAX_BACK:]
+        cursor = req.get_param("cursor")
+        older = newer = None
+        if listing["nextCursor"]:
+            trail = (back + [cursor]) if cursor else []
+            older = "/runs?" + urlencode({**filters, "cursor": listing["nextCursor"], "back": ",".join(trail[-MAX_BACK:])})
+        if cursor:
+            previous = {**filters, **({"cursor": back[-1], "back": ",".join(back[:-1])} if back else {})}
+            newer = "/runs" + ("?" + urlencode(previous) if previous else "")
+        with db.connection(self.pool, self.config) as conn:
+            repositories = queries.fetch_all(conn, "viewer_repositories", repository_ids=sorted(viewer.repository_ids))
+        render(req, resp, "runs.html", title="Release runs", runs=listing["items"], older=older, newer=newer,
+               newest="/runs" + ("?" + urlencode(filters) if filters else ""), filters=filters,
+               repositories=repositories, statuses=RUN_STATUSES, decisions=DECISIONS)
+
+    def _nothing_visible(self, req, resp, viewer):
+        with db.connection(self.pool, self.config) as conn:
+            canceled = [r["login"] for r in database.call(conn, "session_canceled_accounts",
+                                                          p_session_id=viewer.session_id)]
+        if canceled:
+            return render(req, resp, "canceled.html", status="403 Forbidden", title="Account canceled",
+                          accounts=canceled)
+        render(req, resp, "runs.html", title="Release runs", runs=[], older=None, newer=None, newest="/runs",
+               filters={}, repositories=[], statuses=RUN_STATUSES, decisions=DECISIONS)
