@@ -33,6 +33,7 @@ from emulator.errors import HostError
 from emulator.faults import FaultSwitches
 from emulator.identity import IdentityRoutes
 from emulator.oidc import OidcIssuer
+from emulator.provider import GRAPHQL_PATH, TOKEN_PATH, ProviderRoutes
 from emulator.request_log import RequestLog, loggable_body, redact_headers
 from emulator.rest import register_rest_routes
 from emulator.routing import Reply, RequestContext, Router
@@ -109,6 +110,8 @@ class Emulator(Controller):
         register_control_routes(self.router, self)
         register_rest_routes(self.router, state, engine)
         IdentityRoutes(state, issuer).register(self.router)
+        self.provider = ProviderRoutes()   # the component provider's stand-in (emulator/provider.py)
+        self.provider.register(self.router)
         app = falcon.App(media_type=falcon.MEDIA_JSON)
         app.req_options.strip_url_path_trailing_slash = True
         app.add_sink(self._dispatch, prefix="/")
@@ -119,6 +122,14 @@ class Emulator(Controller):
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="emulator-http", daemon=True)
         self._thread.start()
+
+    @property
+    def provider_url(self) -> str:
+        return self.url + GRAPHQL_PATH
+
+    @property
+    def provider_token_url(self) -> str:
+        return self.url + TOKEN_PATH
 
     @property
     def port(self) -> int:

@@ -12,6 +12,7 @@ from app.jsonlog import capture_library_logs, log
 from workers.lifecycle import LifecycleQueue
 from workers.reconcilers import build_reconcilers
 from workers.slo import SloWorker
+from workers.supply import build_supply_worker
 from workers.queue_worker import QueueWorker
 
 
@@ -29,7 +30,10 @@ def build_workers(config, url: str, stop: threading.Event) -> list[QueueWorker]:
         # Readiness reports the missing variables; lifecycle jobs still run.
         log("worker.outbox_disabled", level="warning", reason="host app configuration missing")
     # Reconciliation and the SLO policy (issue 10): the SLO worker has its own connection.
-    return [*workers, *build_reconcilers(config, pool, host, stop), SloWorker(config, url, stop)]
+    # Component supply (issue 13): only with the provider's credentials.
+    supply = build_supply_worker(pool, stop)
+    return [*workers, *build_reconcilers(config, pool, host, stop), SloWorker(config, url, stop),
+            *([supply] if supply else [])]
 
 
 def main() -> None:

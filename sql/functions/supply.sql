@@ -92,6 +92,12 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $$
     WHEN 'eol' THEN 'eol' WHEN 'obsolete' THEN 'obsolete' ELSE 'unknown' END
 $$;
 
+-- A JSON array, or an empty one for anything else (JSON null included).
+CREATE OR REPLACE FUNCTION boardready.supply_array(p_value jsonb)
+RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN jsonb_typeof(p_value) = 'array' THEN p_value ELSE '[]'::jsonb END
+$$;
+
 -- One observation per part of one fetch. p_parts: [{partKey, manufacturer,
 -- mpn, matched, providerPartId, lifecycle, sellers}] as the client parsed them.
 CREATE OR REPLACE FUNCTION boardready.supply_observations_record(
@@ -106,12 +112,12 @@ BEGIN
   SELECT p ->> 'partKey', p ->> 'manufacturer', p ->> 'mpn', coalesce((p ->> 'matched')::boolean, false),
          p ->> 'providerPartId', supply_lifecycle_status(p ->> 'lifecycle'),
          supply_distributor_classification(p -> 'sellers'), supply_price_breaks(p -> 'sellers'),
-         (SELECT sum((o ->> 'inventoryLevel')::bigint) FROM jsonb_array_elements(coalesce(p -> 'sellers', '[]')) s,
-                 jsonb_array_elements(coalesce(s -> 'offers', '[]')) o
+         (SELECT sum((o ->> 'inventoryLevel')::bigint) FROM jsonb_array_elements(supply_array(p -> 'sellers')) s,
+                 jsonb_array_elements(supply_array(s -> 'offers')) o
            WHERE jsonb_typeof(o -> 'inventoryLevel') = 'number'),
          (SELECT coalesce(sum((o ->> 'inventoryLevel')::bigint), 0)
-            FROM jsonb_array_elements(coalesce(p -> 'sellers', '[]')) s,
-                 jsonb_array_elements(coalesce(s -> 'offers', '[]')) o
+            FROM jsonb_array_elements(supply_array(p -> 'sellers')) s,
+                 jsonb_array_elements(supply_array(s -> 'offers')) o
            WHERE s -> 'isAuthorized' = 'true'::jsonb AND jsonb_typeof(o -> 'inventoryLevel') = 'number'),
          p_installation_id, p_now
     FROM jsonb_array_elements(p_parts) p

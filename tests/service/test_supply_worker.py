@@ -1,0 +1,162 @@
+"""The supply worker against the emulator's component provider: observations
+for a watched board, the budget and breaker in use, a malformed answer."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+import emulator
+from app.supply import settings as supply_settings
+from app.supply.client import PartQuery, ProviderClient, ProviderError
+from emulator import provider
+from tests.service.access_helpers import seed_repository
+from workers.supply import SupplyWorker
+
+T0 = dt.datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt.timezone.utc)
+INSTALLATION, REPOSITORY = 8101, 8102
+PATH = "hardware/blinky.kicad_pro"
+
+
+@pytest.fixture(scope="module")
+def supply_host():
+    with emulator.start() as handle:
+        yield handle
+
+
+@pytest.fixture
+def settings(supply_host):
+    supply_host.clear_faults()
+    supply_host.clear_requests()
+    supply_host.provider.reset()
+    return supply_settings.load({
+        "SERVICE_COMPONENT_PROVIDER_URL": supply_host.provider_url,
+        "SERVICE_COMPONENT_PROVIDER_TOKEN_URL": supply_host.provider_token_url,
+        "SERVICE_COMPONENT_PROVIDER_CLIENT_ID": provider.CLIENT_ID,
+        "SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET": provider.CLIENT_SECRET,
+        "SERVICE_COMPONENT_PROVIDER_TIMEOUT_MS": "1000",
+    })
+
+
+class Clock:
+    def __init__(self, start):
+        self.value = start
+
+    def __call__(self):
+        return self.value
+
+
+def bom_line(ref, mpn, manufacturer=None, value="x"):
+    line = {"project": PATH, "references": [ref], "quantity": 1, "value": value, "footprint": "fp",
+            "dnp": False, "path": "hardware/blinky.kicad_sch", "line": 10}
+    if mpn:
+        line["mpn"] = mpn
+    if manufacturer:
+        line["manufacturer"] = manufacturer
+    return line
+
+
+def ingest(owner, bom, trigger="push"):
+    result = {"schemaVersion": 1, "triggerKind": trigger, "readiness": "ready", "score": 95,
+              "tool": {"name": "boardready-check", "version": "0.1.0"}, "findings": [], "bom": bom}
+    return owner.execute("SELECT * FROM boardready.run_ingest(%s, 'tok', %s::jsonb, %s)",
+                         (REPOSITORY, json.dumps(result), T0)).fetchone()["run_result_id"]
+
+
+@pytest.fixture
+def board(owner):
+    seed_repository(owner, account_id=8100, installation_id=INSTALLATION, repository_id=REPOSITORY)
+    ingest(owner, [bom_line("R1", "RC0603FR-07330RL", "Yageo"), bom_line("U1", "SN74LS00N", "Texas Instruments"),
+                   bom_line("U2", "ATMEGA8-16PU"), bom_line("D1", "APHB1608SGEC"), bom_line("C1", "GRM188R61A226ME15D"),
+                   bom_line("U9", "NOT-A-REAL-PART-42"), bom_line("J1", None)])
+    row = owner.execute("SELECT * FROM boardready.watched_board_watch(%s, %s, 'test', %s)",
+                        (REPOSITORY, PATH, T0)).fetchone()
+    assert row["outcome"] == "watched"
+    return row["board_id"]
+
+
+def latest(owner) -> dict:
+    rows = owner.execute("SELECT DISTINCT ON (part_key) * FROM boardready.part_lifecycle_observations "
+                         "ORDER BY part_key, fetched_at DESC, id DESC").fetchall()
+    return {r["mpn"]: r for r in rows}
+
+
+def test_the_worker_observes_every_keyed_part_of_the_watched_board(owner, pool, settings, board, supply_host):
+    worker = SupplyWorker(settings, pool, now=Clock(T0))
+    assert worker.tick() is True
+    seen = latest(owner)
+    assert set(seen) == {"RC0603FR-07330RL", "SN74LS00N", "ATMEGA8-16PU", "APHB1608SGEC", "GRM188R61A226ME15D",
+                         "NOT-A-REAL-PART-42"}
+    resistor = seen["RC0603FR-07330RL"]
+    assert resistor["distributor_classification"] == "authorized-distributor"
+    assert resistor["lifecycle_status"] == "production" and resistor["provider_part_id"] == "1001"
+    # Price breaks from the authorized sellers' offer, never the broker's cheaper one.
+    assert {"quantity": 1, "price": 0.10, "currency": "USD"} in resistor["price_breaks"]
+    assert all(p["price"] != 0.05 for p in resistor["price_breaks"])
+    assert seen["SN74LS00N"]["lifecycle_status"] == "obsolete"
+    assert seen["SN74LS00N"]["distributor_classification"] == "marketplace"
+    assert seen["ATMEGA8-16PU"]["lifecycle_status"] == "nrnd"
+    assert seen["APHB1608SGEC"]["distributor_classification"] == "unknown"          # no sellers
+    assert seen["GRM188R61A226ME15D"]["distributor_classification"] == "unknown"    # no authorization signal
+    assert seen["NOT-A-REAL-PART-42"]["matched"] is False
+    # One call for six parts (batched), one token.
+    assert len(supply_host.requests(operation_id="provider/graphql")) == 1
+    # Fresh observations are reused: nothing due, nothing fetched.
+    assert worker.tick() is False
+    board_row = owner.execute("SELECT * FROM ops.watched_boards").fetchone()
+    assert board_row["refresh_after"] == T0 + dt.timedelta(days=1)
+
+
+@pytest.mark.parametrize("fault", [
+    {"status": 200, "body": "<html>maintenance</html>", "headers": {"Content-Type": "text/html"}},
+    {"status": 200, "body": {"data": {"somethingElse": []}}},
+    {"status": 200, "body": {"errors": [{"message": "Query too complex"}]}},
+    {"status": 503},
+    {"status": 429, "headers": {"Retry-After": "7"}},
+])
+def test_a_malformed_or_failed_answer_is_a_failure_and_stores_nothing(owner, pool, settings, board, supply_host,
+                                                                     fault):
+    supply_host.add_fault(operation_id="provider/graphql", count=1, **fault)
+    worker = SupplyWorker(settings, pool, now=Clock(T0))
+    assert worker.tick() is True
+    assert latest(owner) == {}
+    breaker = owner.execute("SELECT * FROM ops.component_provider_breakers").fetchone()
+    assert breaker["consecutive_failures"] == 1 and breaker["state"] == "closed"
+    board_row = owner.execute("SELECT * FROM ops.watched_boards").fetchone()
+    wait_ms = 7000 if fault["status"] == 429 else 1000
+    assert board_row["refresh_after"] == T0 + dt.timedelta(milliseconds=wait_ms)
+
+
+def test_the_breaker_opens_after_five_failures_and_the_board_waits_for_the_cooldown(owner, pool, settings, board,
+                                                                                   supply_host):
+    supply_host.add_fault(operation_id="provider/graphql", status=502)
+    clock = Clock(T0)
+    worker = SupplyWorker(settings, pool, now=clock)
+    for attempt in range(5):
+        assert worker.tick() is True
+        clock.value += dt.timedelta(seconds=2)
+    assert owner.execute("SELECT state FROM ops.component_provider_breakers").fetchone()["state"] == "open"
+    assert worker.tick() is True               # breaker open: no call goes out, the refresh waits the cooldown
+    assert len(supply_host.requests(operation_id="provider/graphql")) == 5
+    board_row = owner.execute("SELECT * FROM ops.watched_boards").fetchone()
+    assert board_row["refresh_after"] == clock.value + dt.timedelta(minutes=5)
+    supply_host.clear_faults()
+    clock.value = board_row["refresh_after"] + dt.timedelta(minutes=1)
+    assert worker.tick() is True               # half-open trial succeeds: closed, observations stored
+    assert owner.execute("SELECT state FROM ops.component_provider_breakers").fetchone()["state"] == "closed"
+    assert len(latest(owner)) == 6
+
+
+def test_client_refuses_wrong_credentials_and_times_out_on_a_hang(settings, supply_host):
+    bad = supply_settings.load({"SERVICE_COMPONENT_PROVIDER_URL": settings.provider_url,
+                                "SERVICE_COMPONENT_PROVIDER_TOKEN_URL": settings.token_url,
+                                "SERVICE_COMPONENT_PROVIDER_CLIENT_ID": provider.CLIENT_ID,
+                                "SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET": "wrong-secret"})
+    with pytest.raises(ProviderError) as refused:
+        ProviderClient(bad).match([PartQuery("ti:NE555P", "TI", "NE555P")])
+    assert refused.value.reason == "refused"
+    supply_host.add_fault(operation_id="provider/graphql", delay_ms=3000, count=1)
+    with pytest.raises(ProviderError) as hung:
+        ProviderClient(settings).match([PartQuery("ti:NE555P", "TI", "NE555P")])
+    assert hung.value.reason == "timeout"
