@@ -58,16 +58,17 @@ _MAX_RUN = 256
 _PLAIN_LEAVES = "(?:" + _PLAIN_LEAF + _SPACE + "){1,%d}+" % _MAX_RUN
 
 # Zone fills are most of a board's text: tens of thousands of (xy x y) lists
-# in (pts ...) lists, written "(xy 12.3 -4.5)". Such a pts list is one token.
-# With ``dense_points`` it becomes a Points node holding an N x 2 array (no
-# node and no three strings per point) when every number reads as a finite
-# float, as the board reader would read it; otherwise, and without
-# ``dense_points``, it is read as a twig.
+# in (pts ...) lists, written "(xy 12.3 -4.5)". With ``dense_points`` such a
+# pts list is one token, which becomes a Points node holding an N x 2 array
+# (no node and no three strings per point) when every number reads as a
+# finite float, as the board reader would read it, and a twig otherwise.
+# Without ``dense_points`` the token is switched off ("(?!)" fails at once,
+# keeping the group numbers), so pts lists are read like any other list.
 _XY = r'\(xy [^()"\s]++ [^()"\s]++\)'
 
 # One match per token, leading whitespace included, so matches are contiguous.
 # ``lastindex`` tells the kind (the last group to close):
-#   1    a pts list of nothing but (xy x y) points (their text);
+#   1    a pts list of nothing but (xy x y) points (their text), with dense_points;
 #   2    a run of plain leaves;
 #   4    a twig: a named list holding only a run of plain leaves (3 name),
 #        e.g. (segment (start ..) (end ..) (width ..) (layer ..) (net ..));
@@ -78,19 +79,18 @@ _XY = r'\(xy [^()"\s]++ [^()"\s]++\)'
 # Runs and twigs are most of a board and are split in C; the rest goes
 # through the Python loop. Possessive quantifiers keep hostile input from
 # causing backtracking blow-ups.
-_TOKEN = re.compile(
-    _SPACE + "(?:"
-    + r"\(pts\s*+((?:" + _XY + _SPACE + r")++)\)"
-    + "|(" + _PLAIN_LEAVES + ")"
+_OTHER_TOKENS = (
+    "|(" + _PLAIN_LEAVES + ")"
     + r"|\((" + _NAME + r")\s*+(" + _PLAIN_LEAVES + r")\)"
     + r'|\((' + _NAME + r')((?:[^()"]++|' + _STRING + r')*+)\)'
     + r"|(\()(?:" + _SPACE + "(" + _NAME + "))?"
     + r"|(\))"
     + '|"(' + _STRING_BODY + ')"'
     + r'|([^\s()"]++)'
-    + "|(.))",
-    re.S,
+    + "|(.))"
 )
+_TOKEN_DENSE = re.compile(_SPACE + r"(?:\(pts\s*+((?:" + _XY + _SPACE + r")++)\)" + _OTHER_TOKENS, re.S)
+_TOKEN = re.compile(_SPACE + r"(?:\(pts(?!)()" + _OTHER_TOKENS, re.S)
 _LEAF_ATOM = re.compile('"(' + _STRING_BODY + r')"|([^\s"]++)', re.S)
 _ESCAPE = re.compile(r"\\(.)", re.S)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"'}
@@ -435,7 +435,7 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
 
     # Depth needs no check for leaves: a leaf's parent was refused one level
     # early, so no leaf sits deeper than max_depth.
-    for match in _TOKEN.finditer(text):
+    for match in (_TOKEN_DENSE if dense_points else _TOKEN).finditer(text):
         kind = match.lastindex
         if kind == 2:  # a run of plain leaves
             run = match.group(2)
@@ -480,7 +480,7 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
             parts.append(Node((name, *atoms, ordinal, source)))
             ordinal += 1
             tokens += len(atoms) + 3
-        elif kind == 1:  # a pts list of (xy x y) points
+        elif kind == 1:  # a pts list of (xy x y) points (dense_points)
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", text.index("(", match.start()))
             if not stack and not multiple and lists:
@@ -492,10 +492,10 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
             tokens += 3 + 5 * count  # as for a twig: "(", "pts", ")" and per point "(", 3 atoms, ")"
             if tokens > max_tokens:
                 raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
-            points = _points_array(run) if dense_points else None
+            points = _points_array(run)
             if points is not None:
                 parts.append(Points(("pts", points, ordinal, source)))
-            else:
+            else:   # a number that is not a finite float: read it as a twig
                 leaves = _split_leaves(run)
                 any(map(attach, leaves, zip(range(ordinal + 1, ordinal + 1 + count), repeat(source))))
                 parts.append(Node(("pts", *map(Node, leaves), ordinal, source)))
