@@ -160,3 +160,51 @@ def test_client_refuses_wrong_credentials_and_times_out_on_a_hang(settings, supp
     with pytest.raises(ProviderError) as hung:
         ProviderClient(settings).match([PartQuery("ti:NE555P", "TI", "NE555P")])
     assert hung.value.reason == "timeout"
+
+
+def pull_request_result(owner, bom) -> tuple[int, int]:
+    run = owner.execute(
+        "INSERT INTO boardready.release_runs (repository_id, installation_id, pr_number, head_sha, trigger_action, "
+        "status, started_at, updated_at) VALUES (%s, %s, 7, %s, 'opened', 'completed', %s, %s) RETURNING id",
+        (REPOSITORY, INSTALLATION, "a" * 40, T0, T0)).fetchone()["id"]
+    result = {"schemaVersion": 1, "triggerKind": "pull_request", "readiness": "ready", "score": 95, "headSha": "a" * 40,
+              "tool": {"name": "boardready-check", "version": "0.1.0"}, "findings": [], "bom": bom}
+    result_id = owner.execute("SELECT boardready.run_result_store(%s, %s, NULL, 'bearer_result', %s::jsonb, NULL, "
+                              "'tok', NULL, %s) AS id", (REPOSITORY, run, json.dumps(result), T0)).fetchone()["id"]
+    assert owner.execute("SELECT boardready.supply_check_open(%s, %s) AS o", (result_id, T0)).fetchone()["o"]
+    return run, result_id
+
+
+def test_a_pull_request_that_swaps_in_an_obsolete_part_gets_a_high_finding(owner, pool, settings, board):
+    clock = Clock(T0)
+    worker = SupplyWorker(settings, pool, now=clock)
+    assert worker.tick() is True                       # the board's parts, observed
+    run, result_id = pull_request_result(owner, [
+        bom_line("R1", "RC0603FR-07330RL", "Yageo"), bom_line("U1", "SN74LS00N", "Texas Instruments"),
+        bom_line("U3", "LM2611BMF/NOPB", "Texas Instruments"), bom_line("U4", "NE555P", "Texas Instruments")])
+    assert worker.tick() is True                       # the pull request's check: fetch what is new, apply
+    findings = owner.execute("SELECT rule_id, severity, message, path, start_line FROM boardready.run_findings "
+                             "WHERE run_result_id = %s ORDER BY ordinal", (result_id,)).fetchall()
+    by_rule = {f["rule_id"]: f for f in findings}
+    assert by_rule["supply.obsolete"]["severity"] == "high" and "U3" in by_rule["supply.obsolete"]["message"]
+    assert "introduced by this pull request" in by_rule["supply.obsolete"]["message"]
+    assert by_rule["supply.obsolete"]["path"] == "hardware/blinky.kicad_sch"
+    assert by_rule["supply.context"]["severity"] == "info" and "U1" in by_rule["supply.context"]["message"]
+    assert not any("U4" in f["message"] for f in findings)     # active, authorized stock: nothing
+    assert owner.execute("SELECT decision FROM boardready.release_runs WHERE id = %s", (run,)).fetchone()["decision"] \
+        == "FAIL"
+
+
+def test_with_the_breaker_open_the_run_says_supply_data_was_unavailable(owner, pool, settings, board):
+    for _ in range(5):
+        owner.execute("SELECT * FROM boardready.component_provider_acquire(%s, 30, 300000, 60000, %s)",
+                      (INSTALLATION, T0))
+        owner.execute("SELECT * FROM boardready.component_provider_record(%s, false, NULL, 5, %s)", (INSTALLATION, T0))
+    owner.execute("UPDATE boardready.watched_boards SET refresh_after = %s", (T0 + dt.timedelta(days=9),))
+    run, result_id = pull_request_result(owner, [bom_line("U3", "LM2611BMF/NOPB", "Texas Instruments")])
+    assert SupplyWorker(settings, pool, now=Clock(T0)).tick() is True
+    findings = owner.execute("SELECT rule_id, severity FROM boardready.run_findings WHERE run_result_id = %s",
+                             (result_id,)).fetchall()
+    assert findings == [{"rule_id": "supply.unavailable", "severity": "info"}]
+    assert owner.execute("SELECT decision FROM boardready.release_runs WHERE id = %s", (run,)).fetchone()["decision"] \
+        in (None, "PASS")
