@@ -16,7 +16,8 @@ from contracts import run_result_validator
 
 from .errors import HostileInputError, ProfileRefused
 from .profiles import available
-from .publish import PublishError, RunnerContext, RunnerEnvironmentError, publish, send_runner_result
+from .publish import (PublishError, RunnerContext, RunnerEnvironmentError, publish, report_reference,
+                      send_report_artifact, send_runner_result)
 from .runner import RunOptions, check
 
 EXIT_READY, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INPUT, EXIT_PUBLISH = 0, 1, 2, 3, 4
@@ -91,6 +92,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE if refused_profile else EXIT_INPUT
     result = outcome.result
+    report = None
+    if runner_context is not None:
+        # The workflow uploads its HTML report after the result; the result names it (SHA-256, size),
+        # so the signed digest covers the report too.
+        from .report_html import render_html
+
+        report = render_html(outcome).encode("utf-8")
+        result["reportArtifact"] = report_reference(report)
     # The contract is checked on the way out: emitting something the service
     # would refuse is a checker bug we want to see here, not in the service.
     errors = sorted(run_result_validator().iter_errors(result), key=lambda e: list(e.path))
@@ -120,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:
             print(f"error: sending the result failed: {exc}", file=sys.stderr)
             return EXIT_PUBLISH
+        try:
+            send_report_artifact(report, runner_context)
+        except Exception as exc:  # the result already decided: a missing report is a warning, not a failure
+            print(f"warning: the HTML report was not uploaded: {exc}", file=sys.stderr)
     return EXIT_GATE_FAILED if result["readiness"] in _FAILS[args.fail_on] else EXIT_READY
 
 

@@ -130,3 +130,20 @@ def send_runner_result(result: dict, context: RunnerContext, client: httpx.Clien
     if not response.is_success:
         raise _refusal(response)
     return response.json() if response.content else {}
+
+
+def report_reference(report: bytes) -> dict:
+    """The result's reference to the HTML report the runner uploads after it."""
+    return {"mediaType": "text/html", "sha256": hashlib.sha256(report).hexdigest(), "bytes": len(report)}
+
+
+def send_report_artifact(report: bytes, context: RunnerContext, client: httpx.Client | None = None) -> dict:
+    """Upload the HTML report after the result, with a fresh ID token for the same attempt."""
+    with client or httpx.Client(timeout=TIMEOUT_SECONDS) as http:
+        token = request_id_token(context, http)
+        response = http.post(context.service_url.rstrip("/") + "/api/v1/runs/github-actions-artifact",
+                             params={"attemptId": context.attempt_id}, content=report,
+                             headers={"Authorization": f"Bearer {token}", "Content-Type": "text/html; charset=utf-8"})
+    if not response.is_success:
+        raise _refusal(response)
+    return response.json() if response.content else {}

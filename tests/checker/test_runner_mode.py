@@ -44,7 +44,8 @@ class _Service:
                     self._answer(401, {"message": "bad request token"})
 
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                body = raw if self.headers["Content-Type"].startswith("text/html") else json.loads(raw)
                 service.requests.append({"method": "POST", "path": self.path, "body": body,
                                          "auth": self.headers.get("Authorization")})
                 if service.refuse:
@@ -89,8 +90,13 @@ def runner_env(tmp_path, monkeypatch, service):
 def test_runner_posts_attempt_bound_result_with_digest(runner_env, service, capsys):
     code = cli.main(["--runner", "--no-kicad-cli", "--format", "json"])
     assert code == 1  # the board is blocked; the callback itself was accepted
-    token_request, callback = service.requests
+    token_request, callback, report_token, report = service.requests
     assert token_request["path"] == "/token?api-version=2.0&audience=https%3A%2F%2Fboardready.example"
+    # The HTML report follows the result, named by it (SHA-256 and size), with a fresh ID token.
+    assert report_token["path"] == token_request["path"]
+    assert report["path"] == "/api/v1/runs/github-actions-artifact?attemptId=att-42"
+    assert callback["body"]["result"]["reportArtifact"] == {
+        "mediaType": "text/html", "sha256": hashlib.sha256(report["body"]).hexdigest(), "bytes": len(report["body"])}
     assert callback["path"] == "/api/v1/runs/github-actions-result"
     assert callback["auth"] == "Bearer oidc-id-token"
     body = callback["body"]
