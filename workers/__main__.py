@@ -11,6 +11,7 @@ from app.host.outbox import OutboxQueue
 from app.jsonlog import capture_library_logs, log
 from workers.lifecycle import LifecycleQueue
 from workers.reconcilers import build_reconcilers
+from workers.retention import RetentionWorker
 from workers.slo import SloWorker
 from workers.supply import build_supply_worker
 from workers.queue_worker import QueueWorker
@@ -32,6 +33,8 @@ def build_workers(config, url: str, stop: threading.Event) -> list[QueueWorker]:
     # Reconciliation and the SLO policy (issue 10): the SLO worker has its own connection.
     # Component supply (issue 13): only with the provider's credentials.
     supply = build_supply_worker(pool, stop)
+    # Retention and account erasure (issue 14): woken on NOTIFY retention_sweep.
+    workers.append(RetentionWorker(config.retention, pool, url, stop))
     return [*workers, *build_reconcilers(config, pool, host, stop), SloWorker(config, url, stop),
             *([supply] if supply else [])]
 

@@ -15,7 +15,7 @@ from app.host.outbox import OutboxQueue, SynchronousPublisher
 from app.jsonlog import capture_library_logs
 from app.oidc import OidcVerifier
 from app.queueing import worker_identity
-from app.web import errors, operator, pages, paid, reviews, runs, sign_in
+from app.web import errors, legal_holds, operator, pages, paid, reviews, runs, sign_in
 from app.web.bearer_auth import BearerAuth
 from app.web.bodies import max_body_bytes
 from app.web.contract import OpenApiDocument
@@ -83,6 +83,7 @@ def add_access_routes(app: falcon.App, config, pool) -> None:
     app.add_route(base + "/{item_type}/{item_id}/replay", operator.Replay(config, pool, gate))
     app.add_route("/api/v1/operator/reconciliation", OperatorReconciliation(config, pool, gate))
     app.add_route("/metrics", Metrics(config, pool, gate))
+    legal_holds.add_routes(app, config, pool, gate)
 
 
 def pool_size_per_web_process(config) -> int:

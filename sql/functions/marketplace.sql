@@ -16,7 +16,7 @@
 --   older than the stored event    -> unchanged (stale), kept as evidence.
 --   any other action               -> recorded, no entitlement (recorded).
 -- A purchase strictly newer than a cancellation re-activates the account and
--- withdraws the pending erasure request (status 'withdrawn', kept). Tokens
+-- withdraws the open erasure request (status 'withdrawn', kept). Tokens
 -- revoked by the cancellation stay revoked: revocation is permanent.
 
 -- Whether a repository may be used through repository-scoped surfaces (API
@@ -137,10 +137,11 @@ BEGIN
            EXISTS (SELECT 1 FROM legal_holds h WHERE h.account_id = p_account_id AND h.active),
            p_delivery_id, p_now
       FROM applied ap WHERE ap.next_state = 'canceled'
-    -- One pending request per account. A repeated cancellation (newer or
-    -- equal) moves its deadline to 30 days after the latest one, which is what
-    -- any delivery order ends with (an older cancellation is stale).
-    ON CONFLICT (account_id) WHERE status = 'pending' DO UPDATE
+    -- One open request per account (pending, blocked by a legal hold, or being
+    -- erased: erasure.sql). A repeated cancellation (newer or equal) moves its
+    -- deadline to 30 days after the latest one, which is what any delivery
+    -- order ends with (an older cancellation is stale).
+    ON CONFLICT (account_id) WHERE status IN ('pending', 'blocked_legal_hold', 'erasing') DO UPDATE
        SET effective_date = EXCLUDED.effective_date, due_at = EXCLUDED.due_at,
            blocked_by_legal_hold = EXCLUDED.blocked_by_legal_hold,
            requested_by_delivery = EXCLUDED.requested_by_delivery
@@ -149,7 +150,8 @@ BEGIN
   withdrawn AS (
     UPDATE erasure_requests e SET status = 'withdrawn', withdrawn_at = p_now
       FROM applied ap
-     WHERE ap.next_state = 'active' AND e.account_id = p_account_id AND e.status = 'pending'
+     WHERE ap.next_state = 'active' AND e.account_id = p_account_id
+       AND e.status IN ('pending', 'blocked_legal_hold', 'erasing')
     RETURNING e.id
   )
   SELECT coalesce((SELECT delivery.outcome FROM delivery), 'duplicate'),
@@ -157,6 +159,12 @@ BEGIN
          (SELECT count(*)::integer FROM revoked),
          coalesce((SELECT er.id FROM erasure er),
                   (SELECT e.id FROM erasure_requests e
-                    WHERE e.account_id = p_account_id AND e.status = 'pending'
+                    WHERE e.account_id = p_account_id AND e.status IN ('pending', 'blocked_legal_hold', 'erasing')
                       AND EXISTS (SELECT 1 FROM applied ap WHERE ap.next_state = 'canceled')));
+  -- A cancellation whose deadline has already passed is due now: wake the
+  -- erasure sweep (workers/retention.py) instead of leaving it to the interval.
+  IF p_action = 'cancelled' AND EXISTS (SELECT 1 FROM erasure_requests e WHERE e.account_id = p_account_id
+                                           AND e.status = 'pending' AND e.due_at <= p_now) THEN
+    PERFORM pg_notify('retention_sweep', '');
+  END IF;
 END $$;

@@ -77,7 +77,9 @@ SELECT d.id, d.idempotency_key, d.action, d.account_id, d.effective_date, d.outc
 
 CREATE OR REPLACE VIEW ops.erasure_requests AS
 SELECT e.id, e.account_id, e.account_type, e.status, e.effective_date, e.due_at, e.blocked_by_legal_hold,
-       e.requested_by_delivery, e.created_at, e.withdrawn_at, e.completed_at
+       e.requested_by_delivery, e.created_at, e.withdrawn_at, e.completed_at,
+       -- Erasure (erasure.sql): the hold that blocked it, progress, rows deleted per table.
+       e.blocked_hold_id, e.blocked_at, e.started_at, e.batches, e.deleted, e.audit_event_id
   FROM boardready.erasure_requests e;
 
 CREATE OR REPLACE VIEW ops.api_tokens AS

@@ -1,0 +1,150 @@
+"""The operator API for legal holds on an account.
+
+    GET    /api/v1/operator/accounts/{accountId}/legal-holds?limit=&before=
+    POST   /api/v1/operator/accounts/{accountId}/legal-holds            {"reason", "reference"?}
+    DELETE /api/v1/operator/accounts/{accountId}/legal-holds/{holdId}
+
+An active hold keeps everything of its account: retention skips it and a due
+erasure is blocked until the last hold is released (sql/functions/legal_holds.sql).
+The same gate as the dead-letter API (app/web/operator.py: 503 unless
+configured, the operator limiter's 429 before the token is compared, 401);
+placing and releasing each need an Idempotency-Key, are one SQL call, and are
+audited with the configured operator actor. The reason is the operator's own
+text: it is kept on the hold, shown to operators, and never logged or put in
+an audit event.
+"""
+from __future__ import annotations
+
+import re
+
+import falcon
+
+from app import database, queries
+from app.jsonlog import log
+from app.web import db
+from app.web.bodies import SMALL_MAX_BYTES, read_json_object
+from app.web.errors import ApiError, quoted_prefix
+from app.web.operator import ID, IDEMPOTENCY_KEY, OperatorGate, _page_size
+from app.web.tokens import iso
+
+PLACE_PROPERTIES = {"reason", "reference"}
+REASON_MAX, REFERENCE_MAX = 1000, 200
+# Printable text: no control characters (they would reach psql and logs of readers).
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _id(value: str, code: str, name: str) -> int:
+    if not ID.match(value):
+        raise ApiError(400, code, f"{name} must be a positive integer id")
+    return int(value)
+
+
+def _idempotency_key(req) -> str:
+    key = req.get_header("Idempotency-Key")
+    if key is None:
+        raise ApiError(400, "missing_idempotency_key", "the Idempotency-Key header is required")
+    if not IDEMPOTENCY_KEY.match(key):
+        raise ApiError(400, "invalid_idempotency_key", "Idempotency-Key must be 1-200 visible ASCII characters")
+    return key
+
+
+def _text(body: dict, name: str, maximum: int, required: bool) -> str | None:
+    value = body.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > maximum or CONTROL.search(value):
+        raise ApiError(400, f"invalid_{name}",
+                       f"{name} must be 1 to {maximum} characters of text without control characters")
+    return value
+
+
+def _before(raw: str | None) -> int | None:
+    return None if raw is None else _id(raw, "invalid_before", "before")
+
+
+def _hold(row: dict) -> dict:
+    return {"holdId": str(row["hold_id"]), "active": row["active"], "reason": row["reason"],
+            "reference": row["reference"], "placedBy": row["placed_by"], "placedAt": iso(row["placed_at"]),
+            "releasedBy": row["released_by"], "releasedAt": iso(row["released_at"])}
+
+
+def _account_not_found() -> ApiError:
+    return ApiError(404, "account_not_found", "the service knows no such account")
+
+
+_REUSED = ApiError(409, "idempotency_key_reused", "this Idempotency-Key was already used for another request")
+
+
+class LegalHolds:
+    auth = "operator"
+
+    def __init__(self, config, pool, gate: OperatorGate):
+        self.config, self.pool, self.gate = config, pool, gate
+
+    def on_get(self, req, resp, account_id):
+        self.gate.authenticate(req)
+        account = _id(account_id, "invalid_account_id", "accountId")
+        limit = _page_size(req.get_param("limit"))
+        before = _before(req.get_param("before"))
+        with db.connection(self.pool, self.config) as conn:
+            rows = queries.fetch_all(conn, "legal_holds_page", account_id=account, before=before, limit=limit + 1)
+        if not rows:
+            raise _account_not_found()
+        holds = [r for r in rows if r["hold_id"] is not None]
+        page = holds[:limit]
+        resp.media = {"ok": True, "accountId": str(account), "items": [_hold(r) for r in page],
+                      "nextBefore": str(page[-1]["hold_id"]) if len(holds) > limit else None}
+
+    def on_post(self, req, resp, account_id):
+        actor = self.gate.authenticate(req)
+        account = _id(account_id, "invalid_account_id", "accountId")
+        key = _idempotency_key(req)
+        body = read_json_object(req, SMALL_MAX_BYTES)
+        unknown = sorted(set(body) - PLACE_PROPERTIES)
+        if unknown:
+            raise ApiError(400, "unknown_property", f"unknown property {quoted_prefix(unknown[0])}")
+        reason = _text(body, "reason", REASON_MAX, required=True)
+        reference = _text(body, "reference", REFERENCE_MAX, required=False)
+        # Keyed by the Idempotency-Key: a retry after a lost connection answers already_applied.
+        row = db.call_one(self.pool, self.config, "legal_hold_place", idempotent=True, p_account_id=account,
+                          p_reason=reason, p_reference=reference, p_idempotency_key=key, p_actor=actor)
+        log("operator.legal_hold_placed", accountId=account, outcome=row["outcome"], holdId=row["hold_id"],
+            actor=actor, auditEventId=str(row["audit_event_id"]) if row["audit_event_id"] else None)
+        if row["outcome"] == "account_not_found":
+            raise _account_not_found()
+        if row["outcome"] == "idempotency_key_reused":
+            raise _REUSED
+        resp.status = falcon.HTTP_201 if row["outcome"] == "placed" else falcon.HTTP_200
+        resp.media = {"ok": True, "outcome": row["outcome"], "accountId": str(account), "holdId": str(row["hold_id"]),
+                      "auditEventId": str(row["audit_event_id"]), "placedAt": iso(row["placed_at"])}
+
+
+class LegalHold:
+    auth = "operator"
+
+    def __init__(self, config, pool, gate: OperatorGate):
+        self.config, self.pool, self.gate = config, pool, gate
+
+    def on_delete(self, req, resp, account_id, hold_id):
+        actor = self.gate.authenticate(req)
+        account = _id(account_id, "invalid_account_id", "accountId")
+        hold = _id(hold_id, "invalid_hold_id", "holdId")
+        key = _idempotency_key(req)
+        row = db.call_one(self.pool, self.config, "legal_hold_release", idempotent=True, p_account_id=account,
+                          p_hold_id=hold, p_idempotency_key=key, p_actor=actor)
+        log("operator.legal_hold_released", accountId=account, holdId=hold, outcome=row["outcome"], actor=actor,
+            erasureRequestId=row["erasure_request_id"], erasureResumed=row["erasure_resumed"],
+            auditEventId=str(row["audit_event_id"]) if row["audit_event_id"] else None)
+        if row["outcome"] == "not_found":
+            raise ApiError(404, "not_found", "no such legal hold on this account")
+        if row["outcome"] == "idempotency_key_reused":
+            raise _REUSED
+        resp.media = {"ok": True, "outcome": row["outcome"], "accountId": str(account), "holdId": str(hold),
+                      "auditEventId": str(row["audit_event_id"]) if row["audit_event_id"] else None,
+                      "releasedAt": iso(row["released_at"]), "erasureResumed": bool(row["erasure_resumed"])}
+
+
+def add_routes(app: falcon.App, config, pool, gate: OperatorGate) -> None:
+    base = "/api/v1/operator/accounts/{account_id}/legal-holds"
+    app.add_route(base, LegalHolds(config, pool, gate))
+    app.add_route(base + "/{hold_id}", LegalHold(config, pool, gate))

@@ -1,0 +1,396 @@
+-- Retention: run summaries older than SERVICE_RUN_RETENTION_DAYS (the
+-- Community plan's 30 days at most) are deleted, and so are terminal webhook
+-- inbox rows and lifecycle jobs of the same age. Erasure (erasure.sql) deletes
+-- a canceled account's data with the same building blocks.
+--
+-- Bounded: one call deletes at most p_batch_size rows and commits, so a large
+-- purge never holds long locks or grows one transaction. Resumable: what to
+-- delete is read from the data each time (older than the cutoff, nothing
+-- pending on it), so a crash between batches leaves nothing to repair; the
+-- next batch carries on, and the open sweep row keeps the counts.
+-- Legal holds: nothing of an account under an active hold is deleted. Placing
+-- a hold waits for a batch in flight (legal_hold_place takes the key below
+-- exclusively; a batch takes it shared and decides what to delete after), so
+-- once a hold is placed, no batch deletes anything it covers.
+-- Audit: one control_plane.retention_purged event per sweep, ids and counts.
+
+-- ---------------------------------------------------------------------------
+-- Building blocks, shared with erasure
+
+-- Rows deleted per table, summed: {"run_findings": 12, ...}; zeros left out.
+CREATE OR REPLACE FUNCTION boardready.purge_counts_add(p_a jsonb, p_b jsonb)
+RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+  SELECT coalesce(jsonb_object_agg(t.key, t.rows ORDER BY t.key), '{}'::jsonb)
+    FROM (SELECT c.key, sum((c.value #>> '{}')::bigint) AS rows
+            FROM (SELECT * FROM jsonb_each(coalesce(p_a, '{}'::jsonb))
+                  UNION ALL SELECT * FROM jsonb_each(coalesce(p_b, '{}'::jsonb))) c
+           GROUP BY c.key HAVING sum((c.value #>> '{}')::bigint) > 0) t
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.purge_counts_total(p_counts jsonb)
+RETURNS integer LANGUAGE sql IMMUTABLE AS $$
+  SELECT coalesce(sum((c.value #>> '{}')::bigint), 0)::integer FROM jsonb_each(coalesce(p_counts, '{}'::jsonb)) c
+$$;
+
+-- Delete at most p_limit rows of one table whose p_key is in p_ids (and that
+-- match p_filter, a constant predicate from the caller's code); how many.
+-- p_optional: the table belongs to a capability that may not be migrated yet
+-- (report artifacts, migration 0013), so its absence means nothing to delete. A core table
+-- that is missing is an error, never silence.
+CREATE OR REPLACE FUNCTION boardready.purge_rows(
+  p_table text, p_key text, p_ids bigint[], p_limit integer, p_filter text DEFAULT 'true',
+  p_optional boolean DEFAULT false)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  v_rows integer;
+BEGIN
+  IF p_table !~ '^[a-z_]{1,63}$' OR p_key !~ '^[a-z_]{1,63}$' THEN
+    RAISE EXCEPTION 'purge_invalid_table' USING ERRCODE = '22023';
+  END IF;
+  IF p_limit <= 0 OR coalesce(cardinality(p_ids), 0) = 0
+     OR (p_optional AND to_regclass('boardready.' || p_table) IS NULL) THEN
+    RETURN 0;
+  END IF;
+  EXECUTE format('DELETE FROM boardready.%1$I WHERE ctid = ANY (ARRAY(SELECT t.ctid FROM boardready.%1$I t '
+                 'WHERE t.%2$I = ANY ($1) AND (%3$s) LIMIT $2))', p_table, p_key, p_filter)
+    USING p_ids, p_limit;
+  GET DIAGNOSTICS v_rows = ROW_COUNT;
+  RETURN v_rows;
+END $$;
+
+-- One step of a purge: delete, count, and say how much budget is left.
+CREATE OR REPLACE FUNCTION boardready.purge_step(
+  INOUT p_counts jsonb, INOUT p_left integer, p_table text, p_key text, p_ids bigint[],
+  p_filter text DEFAULT 'true', p_optional boolean DEFAULT false)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_rows integer := boardready.purge_rows(p_table, p_key, p_ids, p_left, p_filter, p_optional);
+BEGIN
+  p_counts := boardready.purge_counts_add(p_counts, jsonb_build_object(p_table, v_rows));
+  p_left := p_left - v_rows;
+END $$;
+
+-- Run results (ingested ones, or those of release runs being purged): their
+-- findings, BOM lines, supply checks and report artifacts first, then each result that has
+-- nothing left. Leaves before the rows that refer to them, so a step that
+-- ran out of budget is taken up again by the next batch.
+CREATE OR REPLACE FUNCTION boardready.run_results_purge(p_result_ids bigint[], p_budget integer)
+RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  v_counts jsonb := '{}';
+  v_left   integer := p_budget;
+BEGIN
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'run_findings', 'run_result_id', p_result_ids);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'run_bom_lines', 'run_result_id',
+                                                            p_result_ids);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'supply_checks', 'run_result_id',
+                                                            p_result_ids);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'report_artifacts', 'run_result_id',
+                                                            p_result_ids, 'true', true);
+  -- A result still referred to (an outbox item of a run not purged with it) stays.
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'run_results', 'id', p_result_ids,
+    'NOT EXISTS (SELECT 1 FROM boardready.outbox_items o WHERE o.run_result_id = t.id)');
+  RETURN v_counts;
+END $$;
+
+-- Everything of the given release runs, then the runs themselves with their
+-- attempts. The caller chose (and locked) the runs.
+CREATE OR REPLACE FUNCTION boardready.release_runs_purge(p_run_ids bigint[], p_budget integer)
+RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  v_counts   jsonb := '{}';
+  v_left     integer := p_budget;
+  v_results  bigint[] := ARRAY(SELECT r.id FROM boardready.run_results r WHERE r.release_run_id = ANY (p_run_ids));
+  v_reviews  bigint[] := ARRAY(SELECT v.id FROM boardready.reviews v WHERE v.release_run_id = ANY (p_run_ids));
+  v_attempts bigint[] := ARRAY(SELECT a.id FROM boardready.release_run_attempts a
+                                WHERE a.release_run_id = ANY (p_run_ids));
+  v_runs     bigint[];
+  v_rows     integer;
+BEGIN
+  IF coalesce(cardinality(p_run_ids), 0) = 0 THEN
+    RETURN v_counts;
+  END IF;
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'outbox_items', 'release_run_id', p_run_ids);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'review_approvals', 'review_id', v_reviews);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'reviews', 'release_run_id', p_run_ids);
+  IF v_left <= 0 THEN
+    RETURN v_counts;
+  END IF;
+  v_counts := boardready.purge_counts_add(v_counts, boardready.run_results_purge(v_results, v_left));
+  v_left := p_budget - boardready.purge_counts_total(v_counts);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'reconciliation_items', 'subject_id',
+                                                            p_run_ids, 'kind = ''release_run''');
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'reconciliation_items', 'subject_id',
+                                                            v_attempts, 'kind = ''workflow_attempt''');
+  IF v_left <= 0 THEN
+    RETURN v_counts;
+  END IF;
+
+  -- The runs with nothing left, oldest first, each with its attempts (a run
+  -- and its current attempt refer to each other, so they go together), as many
+  -- as the budget holds; the first one always, so a tiny budget still progresses.
+  SELECT array_agg(c.id) INTO v_runs FROM (
+    SELECT w.id, sum(w.weight) OVER (ORDER BY w.id) AS used, row_number() OVER (ORDER BY w.id) AS n
+      FROM (SELECT rr.id, 1 + (SELECT count(*) FROM boardready.release_run_attempts a
+                                WHERE a.release_run_id = rr.id) AS weight
+              FROM boardready.release_runs rr
+             WHERE rr.id = ANY (p_run_ids)
+               AND NOT EXISTS (SELECT 1 FROM boardready.run_results r WHERE r.release_run_id = rr.id)
+               AND NOT EXISTS (SELECT 1 FROM boardready.outbox_items o WHERE o.release_run_id = rr.id)
+               -- (supply checks and report artifacts belong to results: gone with them)
+               AND NOT EXISTS (SELECT 1 FROM boardready.reviews v WHERE v.release_run_id = rr.id)) w) c
+   WHERE c.used <= v_left OR c.n = 1;
+  IF v_runs IS NULL THEN
+    RETURN v_counts;
+  END IF;
+  -- A kept run that a purged one superseded loses the pointer to a row that is gone.
+  UPDATE boardready.release_runs SET superseded_by = NULL
+   WHERE superseded_by = ANY (v_runs) AND NOT (id = ANY (v_runs));
+  WITH attempts AS (DELETE FROM boardready.release_run_attempts a WHERE a.release_run_id = ANY (v_runs) RETURNING 1),
+       runs AS (DELETE FROM boardready.release_runs rr WHERE rr.id = ANY (v_runs) RETURNING 1)
+  SELECT (SELECT count(*) FROM attempts) INTO v_rows;
+  v_counts := boardready.purge_counts_add(v_counts, jsonb_build_object('release_run_attempts', v_rows,
+                                                                       'release_runs', cardinality(v_runs)));
+  RETURN v_counts;
+END $$;
+
+-- Webhook inbox rows with their lifecycle jobs and reconciliation items (jobs
+-- refer to their inbox row).
+CREATE OR REPLACE FUNCTION boardready.inbox_purge(p_inbox_ids bigint[], p_budget integer)
+RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  v_counts jsonb := '{}';
+  v_left   integer := p_budget;
+BEGIN
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'reconciliation_items', 'subject_id',
+                                                            p_inbox_ids, 'kind = ''lifecycle_inbox''');
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'lifecycle_jobs', 'inbox_id', p_inbox_ids);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'webhook_inbox', 'id', p_inbox_ids,
+    'NOT EXISTS (SELECT 1 FROM boardready.lifecycle_jobs j WHERE j.inbox_id = t.id)');
+  RETURN v_counts;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- What retention may delete: older than the cutoff, not under an active legal
+-- hold, nothing pending on it. Oldest first, at most p_limit.
+
+CREATE OR REPLACE FUNCTION boardready.retention_held(p_installation_id bigint)
+RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT EXISTS (SELECT 1 FROM boardready.installations i
+                   JOIN boardready.legal_holds h ON h.account_id = i.account_id AND h.active
+                  WHERE i.id = p_installation_id)
+$$;
+
+-- Terminal release runs with no code host call pending (an outbox item not
+-- yet completed or dead-lettered), no reconciliation and no supply check under way.
+CREATE OR REPLACE FUNCTION boardready.retention_runs(p_cutoff timestamptz, p_limit integer)
+RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
+  SELECT rr.id FROM boardready.release_runs rr
+   WHERE rr.started_at < p_cutoff
+     AND rr.status IN ('completed', 'failed', 'timed_out', 'superseded')
+     AND NOT EXISTS (SELECT 1 FROM boardready.outbox_items o
+                      WHERE o.release_run_id = rr.id AND o.status IN ('accepted', 'leased'))
+     AND NOT EXISTS (SELECT 1 FROM boardready.reconciliation_items ri
+                      WHERE ri.status IN ('accepted', 'leased')
+                        AND ((ri.kind = 'release_run' AND ri.subject_id = rr.id)
+                          OR (ri.kind = 'workflow_attempt' AND ri.subject_id IN (
+                                SELECT a.id FROM boardready.release_run_attempts a WHERE a.release_run_id = rr.id))))
+     AND NOT EXISTS (SELECT 1 FROM boardready.run_results r JOIN boardready.supply_checks sc ON sc.run_result_id = r.id
+                      WHERE r.release_run_id = rr.id AND sc.status = 'pending')
+     AND NOT boardready.retention_held(rr.installation_id)
+   ORDER BY rr.started_at, rr.id
+   LIMIT p_limit
+$$;
+
+-- Results ingested with POST /api/v1/runs (no release run).
+CREATE OR REPLACE FUNCTION boardready.retention_ingested_results(p_cutoff timestamptz, p_limit integer)
+RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
+  SELECT r.id FROM boardready.run_results r JOIN boardready.repositories rp ON rp.id = r.repository_id
+   WHERE r.release_run_id IS NULL AND r.received_at < p_cutoff
+     AND NOT boardready.retention_held(rp.installation_id)
+   ORDER BY r.received_at, r.id
+   LIMIT p_limit
+$$;
+
+-- Inbox rows that are terminal (processed or dead-lettered evidence) with a
+-- terminal job or none, and no reconciliation under way.
+CREATE OR REPLACE FUNCTION boardready.retention_inbox(p_cutoff timestamptz, p_limit integer)
+RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
+  SELECT i.id FROM boardready.webhook_inbox i
+   WHERE i.received_at < p_cutoff AND i.state IN ('processed', 'dead_letter')
+     AND NOT EXISTS (SELECT 1 FROM boardready.lifecycle_jobs j
+                      WHERE j.inbox_id = i.id AND j.status NOT IN ('completed', 'dead_letter'))
+     AND NOT EXISTS (SELECT 1 FROM boardready.reconciliation_items ri
+                      WHERE ri.kind = 'lifecycle_inbox' AND ri.subject_id = i.id AND ri.status IN ('accepted', 'leased'))
+     AND NOT boardready.retention_held(i.installation_id)
+   ORDER BY i.received_at, i.id
+   LIMIT p_limit
+$$;
+
+-- The pull request comment bookkeeping (which comment to update) of pull
+-- requests whose last result is older than the cutoff. A later result finds
+-- the comment again by its marker.
+CREATE OR REPLACE FUNCTION boardready.retention_comments(p_cutoff timestamptz, p_limit integer)
+RETURNS TABLE (repository_id bigint, pr_number integer) LANGUAGE sql STABLE AS $$
+  SELECT c.repository_id, c.pr_number FROM boardready.pull_request_comments c
+    JOIN boardready.repositories rp ON rp.id = c.repository_id
+   WHERE c.updated_at < p_cutoff AND NOT boardready.retention_held(rp.installation_id)
+   ORDER BY c.updated_at
+   LIMIT p_limit
+$$;
+
+-- ---------------------------------------------------------------------------
+-- One batch
+
+-- Outcomes: purged (rows deleted; call again), completed (nothing was left:
+-- the sweep is closed and audited), idle (nothing to do, no sweep open), busy
+-- (another replica's batch is running). `remaining` is what is still to
+-- delete after this batch, counted up to the batch size per kind (runs,
+-- ingested results, inbox rows, comments): a lower bound, cheap to count.
+CREATE OR REPLACE FUNCTION boardready.retention_purge_batch(
+  p_retention_days integer, p_batch_size integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, sweep_id bigint, deleted jsonb, deleted_rows integer, remaining integer,
+               audit_event_id uuid)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_cutoff  timestamptz := p_now - make_interval(days => p_retention_days);
+  v_counts  jsonb := '{}';
+  v_left    integer := p_batch_size;
+  v_ids     bigint[];
+  v_total   integer;
+  v_sweep   retention_sweeps%ROWTYPE;
+  v_audit   uuid;
+  v_rows    integer;
+BEGIN
+  IF p_retention_days IS NULL OR p_retention_days NOT BETWEEN 1 AND 30
+     OR p_batch_size IS NULL OR p_batch_size NOT BETWEEN 1 AND 100000 THEN
+    RAISE EXCEPTION 'retention_invalid_settings' USING ERRCODE = '22023';
+  END IF;
+  -- One batch at a time across replicas: a second one would only wait for
+  -- the first's rows. Not a lease: the lock ends with the transaction, crash or not.
+  IF NOT pg_try_advisory_xact_lock(hashtextextended('boardready.retention_batch', 0)) THEN
+    RETURN QUERY SELECT 'busy'::text, NULL::bigint, '{}'::jsonb, 0, NULL::integer, NULL::uuid;
+    RETURN;
+  END IF;
+  -- Holds placed from here on wait for this batch; those placed before are
+  -- seen by the statements below (each takes a new snapshot).
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended('boardready.legal_holds', 0));
+
+  -- Release runs, each with everything it holds. Rows another transaction
+  -- holds (an approval being recorded) are left for a later batch.
+  v_ids := ARRAY(SELECT rr.id FROM release_runs rr
+                  WHERE rr.id IN (SELECT c.id FROM retention_runs(v_cutoff, p_batch_size) c)
+                  ORDER BY rr.id FOR UPDATE SKIP LOCKED);
+  v_counts := release_runs_purge(v_ids, v_left);
+  v_left := p_batch_size - purge_counts_total(v_counts);
+
+  IF v_left > 0 THEN
+    v_ids := ARRAY(SELECT r.id FROM run_results r
+                    WHERE r.id IN (SELECT c.id FROM retention_ingested_results(v_cutoff, v_left) c)
+                    ORDER BY r.id FOR UPDATE SKIP LOCKED);
+    v_counts := purge_counts_add(v_counts, run_results_purge(v_ids, v_left));
+    v_left := p_batch_size - purge_counts_total(v_counts);
+  END IF;
+
+  IF v_left > 0 THEN
+    WITH gone AS (
+      DELETE FROM pull_request_comments pc
+       USING retention_comments(v_cutoff, v_left) c
+       WHERE (pc.repository_id, pc.pr_number) = (c.repository_id, c.pr_number)
+      RETURNING 1)
+    SELECT count(*) INTO v_rows FROM gone;
+    v_counts := purge_counts_add(v_counts, jsonb_build_object('pull_request_comments', v_rows));
+    v_left := p_batch_size - purge_counts_total(v_counts);
+  END IF;
+
+  IF v_left > 0 THEN
+    -- An inbox row with its job is two rows.
+    v_ids := ARRAY(SELECT i.id FROM webhook_inbox i
+                    WHERE i.id IN (SELECT c.id FROM retention_inbox(v_cutoff, greatest(1, v_left / 2)) c)
+                    ORDER BY i.id FOR UPDATE SKIP LOCKED);
+    v_counts := purge_counts_add(v_counts, inbox_purge(v_ids, v_left));
+  END IF;
+
+  v_total := purge_counts_total(v_counts);
+  SELECT * INTO v_sweep FROM retention_sweeps s WHERE s.completed_at IS NULL FOR UPDATE;
+  IF v_total > 0 THEN
+    IF v_sweep.id IS NULL THEN
+      INSERT INTO retention_sweeps (retention_days, cutoff, started_at, updated_at)
+      VALUES (p_retention_days, v_cutoff, p_now, p_now) RETURNING * INTO v_sweep;
+    END IF;
+    UPDATE retention_sweeps s
+       SET batches = s.batches + 1, deleted = purge_counts_add(s.deleted, v_counts), cutoff = v_cutoff,
+           retention_days = p_retention_days, updated_at = p_now
+     WHERE s.id = v_sweep.id;
+    RETURN QUERY SELECT 'purged'::text, v_sweep.id, v_counts, v_total,
+      ((SELECT count(*) FROM retention_runs(v_cutoff, p_batch_size))
+       + (SELECT count(*) FROM retention_ingested_results(v_cutoff, p_batch_size))
+       + (SELECT count(*) FROM retention_inbox(v_cutoff, p_batch_size))
+       + (SELECT count(*) FROM retention_comments(v_cutoff, p_batch_size)))::integer,
+      NULL::uuid;
+    RETURN;
+  END IF;
+
+  IF v_sweep.id IS NULL THEN
+    RETURN QUERY SELECT 'idle'::text, NULL::bigint, '{}'::jsonb, 0, 0, NULL::uuid;
+    RETURN;
+  END IF;
+  -- Nothing left: close the sweep with one audit event (ids and counts only).
+  INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
+  VALUES ('control_plane.retention_purged', NULL, 'system', 'retention_sweep:' || v_sweep.id, 'retention_sweep',
+          v_sweep.id::text, p_now,
+          jsonb_build_object('sweepId', v_sweep.id, 'retentionDays', v_sweep.retention_days,
+                             'cutoff', v_sweep.cutoff, 'batches', v_sweep.batches, 'deleted', v_sweep.deleted))
+  RETURNING id INTO v_audit;
+  UPDATE retention_sweeps s SET completed_at = p_now, updated_at = p_now, audit_event_id = v_audit
+   WHERE s.id = v_sweep.id;
+  RETURN QUERY SELECT 'completed'::text, v_sweep.id, '{}'::jsonb, 0, 0, v_audit;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- For operators (README, "Retention, erasure and legal holds")
+
+-- Every sweep: the open one shows a purge under way (batches, rows so far).
+CREATE OR REPLACE VIEW ops.retention_sweeps AS
+SELECT s.id, s.retention_days, s.cutoff, s.batches, s.deleted,
+       boardready.purge_counts_total(s.deleted) AS deleted_rows, s.started_at, s.updated_at, s.completed_at,
+       s.audit_event_id
+  FROM boardready.retention_sweeps s;
+
+-- What is past the retention window right now (the last sweep's setting, 30
+-- days before any sweep ran): what the next sweep will delete, and what it
+-- keeps because of a legal hold or work still pending. Counts the whole
+-- tables: for psql, not for a dashboard polled every second.
+CREATE OR REPLACE VIEW ops.retention_backlog AS
+WITH setting AS (
+  SELECT now() - make_interval(days => coalesce(
+           (SELECT s.retention_days FROM boardready.retention_sweeps s ORDER BY s.id DESC LIMIT 1), 30)) AS cutoff
+)
+SELECT 'release_runs'::text AS kind, setting.cutoff,
+       (SELECT count(*) FROM boardready.retention_runs(setting.cutoff, NULL)) AS due,
+       (SELECT count(*) FROM boardready.release_runs rr
+         WHERE rr.started_at < setting.cutoff AND boardready.retention_held(rr.installation_id)) AS held,
+       (SELECT count(*) FROM boardready.release_runs rr WHERE rr.started_at < setting.cutoff) AS past_window
+  FROM setting
+UNION ALL
+SELECT 'ingested_results', setting.cutoff,
+       (SELECT count(*) FROM boardready.retention_ingested_results(setting.cutoff, NULL)),
+       (SELECT count(*) FROM boardready.run_results r JOIN boardready.repositories rp ON rp.id = r.repository_id
+         WHERE r.release_run_id IS NULL AND r.received_at < setting.cutoff
+           AND boardready.retention_held(rp.installation_id)),
+       (SELECT count(*) FROM boardready.run_results r WHERE r.release_run_id IS NULL AND r.received_at < setting.cutoff)
+  FROM setting
+UNION ALL
+SELECT 'pull_request_comments', setting.cutoff,
+       (SELECT count(*) FROM boardready.retention_comments(setting.cutoff, NULL)),
+       (SELECT count(*) FROM boardready.pull_request_comments c JOIN boardready.repositories rp ON rp.id = c.repository_id
+         WHERE c.updated_at < setting.cutoff AND boardready.retention_held(rp.installation_id)),
+       (SELECT count(*) FROM boardready.pull_request_comments c WHERE c.updated_at < setting.cutoff)
+  FROM setting
+UNION ALL
+SELECT 'webhook_inbox', setting.cutoff,
+       (SELECT count(*) FROM boardready.retention_inbox(setting.cutoff, NULL)),
+       (SELECT count(*) FROM boardready.webhook_inbox i
+         WHERE i.received_at < setting.cutoff AND boardready.retention_held(i.installation_id)),
+       (SELECT count(*) FROM boardready.webhook_inbox i WHERE i.received_at < setting.cutoff)
+  FROM setting;

@@ -1,0 +1,140 @@
+"""The retention and erasure sweep (sql/functions/retention.sql, erasure.sql).
+
+Every SERVICE_RETENTION_INTERVAL_MS, or at once when woken on the
+`retention_sweep` channel (a cancellation whose erasure is already due, a
+legal hold released from a due erasure), the worker:
+
+1. erases due canceled accounts: `erasure_step` until nothing is due, each
+   call one transaction that deletes at most SERVICE_RETENTION_BATCH_SIZE rows
+   of one account (or records that a legal hold blocks it);
+2. purges run summaries older than SERVICE_RUN_RETENTION_DAYS:
+   `retention_purge_batch` until a batch finds nothing left, each call at most
+   SERVICE_RETENTION_BATCH_SIZE rows.
+
+Everything it knows is in the database: a worker killed between batches (or
+inside one: its transaction rolls back) leaves the erasure request `erasing`
+and the retention sweep open, and the next sweep, in this process or another
+replica, carries on from the data. Two replicas never run the same batch: the
+SQL functions take their locks with a try and answer `busy`.
+
+Events (ids and counts only): `worker.account_erasure_completed`,
+`worker.account_erasure_blocked`, `worker.account_erasure_withdrawn`,
+`worker.retention_purged` (per sweep that deleted something),
+`worker.retention_sweep_failed` (errorClass).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from dataclasses import dataclass, field
+
+from app import database
+from app.config import RetentionSettings
+from app.jsonlog import log
+from workers.queue_worker import Listener
+
+CHANNEL = "retention_sweep"
+#: Calls per sweep at most, each deleting at most a batch: a purge larger
+#: than this goes on at the next sweep, so that a stop request is heard.
+MAX_CALLS_PER_SWEEP = 10_000
+
+
+@dataclass
+class SweepReport:
+    erasures: list[dict] = field(default_factory=list)   # each erasure_step that did something
+    retention: list[dict] = field(default_factory=list)  # each retention_purge_batch row
+
+    @property
+    def erased_rows(self) -> int:
+        return sum(r["deleted_rows"] for r in self.erasures)
+
+    @property
+    def purged_rows(self) -> int:
+        return sum(r["deleted_rows"] for r in self.retention)
+
+
+def _at(now: dt.datetime | None) -> dict:
+    """p_now for the SQL functions: the database's clock unless a test drives it."""
+    return {} if now is None else {"p_now": now}
+
+
+class RetentionWorker:
+    name = "retention"
+
+    def __init__(self, settings: RetentionSettings, pool, url: str | None = None,
+                 stop: threading.Event | None = None):
+        self.settings = settings
+        self.pool = pool
+        self.url = url
+        self.stop = stop or threading.Event()
+        self.wake = threading.Event()
+
+    # -- one call each ----------------------------------------------------------
+    def erasure_step(self, now: dt.datetime | None = None) -> dict:
+        with database.connection(self.pool, 5) as conn:
+            row = database.call_one(conn, "erasure_step", p_batch_size=self.settings.batch_size, **_at(now))
+        if row["outcome"] == "completed":
+            log("worker.account_erasure_completed", erasureRequestId=row["erasure_request_id"],
+                accountId=row["account_id"], deleted=row["deleted"], auditEventId=str(row["audit_event_id"]))
+        elif row["outcome"] == "blocked":
+            log("worker.account_erasure_blocked", erasureRequestId=row["erasure_request_id"],
+                accountId=row["account_id"], holdId=row["hold_id"], auditEventId=str(row["audit_event_id"]))
+        elif row["outcome"] == "withdrawn":
+            log("worker.account_erasure_withdrawn", erasureRequestId=row["erasure_request_id"],
+                accountId=row["account_id"])
+        return row
+
+    def retention_batch(self, now: dt.datetime | None = None) -> dict:
+        with database.connection(self.pool, 5) as conn:
+            return database.call_one(conn, "retention_purge_batch",
+                                     p_retention_days=self.settings.run_retention_days,
+                                     p_batch_size=self.settings.batch_size, **_at(now))
+
+    # -- a sweep ------------------------------------------------------------------
+    def sweep_once(self, now: dt.datetime | None = None) -> SweepReport:
+        """Erase what is due, then purge what is past retention, batch by batch.
+        Raises when the database fails; the next sweep starts over from the data."""
+        report = SweepReport()
+        for _ in range(MAX_CALLS_PER_SWEEP):
+            if self.stop.is_set():
+                return report
+            row = self.erasure_step(now)
+            if row["outcome"] in ("idle", "busy"):
+                break
+            report.erasures.append(row)
+        for _ in range(MAX_CALLS_PER_SWEEP):
+            if self.stop.is_set():
+                return report
+            row = self.retention_batch(now)
+            if row["outcome"] in ("purged", "completed"):
+                report.retention.append(row)
+            if row["outcome"] == "completed":
+                log("worker.retention_purged", sweepId=row["sweep_id"], auditEventId=str(row["audit_event_id"]),
+                    batches=len(report.retention) - 1, deletedRows=report.purged_rows)
+            if row["outcome"] != "purged":
+                break
+        return report
+
+    def run(self) -> None:
+        if self.url is not None:
+            Listener(self.url, CHANNEL, self.wake, self.stop).start()
+        interval = self.settings.interval_ms / 1000
+        log("worker.started", queue=self.name, intervalMs=self.settings.interval_ms,
+            batchSize=self.settings.batch_size, retentionDays=self.settings.run_retention_days)
+        while not self.stop.is_set():
+            self.wake.clear()
+            try:
+                self.sweep_once()
+            except Exception as exc:  # logged; the next interval tries again from the data
+                log("worker.retention_sweep_failed", level="warning", errorClass=type(exc).__name__)
+            self._pause(interval)
+        log("worker.stopped", queue=self.name)
+
+    def _pause(self, seconds: float) -> None:
+        """Until the interval ends, a NOTIFY wakes it, or the process stops."""
+        remaining = seconds
+        while remaining > 0 and not self.stop.is_set():
+            step = min(remaining, 0.25)
+            if self.wake.wait(step):
+                return
+            remaining -= step
