@@ -134,13 +134,28 @@ class QueueWorker:
                         self._inflight += 1
                     executor.submit(self._run_one, item)
                 if claimed and len(claimed) == free:
-                    # The queue may hold more: wait only for a free slot.
-                    self.wake.wait(self.poll_seconds)
+                    # The queue may hold more: claim again once half the slots
+                    # are free, so that a claim takes a batch instead of one
+                    # item per finished item (each claim is a commit).
+                    self._wait_for_free_slots(max(1, self.concurrency // 2))
                     continue
                 self.wake.wait(self.poll_seconds)
             # SIGTERM: no new claims; the executor's exit waits for running items,
             # and items not yet started release their lease in _run_one.
         log("worker.stopped", queue=self.queue.name, worker=self.worker_id, processed=self.processed)
+
+    def _wait_for_free_slots(self, wanted: int) -> None:
+        """Until `wanted` slots are free, the poll interval passes, or a stop."""
+        deadline = time.monotonic() + self.poll_seconds
+        while not self.stop.is_set():
+            with self._inflight_lock:
+                if self.concurrency - self._inflight >= wanted:
+                    return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self.wake.wait(remaining)
+            self.wake.clear()
 
     def run_until_idle(self, max_seconds: float = 30) -> int:
         """Claim and process until nothing is claimable (tests, demo). Returns items processed."""
