@@ -64,7 +64,7 @@ _PLAIN_LEAVES = "(?:" + _PLAIN_LEAF + _SPACE + "){1,%d}+" % _MAX_RUN
 # finite float, as the board reader would read it, and a twig otherwise.
 # Without ``dense_points`` the token is switched off ("(?!)" fails at once,
 # keeping the group numbers), so pts lists are read like any other list.
-_XY = r'\(xy [^()"\s]++ [^()"\s]++\)'
+_XY = r'\(xy [^()"]*+\)'   # one fast loop per point; the words are counted when read
 
 # One match per token, leading whitespace included, so matches are contiguous.
 # ``lastindex`` tells the kind (the last group to close):
@@ -489,13 +489,14 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
             count = run.count("(")   # one per point: the pattern allows no other
             if len(run) > max_atom:
                 _refuse_long_atoms(_split_leaves(run), run, match.start(1), max_atom, fail)
-            tokens += 3 + 5 * count  # as for a twig: "(", "pts", ")" and per point "(", 3 atoms, ")"
+            words = run.replace(")", " ").split()
+            tokens += 3 + 2 * count + len(words)   # as for a twig: "(", "pts", ")" and per point "(", ")"
             if tokens > max_tokens:
                 raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
-            points = _points_array(run)
+            points = _points_array(words, count)
             if points is not None:
                 parts.append(Points(("pts", points, ordinal, source)))
-            else:   # a number that is not a finite float: read it as a twig
+            else:   # not three words a point, or a number that is not a finite float: a twig
                 leaves = _split_leaves(run)
                 any(map(attach, leaves, zip(range(ordinal + 1, ordinal + 1 + count), repeat(source))))
                 parts.append(Node(("pts", *map(Node, leaves), ordinal, source)))
@@ -550,10 +551,17 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
     return lists[0]
 
 
-def _points_array(run: str) -> np.ndarray | None:
-    """The "(xy x y)" points of a run as an N x 2 array; None unless every number is a finite float."""
+def _points_array(words: list[str], count: int) -> np.ndarray | None:
+    """``count`` points' words ("(xy", x, y, ...) as an N x 2 array; None unless every point
+    has exactly two words after its "(xy" and every number is a finite float.
+
+    "(" only starts a point, so "(xy" at every third word and nowhere else means three
+    words a point."""
+    if len(words) != 3 * count or words[::3].count("(xy") != count:
+        return None
+    del words[::3]
     try:
-        numbers = np.array(run.replace("(xy", " ").replace(")", " ").split(), dtype=np.float64)
+        numbers = np.array(words, dtype=np.float64)
     except ValueError:
         return None
     return numbers.reshape(-1, 2) if np.isfinite(numbers).all() else None

@@ -246,7 +246,8 @@ def test_dense_points_read_the_same_numbers_and_keep_every_other_position():
     "(zone (pts (xy 1 2) (arc (start 0 0) (mid 1 1) (end 2 0))))",
     "(zone (pts (xy 1 2 3) (xy 1 2)))",              # three numbers
     '(zone (pts (xy "1" 2)))',                        # a quoted number
-    "(zone (pts (xy  1 2)))",                         # not as KiCad writes it
+    "(zone (pts (xy 1 2 3) (xy 4)))",                # six words, but not three a point
+    "(zone (pts (xy 1) (xy 2 3 4)))",
 ])
 def test_points_that_are_not_plain_take_the_general_path(text):
     pts = sexpr.parse(text, dense_points=True).first("pts")
