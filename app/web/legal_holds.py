@@ -49,9 +49,9 @@ def _idempotency_key(req) -> str:
 
 
 def _text(body: dict, name: str, maximum: int, required: bool) -> str | None:
-    value = body.get(name)
-    if value is None and not required:
+    if name not in body and not required:
         return None
+    value = body.get(name)
     if not isinstance(value, str) or not value.strip() or len(value) > maximum or CONTROL.search(value):
         raise ApiError(400, f"invalid_{name}",
                        f"{name} must be 1 to {maximum} characters of text without control characters")

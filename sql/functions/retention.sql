@@ -34,12 +34,9 @@ $$;
 
 -- Delete at most p_limit rows of one table whose p_key is in p_ids (and that
 -- match p_filter, a constant predicate from the caller's code); how many.
--- p_optional: the table belongs to a capability that may not be migrated yet
--- (report artifacts, migration 0013), so its absence means nothing to delete. A core table
--- that is missing is an error, never silence.
+DROP FUNCTION IF EXISTS boardready.purge_rows(text, text, bigint[], integer, text, boolean);
 CREATE OR REPLACE FUNCTION boardready.purge_rows(
-  p_table text, p_key text, p_ids bigint[], p_limit integer, p_filter text DEFAULT 'true',
-  p_optional boolean DEFAULT false)
+  p_table text, p_key text, p_ids bigint[], p_limit integer, p_filter text DEFAULT 'true')
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   v_rows integer;
@@ -47,8 +44,7 @@ BEGIN
   IF p_table !~ '^[a-z_]{1,63}$' OR p_key !~ '^[a-z_]{1,63}$' THEN
     RAISE EXCEPTION 'purge_invalid_table' USING ERRCODE = '22023';
   END IF;
-  IF p_limit <= 0 OR coalesce(cardinality(p_ids), 0) = 0
-     OR (p_optional AND to_regclass('boardready.' || p_table) IS NULL) THEN
+  IF p_limit <= 0 OR coalesce(cardinality(p_ids), 0) = 0 THEN
     RETURN 0;
   END IF;
   EXECUTE format('DELETE FROM boardready.%1$I WHERE ctid = ANY (ARRAY(SELECT t.ctid FROM boardready.%1$I t '
@@ -59,12 +55,13 @@ BEGIN
 END $$;
 
 -- One step of a purge: delete, count, and say how much budget is left.
+DROP FUNCTION IF EXISTS boardready.purge_step(jsonb, integer, text, text, bigint[], text, boolean);
 CREATE OR REPLACE FUNCTION boardready.purge_step(
   INOUT p_counts jsonb, INOUT p_left integer, p_table text, p_key text, p_ids bigint[],
-  p_filter text DEFAULT 'true', p_optional boolean DEFAULT false)
+  p_filter text DEFAULT 'true')
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_rows integer := boardready.purge_rows(p_table, p_key, p_ids, p_left, p_filter, p_optional);
+  v_rows integer := boardready.purge_rows(p_table, p_key, p_ids, p_left, p_filter);
 BEGIN
   p_counts := boardready.purge_counts_add(p_counts, jsonb_build_object(p_table, v_rows));
   p_left := p_left - v_rows;
@@ -86,7 +83,7 @@ BEGIN
   SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'supply_checks', 'run_result_id',
                                                             p_result_ids);
   SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'report_artifacts', 'run_result_id',
-                                                            p_result_ids, 'true', true);
+                                                            p_result_ids);
   -- A result still referred to (an outbox item of a run not purged with it) stays.
   SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'run_results', 'id', p_result_ids,
     'NOT EXISTS (SELECT 1 FROM boardready.outbox_items o WHERE o.run_result_id = t.id)');
@@ -128,7 +125,8 @@ BEGIN
 
   -- The runs with nothing left, oldest first, each with its attempts (a run
   -- and its current attempt refer to each other, so they go together), as many
-  -- as the budget holds; the first one always, so a tiny budget still progresses.
+  -- as the budget holds; when the whole budget is smaller than the first one,
+  -- that one anyway, so a tiny budget still progresses.
   SELECT array_agg(c.id) INTO v_runs FROM (
     SELECT w.id, sum(w.weight) OVER (ORDER BY w.id) AS used, row_number() OVER (ORDER BY w.id) AS n
       FROM (SELECT rr.id, 1 + (SELECT count(*) FROM boardready.release_run_attempts a
@@ -139,7 +137,7 @@ BEGIN
                AND NOT EXISTS (SELECT 1 FROM boardready.outbox_items o WHERE o.release_run_id = rr.id)
                -- (supply checks and report artifacts belong to results: gone with them)
                AND NOT EXISTS (SELECT 1 FROM boardready.reviews v WHERE v.release_run_id = rr.id)) w) c
-   WHERE c.used <= v_left OR c.n = 1;
+   WHERE c.used <= v_left OR (c.n = 1 AND v_left = p_budget);
   IF v_runs IS NULL THEN
     RETURN v_counts;
   END IF;

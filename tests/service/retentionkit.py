@@ -139,10 +139,9 @@ def seed_account(owner, pool, client, *, account_id: int, installation_id: int, 
     owner.execute("INSERT INTO component_provider_breaker_transitions (installation_id, from_state, to_state, reason, "
                   "failures, occurred_at) VALUES (%s, 'closed', 'open', 'failure_threshold', 5, now())",
                   (installation_id,))
-    if has_table(owner, "report_artifacts"):
-        owner.execute("INSERT INTO report_artifacts (run_result_id, release_run_id, repository_id, media_type, sha256,"
-                      " size_bytes, content, created_at) VALUES (%s, %s, %s, 'text/html', repeat('0', 64), 4, "
-                      "'<p/>', now())", (result, second["id"], repository_id))
+    owner.execute("INSERT INTO report_artifacts (run_result_id, release_run_id, repository_id, media_type, sha256,"
+                  " size_bytes, content, created_at) VALUES (%s, %s, %s, 'text/html', repeat('0', 64), 4, "
+                  "'<p/>', now())", (result, second["id"], repository_id))
 
     account = Account(account_id, installation_id, repository_id)
     runs = [r["id"] for r in owner.execute("SELECT id FROM release_runs WHERE repository_id = %s",
@@ -159,10 +158,6 @@ def seed_account(owner, pool, client, *, account_id: int, installation_id: int, 
 
 def ids(owner, query: str, param) -> list[int]:
     return [r["id"] for r in owner.execute(query, (param,)).fetchall()]
-
-
-def has_table(owner, name: str) -> bool:
-    return owner.execute("SELECT to_regclass(%s) IS NOT NULL AS t", (f"boardready.{name}",)).fetchone()["t"]
 
 
 def census(owner, account: Account) -> dict[str, int]:
@@ -186,9 +181,8 @@ def census(owner, account: Account) -> dict[str, int]:
         "component_provider_calls": ("installation_id = ANY (%s)", i),
         "component_provider_breakers": ("installation_id = ANY (%s)", i),
         "component_provider_breaker_transitions": ("installation_id = ANY (%s)", i),
+        "report_artifacts": ("repository_id = ANY (%s)", r),
     }
-    if has_table(owner, "report_artifacts"):
-        queries["report_artifacts"] = ("repository_id = ANY (%s)", r)
     return {table: owner.execute(f"SELECT count(*) AS n FROM boardready.{table} WHERE {where}",
                                  (param,)).fetchone()["n"]
             for table, (where, param) in queries.items()}
