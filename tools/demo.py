@@ -8,20 +8,24 @@ one); the service creates the check run and dispatches readiness-runner.yml;
 the emulator runs it as the code host would, executing `bin/check --runner`,
 which calls back with a signed result; the service decides, completes the
 check run with annotations and comments on the pull request. A second user
-of the emulator signs in with the code host (OAuth with PKCE), lists the runs
+of the emulator follows the check run's link to the run page, signs in with
+the code host (OAuth with PKCE) and lands back on that page, lists the runs
 and approves the at-risk run: the check run turns from neutral to success.
 Then a repair:
 a push whose dispatch the emulator answers 204 (no run id) is found by its run
 name by the workflow reconciler, and its check run still completes. Then it
-keeps serving until Ctrl-C (`--once` exits after the walkthrough).
+prints the run page and /runs for a person to open in a browser and keeps
+serving until Ctrl-C (`--once` exits after the walkthrough).
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
 import hmac
+import html
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -87,7 +91,8 @@ def wait_for(predicate, seconds: float):
     return None
 
 
-def walkthrough(host, service, url: str) -> None:
+def walkthrough(host, service, url: str) -> str | None:
+    """The whole loop; returns the run page the check run links to."""
     print(f"\n== the code host (emulator at {host.url}) installs the app and opens a pull request")
     installation = host.create_installation("acme-hw", account_type="Organization", deliver=True)
     content = demo_board.write(Path(tempfile.mkdtemp(prefix="blinky-board-")))
@@ -120,7 +125,7 @@ def walkthrough(host, service, url: str) -> None:
               f"(runner exit code {attempt.get('exit_code')})")
     if not completed:
         print("\n  the check run did not complete within 120 s; see the service log")
-        return
+        return None
     check_run = completed[0]
     print(f"\n== the check run as the code host shows it: {check_run['name']}")
     print(f"  status {check_run['status']}, conclusion {check_run['conclusion']}")
@@ -132,17 +137,34 @@ def walkthrough(host, service, url: str) -> None:
     comments = wait_for(lambda: host.comments(REPOSITORY), 20) or []
     for comment in comments:
         print("\n== the pull request comment\n    " + comment["body"].replace("\n", "\n    "))
-    review_walkthrough(host, service, check_run)
+    links = review_links(service, [check_run["summary"]] + [c["body"] for c in comments])
+    review_walkthrough(host, service, check_run, links)
     repair_walkthrough(host, url, pr)
+    return links[0] if links else None
 
 
-def review_walkthrough(host, service, check_run: dict) -> None:
-    """A reviewer signs in through the code host, lists the runs and approves the
-    at-risk one; the decision becomes PASS and the check run is updated."""
-    print("\n== a reviewer signs in with the code host and approves the at-risk run")
+def review_links(service, texts: list[str]) -> list[str]:
+    """The review page links the check run and the comment carry (each names the same run page)."""
+    pattern = re.compile(re.escape(service.base_url) + r"/release-runs/\d+")
+    return [link for text in texts for link in pattern.findall(text or "")]
+
+
+def review_walkthrough(host, service, check_run: dict, links: list[str]) -> None:
+    """A reviewer follows the check run's link, signs in through the code host and
+    lands on that run page; lists the runs and approves the at-risk one; the
+    decision becomes PASS and the check run is updated."""
+    print("\n== a reviewer follows the check run's link, signs in with the code host and approves the at-risk run")
     host.create_user("rita-reviewer", name="Rita Reviewer", organizations=["acme-hw"])
     with httpx.Client(base_url=service.base_url, follow_redirects=True, timeout=30) as browser:
-        session = browser.get("/auth/sign-in", params={"returnTo": "/api/v1/session"})
+        if links:
+            print(f"  the check run and the comment link to {', '.join(sorted(set(links)))}")
+            # Not signed in: the run page sends the browser to /sign-in, which remembers the run.
+            sign_in_page = browser.get(links[0])
+            button = re.search(r'href="(/auth/sign-in\?returnTo=[^"]+)"', sign_in_page.text)
+            landed = browser.get(html.unescape(button.group(1))) if button else sign_in_page
+            print(f"  {links[0]} -> {sign_in_page.url.path} -> the code host's authorize page -> "
+                  f"{landed.url.path} {landed.status_code} after sign-in")
+        session = browser.get("/api/v1/session")
         if session.status_code != 200:
             print(f"  sign-in answered {session.status_code}: {session.text[:200]}")
             return
@@ -259,7 +281,11 @@ def main(argv: list[str] | None = None) -> None:
                                 f"{base_url}/api/host/marketplace/webhook", env["HOST_MARKETPLACE_WEBHOOK_SECRET"])
         try:
             print(f"boardready listening on {service.base_url} (service logs: {log_path})")
-            walkthrough(host, service, url)
+            run_page = walkthrough(host, service, url)
+            # Signing in from a browser signs in the emulator's test user (rita-reviewer).
+            print("\n== open in a browser (sign in with the code host: the emulator signs in rita-reviewer)")
+            print(f"  the run page:      {run_page or '(no run completed)'}")
+            print(f"  the release runs:  {service.base_url}/runs")
             if args.once:
                 return
             print(f"\nserving on {service.base_url}, code host emulator on {host.url}, until Ctrl-C")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 from tests.helpers import REPO_ROOT
@@ -22,6 +23,11 @@ def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):
     assert "annotation warning  hardware/blinky.kicad_sch:" in out
     assert "decision `CONDITIONAL`" in out
     # A second user signs in with the code host and approves the at-risk run.
+    # It follows the check run's link, signs in and lands on that run page (sign-in remembers it).
+    base = env["SERVICE_BIND"]
+    [link] = re.findall(rf"the check run and the comment link to (http://{base}/release-runs/\d+)\n", out)
+    run_path = link.removeprefix(f"http://{base}")
+    assert f"{link} -> /sign-in -> the code host's authorize page -> {run_path} 200 after sign-in" in out
     assert "signed in as rita-reviewer (host-user:" in out
     assert "release decision PASS" in out
     assert "the check run: conclusion neutral -> success" in out
@@ -29,3 +35,5 @@ def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):
     assert "the dispatch was answered 204" in out
     assert "matched the run name \"boardready readiness " in out
     assert "the repaired run's check run: status completed, conclusion neutral" in out
+    # The pages for a person to open.
+    assert f"the run page:      {link}\n" in out and f"the release runs:  http://{base}/runs\n" in out
