@@ -28,6 +28,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import tempfile
 import time
@@ -243,6 +244,10 @@ def repair_walkthrough(host, url: str, pr: dict) -> None:
           f"conclusion {completed[0]['conclusion']}")
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bin/demo", description=__doc__)
     parser.add_argument("--once", action="store_true", help="exit after the walkthrough")
@@ -289,6 +294,9 @@ def main(argv: list[str] | None = None) -> None:
             if args.once:
                 return
             print(f"\nserving on {service.base_url}, code host emulator on {host.url}, until Ctrl-C")
+            # A TERM (kill, a closed terminal's supervisor) stops it as Ctrl-C does: the
+            # service and its workers stop with it instead of outliving the demo.
+            signal.signal(signal.SIGTERM, _interrupt)
             try:
                 service.wait()
             except KeyboardInterrupt:
