@@ -13,6 +13,7 @@ from falcon import testing
 
 from app.web.pages.artifacts import ARTIFACT_CSP, UPLOAD_PATH, capability_url
 from app.web.wsgi import create_app
+from contracts import openapi_response_validator
 from tests.service.resultkit import DispatchedRun, envelope, finding, make_result
 from tests.service.sessionkit import Session
 
@@ -43,9 +44,12 @@ def decided(kit, client, pool, db_url, owner):
 
 
 def upload(client, run, body=REPORT, token=None, attempt=None, content_type="text/html; charset=utf-8"):
-    return client.simulate_post(UPLOAD_PATH, params={"attemptId": attempt or run.attempt_ref}, body=body,
-                                headers={"Authorization": f"Bearer {token or run.token()}",
-                                         "Content-Type": content_type})
+    """The runner's upload; every answer checked against the contract's description of it."""
+    answer = client.simulate_post(UPLOAD_PATH, params={"attemptId": attempt or run.attempt_ref}, body=body,
+                                  headers={"Authorization": f"Bearer {token or run.token()}",
+                                           "Content-Type": content_type})
+    openapi_response_validator(UPLOAD_PATH, "post", answer.status_code).validate(answer.json)
+    return answer
 
 
 def test_upload_is_bound_like_the_result_and_capped(kit, client, decided, owner, pool, db_url):
