@@ -282,7 +282,11 @@ def _uuid(node: Node) -> str:
 
 
 def _layer_of(node: Node) -> str:
-    return node.value("layer") or ""
+    """The atom of the node's first (layer ..), "" without one: node.value("layer") or ""."""
+    for item in node[1:-2]:
+        if type(item) is not str and item[0] == "layer":
+            return (item[1] if len(item) > 3 and type(item[1]) is str else item.atom(0)) or ""
+    return ""
 
 
 def _xy(node: Node | None) -> Point | None:
@@ -347,7 +351,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
         if name == "pad":
             pads.append(item)
         elif name in _EDGE_SHAPES:
-            if item.value("layer") == EDGE_LAYER:
+            if _layer_of(item) == EDGE_LAYER:
                 edges.append(item)
         elif name in ("fp_text", "property"):
             kind, text = item.atom(0), item.atom(1) or ""

@@ -284,6 +284,8 @@ class Node(tuple):
 
     def atom(self, index: int = 0, default: str | None = None) -> str | None:
         """The ``index``-th atom after the name (skipping child lists)."""
+        if index == 0 and len(self) > 3 and type(self[1]) is str:   # atoms come first in KiCad's lists
+            return self[1]
         seen = 0
         for item in islice(self, 1, len(self) - 2):
             if type(item) is str:
