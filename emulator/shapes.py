@@ -129,14 +129,21 @@ def installation(base: str, inst: Installation, app: App) -> dict:
     }
 
 
-def minimal_repository(base: str, repo: Repository) -> dict:
-    api = f"{base}/repos/{repo.full_name}"
+def repository_identity(repo: Repository) -> dict:
+    """The fields every repository shape starts with."""
     return {
         "id": repo.id,
         "node_id": node_id("Repository", repo.id),
         "name": repo.name,
         "full_name": repo.full_name,
         "private": repo.private,
+    }
+
+
+def minimal_repository(base: str, repo: Repository) -> dict:
+    api = f"{base}/repos/{repo.full_name}"
+    return {
+        **repository_identity(repo),
         "owner": simple_user(base, repo.owner),
         "html_url": f"{base}/{repo.full_name}",
         "description": None,
@@ -228,13 +235,7 @@ def repository(base: str, repo: Repository) -> dict:
 
 def webhook_repository(base: str, repo: Repository) -> dict:
     """The short repository entry of installation and installation_repositories events."""
-    return {
-        "id": repo.id,
-        "node_id": node_id("Repository", repo.id),
-        "name": repo.name,
-        "full_name": repo.full_name,
-        "private": repo.private,
-    }
+    return repository_identity(repo)
 
 
 def pull_request_minimal(base: str, repo: Repository, pull: PullRequest) -> dict:
