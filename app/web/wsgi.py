@@ -15,7 +15,7 @@ from app.host.outbox import OutboxQueue, SynchronousPublisher
 from app.jsonlog import capture_library_logs
 from app.oidc import OidcVerifier
 from app.queueing import worker_identity
-from app.web import errors, legal_holds, operator, pages, paid, reviews, runs, sign_in
+from app.web import errors, legal_holds, operator, pages, paid, reviews, runs, sign_in, watched_board
 from app.web.bearer_auth import BearerAuth
 from app.web.bodies import max_body_bytes
 from app.web.contract import OpenApiDocument
@@ -56,6 +56,7 @@ def create_app(config, pool) -> falcon.App:
     add_result_routes(app, config, pool)
     sign_in.add_routes(app, config, pool)
     reviews.add_routes(app, config, pool)
+    watched_board.add_routes(app, config, pool)  # component supply (issue 13)
     return app
 
 
