@@ -387,6 +387,15 @@ def load(env: Mapping[str, str] | None = None) -> Config:
                                      maximum=DEFAULT_ARTIFACT_MAX_BYTES, required_valid=True),
         # Optional (reports are off without it); present but too short is not ready.
         artifact_signing_key=_artifact_signing_key(r),
-        missing=tuple(r.missing),
+        missing=tuple(r.missing) + _supply_missing(env),
         invalid=tuple(r.invalid),
     )
+
+
+def _supply_missing(env: Mapping[str, str]) -> tuple[str, ...]:
+    """SERVICE_COMPONENT_* are read in app/supply/settings.py with this module's
+    reader; their invalid values (a bad URL, half a client, a limit out of range)
+    make the service not ready like any other."""
+    from app.supply import settings as supply_settings  # it imports this module
+
+    return supply_settings.load(env).missing
