@@ -50,11 +50,16 @@ class HostKit:
         return self.host.requests(operation_id=operation_id)
 
 
-def make_hostkit(host, **config_overrides) -> HostKit:
-    app = host.register_app()
+def make_hostkit(host, public_url: str | None = None, **config_overrides) -> HostKit:
+    """With `public_url` (where the service will be served) the app's OAuth callback is
+    registered there and sign-in with the code host is configured."""
+    app = host.register_app(callback_urls=[public_url + "/auth/callback"] if public_url else None)
     installation = host.create_installation("acme-hw", account_type="Organization")
     repository = host.create_repository(REPOSITORY, installation_id=installation["id"])
     settings = {"HOST_APP_ID": str(app["id"]), "HOST_APP_PRIVATE_KEY": app["private_key_pem"], "HOST_API_URL": host.url}
+    if public_url:
+        settings.update(HOST_WEB_URL=host.url, HOST_OAUTH_CLIENT_ID=app["client_id"],
+                        HOST_OAUTH_CLIENT_SECRET=app["client_secret"], SERVICE_PUBLIC_URL=public_url)
     config = make_config(**{**settings, **config_overrides})
     return HostKit(host, app, installation, repository, config)
 

@@ -1,7 +1,10 @@
-"""The review pages in Debian's Chromium, as a person uses them: the run
-listing paged through 60 runs, a run opened, a finding waived from the
-keyboard, the run approved by a second reviewer, the decision badge turning
-PASS, the report opened (its script gets no cookie and no API), sign-out.
+"""The review pages in Debian's Chromium, as a person uses them, against the
+code host emulator: the check run's link opened before sign-in, sign-in through
+the emulator's authorize page and /auth/callback back to that run page, the run
+listing paged through 60 runs, a finding waived from the keyboard, the run
+approved by a second reviewer signed in the same way, the decision badge
+turning PASS and the emulator's check run turning from failure to success, the
+uploaded report opened (its script gets no cookie and no API), sign-out.
 axe-core runs on every page (no serious or critical violations) and each
 page's screenshot is written to .data/screenshots/pages/ for a person to look at."""
 from __future__ import annotations
@@ -9,15 +12,23 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import pytest
 
-from app.web.session_auth import SESSION_COOKIE
-from app.web.wsgi import create_app
-from tests.service.helpers import make_config
-from tests.service.sessionkit import Session, decided_run, finding, seed_repositories, served
+from falcon import testing
 
+from app.web.pages.artifacts import UPLOAD_PATH
+from app.web.wsgi import create_app
+from tests.service.access_helpers import seed_repository
+from tests.service.helpers import free_port
+from tests.service.hostkit import REPOSITORY, make_hostkit, run_outbox
+from tests.service.resultkit import DispatchedRun, envelope, finding, make_result
+from tests.service.sessionkit import decided_run, served
+from tests.service.sessionkit import finding as sessionkit_finding
+
+ORG = "acme-hw"
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -52,41 +63,71 @@ def check_page(page, name: str) -> None:
     assert serious == [], f"{name}: {serious}"
 
 
-def signed_in(browser, base: str, session: Session):
+def signed_in_through_the_code_host(browser, base: str, link: str):
+    """A fresh browser opens `link`, is sent to /sign-in, presses the button and goes
+    through the emulator's authorize page and /auth/callback back to `link`."""
     context = browser.new_context(viewport={"width": 1200, "height": 900})
-    context.add_cookies([{"name": SESSION_COOKIE, "value": session.value, "url": base}])
-    return context
+    page = context.new_page()
+    page.goto(link)
+    assert page.url.startswith(base + "/sign-in?returnTo=")   # the page remembers where the viewer was going
+    page.click("text=Sign in with the code host")
+    page.wait_for_url(link)
+    return context, page
+
+
+def check_run(host, check_run_id: int) -> dict:
+    """The check run as the code host shows it."""
+    return next(c for c in host.check_runs(REPOSITORY) if c["id"] == check_run_id)
 
 
 @pytest.mark.browser
-def test_a_reviewer_walks_the_pages(browser, owner, pool):
-    config = make_config(HOST_OAUTH_CLIENT_ID="Iv1.pages", HOST_OAUTH_CLIENT_SECRET="pages-secret",
-                         SERVICE_ARTIFACT_SIGNING_KEY="browser-test-signing-key-0123456789abcdef")
-    repos = seed_repositories(owner, 3)
+def test_a_reviewer_walks_the_pages(browser, host, owner, pool, db_url):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    kit = make_hostkit(host, public_url=base, SERVICE_OIDC_ISSUER=host.oidc_issuer,
+                       SERVICE_ARTIFACT_SIGNING_KEY="browser-test-signing-key-0123456789abcdef")
+    client = testing.TestClient(create_app(kit.config, pool))
+    # The run under review, as it happens: the pull request's webhook, the dispatch, the signed
+    # result (blocked: one error, one medium, one low), the report uploaded, the check run completed.
+    run = DispatchedRun(kit, client, pool, db_url, owner)
+    result = make_result(run.head_sha, "blocked",
+                         [finding(0, "error", line=3), finding(1, "medium", line=8), finding(2, "low", line=13)],
+                         reportArtifact={"mediaType": "text/html", "sha256": hashlib.sha256(HOSTILE_REPORT).hexdigest(),
+                                         "bytes": len(HOSTILE_REPORT)})
+    assert run.post(client, envelope(run.attempt_ref, result)).status_code == 200
+    uploaded = client.simulate_post(UPLOAD_PATH, params={"attemptId": run.attempt_ref}, body=HOSTILE_REPORT,
+                                    headers={"Authorization": f"Bearer {run.token()}", "Content-Type": "text/html"})
+    assert uploaded.status_code == 201, uploaded.json
+    run_outbox(kit, pool, db_url)
+    published = check_run(host, run.check_run_id)
+    assert published["conclusion"] == "failure"
+    [link] = set(re.findall(re.escape(base) + r"/release-runs/\d+", published["summary"]))
+    assert link == f"{base}/release-runs/{run.release_run_id}"
+
+    # 59 older runs on the installation's three repositories, for the listing to page through.
+    account_id = kit.installation["account"]["id"]
+    repos = [kit.repository["id"]]
+    for name in ("board-1", "board-2"):
+        made = host.create_repository(f"{ORG}/{name}", installation_id=kit.installation["id"])
+        repos.append(seed_repository(owner, account_id=account_id, installation_id=kit.installation["id"],
+                                     repository_id=made["id"], full_name=made["full_name"], login=ORG))
     start = dt.datetime(2025, 3, 1, tzinfo=dt.timezone.utc)
     for i in range(59):
         decided_run(owner, pool, repos[i % 3], pr_number=100 + i, started_at=start + dt.timedelta(minutes=i),
                     readiness=("ready", "at-risk", "blocked")[i % 3],
-                    findings=[finding(i, "medium")] if i % 3 else [])
-    run = decided_run(owner, pool, repos[0], pr_number=7, started_at=start + dt.timedelta(hours=5), readiness="blocked",
-                      findings=[finding(0, "error", "e0" * 8), finding(1, "medium", "a1" * 8), finding(2, "low", "c3" * 8)])
-    result_id = owner.execute("SELECT id FROM run_results WHERE release_run_id = %s", (run["id"],)).fetchone()["id"]
-    owner.execute("INSERT INTO report_artifacts (run_result_id, release_run_id, repository_id, media_type, sha256, "
-                  "size_bytes, content, created_at) VALUES (%s, %s, %s, 'text/html', %s, %s, %s, now())",
-                  (result_id, run["id"], repos[0], hashlib.sha256(HOSTILE_REPORT).hexdigest(), len(HOSTILE_REPORT),
-                   HOSTILE_REPORT))
-    reviewer, second = Session(pool, repos, login="mara"), Session(pool, repos, viewer_id=9_000_005, login="jonas")
+                    findings=[sessionkit_finding(i, "medium")] if i % 3 else [])
+    host.create_user("mara", name="Mara Reviewer", organizations=[ORG])   # the one the authorize page signs in
 
-    with served(create_app(config, pool)) as base:
+    with served(create_app(kit.config, pool), port):
         anonymous = browser.new_page()
         anonymous.goto(base + "/")
         check_page(anonymous, "01-home")
-        anonymous.goto(base + f"/release-runs/{run['id']}")
-        assert "/sign-in?returnTo=/release-runs/" in anonymous.url   # the link remembers the run
+        anonymous.goto(link)
         check_page(anonymous, "02-sign-in")
+        anonymous.close()
 
-        context = signed_in(browser, base, reviewer)
-        page = context.new_page()
+        # The check run's link, opened by a person who is not signed in yet.
+        context, page = signed_in_through_the_code_host(browser, base, link)
         page.goto(base + "/runs")
         check_page(page, "03-runs")
         seen = page.locator("tbody tr").count()
@@ -100,7 +141,7 @@ def test_a_reviewer_walks_the_pages(browser, owner, pool):
         page.click("text=Filter")
         check_page(page, "04-runs-filtered")
 
-        page.goto(base + f"/release-runs/{run['id']}")
+        page.goto(link)
         assert page.locator("h2 .badge").inner_text() == "FAIL"
         check_page(page, "05-run")
         # Waive the error finding from the keyboard.
@@ -113,15 +154,21 @@ def test_a_reviewer_walks_the_pages(browser, owner, pool):
         page.wait_for_url("**done=waived**")
         assert "The finding is waived." in page.content()
 
-        second_page = signed_in(browser, base, second).new_page()
-        second_page.goto(base + f"/release-runs/{run['id']}")
+        # A second person signs in the same way and approves.
+        host.create_user("jonas", name="Jonas Second", organizations=[ORG])
+        second_context, second_page = signed_in_through_the_code_host(browser, base, link)
         second_page.click("button[value=approved]")
         second_page.wait_for_url("**done=approved**")
         assert second_page.locator("h2 .badge").inner_text() == "PASS"
         check_page(second_page, "06-run-approved")
+        second_context.close()
+        # The decision reaches the code host: the check run turns from failure to success.
+        run_outbox(kit, pool, db_url)
+        updated = check_run(host, run.check_run_id)
+        assert (updated["status"], updated["conclusion"]) == ("completed", "success")
 
         with page.expect_popup() as popup:
-            page.goto(base + f"/release-runs/{run['id']}")
+            page.goto(link)
             page.click("text=Open the checker's report")
         report = popup.value
         report.wait_for_function("document.getElementById('api').textContent !== 'unset'")
