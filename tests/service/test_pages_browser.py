@@ -166,9 +166,12 @@ def test_a_reviewer_walks_the_pages(browser, host, owner, pool, db_url):
         run_outbox(kit, pool, db_url)
         updated = check_run(host, run.check_run_id)
         assert (updated["status"], updated["conclusion"]) == ("completed", "success")
+        page.set_viewport_size({"width": 1000, "height": 900})   # the README's screenshot is this one
+        page.goto(link)
+        assert "now showing PASS" in page.locator("dl").first.inner_text()
+        check_page(page, "07-run-published")
 
         with page.expect_popup() as popup:
-            page.goto(link)
             page.click("text=Open the checker's report")
         report = popup.value
         report.wait_for_function("document.getElementById('api').textContent !== 'unset'")
