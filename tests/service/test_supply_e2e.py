@@ -1,0 +1,110 @@
+"""Supply end to end through real HTTP: the service under gunicorn with its
+workers, the emulator as code host and component provider. The default
+branch's BOM arrives with a push result, the board is watched, the supply
+worker observes its parts; a pull request swaps in an EOL part, its signed
+result is accepted, the check run completion waits for the supply check, and
+the check run shows the supply finding at the part's schematic line."""
+from __future__ import annotations
+
+import emulator
+import httpx
+import pytest
+
+from app import config as config_module
+from app.serve import Service
+from emulator import provider
+from tests.service.access_helpers import bearer, create_token
+from tests.service.helpers import MARKETPLACE_SECRET, OIDC_AUDIENCE, WEBHOOK_SECRET, free_port, wait_for
+from tests.service.resultkit import CALLBACK, envelope, make_result
+
+REPOSITORY = "acme-hw/supply-board"
+PROJECT = "hardware/blinky.kicad_pro"
+SCHEMATIC = "hardware/blinky.kicad_sch"
+
+
+def bom_line(ref: str, mpn: str, manufacturer: str, line: int) -> dict:
+    return {"project": PROJECT, "references": [ref], "quantity": 1, "value": ref, "footprint": "fp",
+            "manufacturer": manufacturer, "mpn": mpn, "dnp": False, "path": SCHEMATIC, "line": line}
+
+
+DEFAULT_BRANCH_BOM = [bom_line("R1", "RC0603FR-07330RL", "YAGEO", 40),
+                      bom_line("U1", "NE555P", "Texas Instruments", 80)]
+# The pull request swaps the 555 for an EOL boost converter.
+PULL_REQUEST_BOM = [bom_line("R1", "RC0603FR-07330RL", "YAGEO", 40),
+                    bom_line("U1", "LM2611BMF/NOPB", "Texas Instruments", 82)]
+
+
+@pytest.fixture
+def stack(db_url):
+    with emulator.start() as host:
+        app = host.register_app()
+        env = {"HOST_WEBHOOK_SECRET": WEBHOOK_SECRET, "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
+               "HOST_APP_ID": str(app["id"]), "HOST_APP_PRIVATE_KEY": app["private_key_pem"],
+               "HOST_API_URL": host.url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE,
+               "SERVICE_OIDC_ISSUER": host.oidc_issuer, "SERVICE_BIND": f"127.0.0.1:{free_port()}",
+               "SERVICE_WEB_CONCURRENCY": "1", "SERVICE_WEB_THREADS": "4", "SERVICE_WORKER_POLL_MS": "200",
+               "SERVICE_COMPONENT_PROVIDER_URL": host.provider_url,
+               "SERVICE_COMPONENT_PROVIDER_TOKEN_URL": host.provider_token_url,
+               "SERVICE_COMPONENT_PROVIDER_CLIENT_ID": provider.CLIENT_ID,
+               "SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET": provider.CLIENT_SECRET,
+               "SERVICE_SUPPLY_POLL_MS": "200"}
+        service = Service(config_module.load(env), db_url, extra_env=env).start()
+        host.configure_webhooks(f"{service.base_url}/api/host/webhook", WEBHOOK_SECRET,
+                                f"{service.base_url}/api/host/marketplace/webhook", MARKETPLACE_SECRET)
+        try:
+            yield host, service
+        finally:
+            service.stop()
+
+
+def test_a_pull_request_that_swaps_in_an_eol_part_gets_a_supply_finding_on_its_check_run(stack, owner, pool):
+    host, service = stack
+    installation = host.create_installation("acme-hw", account_type="Organization", deliver=True)
+    host.create_repository(REPOSITORY, installation_id=installation["id"], deliver=True)
+    repository_id = wait_for(lambda: (owner.execute("SELECT id FROM repositories WHERE full_name = %s",
+                                                    (REPOSITORY,)).fetchone() or {}).get("id"), seconds=30)
+    admin, _ = create_token(pool, repository_id, scopes=["admin", "runs:write"])
+    api = httpx.Client(base_url=service.base_url, headers=bearer(admin), timeout=30)
+
+    # The default branch's BOM, then the board watched: the worker observes its parts.
+    push = {"schemaVersion": 1, "triggerKind": "push", "repositoryId": str(repository_id), "readiness": "ready",
+            "score": 96, "tool": {"name": "boardready-check", "version": "0.1.0"}, "findings": [],
+            "bom": DEFAULT_BRANCH_BOM}
+    assert api.post("/api/v1/runs", json=push).status_code == 201
+    watched = api.post(f"/api/v1/repositories/{repository_id}/watched-board", json={"path": PROJECT})
+    assert watched.status_code == 201, watched.text
+    supply = wait_for(lambda: (lambda parts: parts if all(p["observation"] for p in parts) else None)(
+        api.get(f"/api/v1/repositories/{repository_id}/supply").json()["parts"]), seconds=30)
+    assert [p["observation"]["lifecycleStatus"] for p in supply] == ["production", "production"]
+
+    # The pull request: webhook, check run, dispatch, then the signed result with the new BOM.
+    pr = host.open_pull_request(REPOSITORY, title="Swap the 555 for a boost converter", deliver=True)
+    row = wait_for(lambda: owner.execute(
+        "SELECT a.id, a.nonce, a.workflow_run_id FROM release_runs rr JOIN release_run_attempts a "
+        "ON a.id = rr.current_attempt_id WHERE rr.head_sha = %s AND a.workflow_run_id IS NOT NULL",
+        (pr["head"]["sha"],)).fetchone(), seconds=30)
+    result = make_result(pr["head"]["sha"], "ready", repository=REPOSITORY, bom=PULL_REQUEST_BOM)
+    token = host.mint_oidc_token(OIDC_AUDIENCE, run_id=row["workflow_run_id"])
+    answer = httpx.post(f"{service.base_url}{CALLBACK}", json=envelope(f"{row['id']}-{row['nonce']}", result),
+                        headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert answer.status_code == 200, answer.text
+
+    # The completion was held for the supply check, then sent with its finding.
+    completed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY) if c["status"] == "completed"],
+                         seconds=60, on_timeout=lambda: owner.execute(
+                             "SELECT kind, status, run_after FROM outbox_items").fetchall())
+    [check_run] = completed
+    check = owner.execute("SELECT status FROM supply_checks").fetchone()
+    assert check["status"] == "completed"
+    annotations = host.annotations(check_run["id"])
+    [obsolete] = [a for a in annotations if "supply.obsolete" in a["raw_details"]]
+    assert obsolete["path"] == SCHEMATIC and obsolete["start_line"] == 82
+    assert "U1" in obsolete["message"] and "introduced by this pull request" in obsolete["message"]
+    assert obsolete["annotation_level"] == "failure"
+    # The high finding fails the release decision; the check run shows it (the
+    # completion carries the result's own conclusion, the decision update follows).
+    failed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY) if c["conclusion"] == "failure"], seconds=60,
+                      on_timeout=lambda: owner.execute("SELECT kind, status, run_after FROM outbox_items").fetchall())
+    assert [c["id"] for c in failed] == [check_run["id"]]
+    assert owner.execute("SELECT decision FROM release_runs WHERE head_sha = %s",
+                         (pr["head"]["sha"],)).fetchone()["decision"] == "FAIL"
