@@ -51,7 +51,7 @@ _STRING = '"' + _STRING_BODY + '"'
 # A leaf whose quoted strings are plain words (``"F.Cu"``: no space,
 # parenthesis or backslash), so that its quotes only delimit and str.split
 # reads it: "(name atoms...)".
-_PLAIN_LEAF = r'\([^()"\s](?:[^()"]++|"[^"\s()\\]++")*+\)'
+_PLAIN_LEAF = r'\([^()"\s][^()"]*+(?:"[^"\s()\\]++"[^()"]*+)*+\)'   # unrolled, as _STRING_BODY
 # Leaves taken per run at most: bounds what is built before the token count
 # is checked again, at no cost on real boards (runs there are 1 to 30 long).
 _MAX_RUN = 256
@@ -82,7 +82,7 @@ _XY = r'\(xy [^()"]*+\)'   # one fast loop per point; the words are counted when
 _OTHER_TOKENS = (
     "|(" + _PLAIN_LEAVES + ")"
     + r"|\((" + _NAME + r")\s*+(" + _PLAIN_LEAVES + r")\)"
-    + r'|\((' + _NAME + r')((?:[^()"]++|' + _STRING + r')*+)\)'
+    + r'|\((' + _NAME + r')([^()"]*+(?:' + _STRING + r'[^()"]*+)*+)\)'
     + r"|(\()(?:" + _SPACE + "(" + _NAME + "))?"
     + r"|(\))"
     + '|"(' + _STRING_BODY + ')"'
