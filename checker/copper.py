@@ -22,7 +22,7 @@ per footprint pad shape only where a pad needs its own polygon.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
@@ -59,6 +59,14 @@ class Copper:
     unit_item: np.ndarray
     unit_radius: np.ndarray
     fills: np.ndarray                          # item indices of zone fills
+    _unit_bounds: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def unit_bounds(self) -> np.ndarray:
+        """Each unit's box (x0, y0, x1, y1): the pair and dangling-end searches both start from them."""
+        if self._unit_bounds is None:
+            self._unit_bounds = shapely.bounds(self.unit_geom)
+        return self._unit_bounds
 
     def __len__(self) -> int:
         return len(self.kind)

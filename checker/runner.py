@@ -76,8 +76,9 @@ def check(options: RunOptions) -> RunOutcome:
     if config.project and target == root:
         target = reader.resolve_inside(root, config.project, what="configured project")
     projects = discover(target, reader)
-    _reserve_inputs(projects, options, reader)
-    big = reader.bytes_read + sum(os.stat(p).st_size for p in _all_inputs(projects, options)) > LARGE_PROJECT_BYTES
+    inputs = _all_inputs(projects, options)
+    reader.reserve(inputs)
+    big = reader.bytes_read + sum(os.stat(p).st_size for p in inputs) > LARGE_PROJECT_BYTES
     say = options.progress if (options.progress and big) else (lambda _message: None)
     profile = load_profile(options.profile or config.profile)
     chosen = bool(options.profile) or config.profile_set
@@ -157,10 +158,6 @@ def _all_inputs(projects: list[ProjectFiles], options: RunOptions) -> list[Path]
     if options.bom:
         paths.append(Path(os.path.abspath(options.bom)))
     return paths
-
-
-def _reserve_inputs(projects: list[ProjectFiles], options: RunOptions, reader: InputReader) -> None:
-    reader.reserve(_all_inputs(projects, options))
 
 
 def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputReader,

@@ -125,7 +125,7 @@ def _candidate_units(copper: Copper, reach: float) -> tuple[np.ndarray, np.ndarr
     envelope test in C, and items of other layers are never candidates. The boxes' gap
     is a lower bound of the distance, so nothing closer than the reach is missed.
     """
-    boxes = grown_boxes(copper.unit_geom, copper.unit_radius + reach / 2)
+    boxes = grown_boxes(copper.unit_geom, copper.unit_radius + reach / 2, copper.unit_bounds)
     unit_layers = copper.layers[copper.unit_item]
     firsts, seconds = [], []
     for bit in range(len(copper.layer_names)):
@@ -144,11 +144,12 @@ def _candidate_units(copper: Copper, reach: float) -> tuple[np.ndarray, np.ndarr
     return key // len(boxes), key % len(boxes)
 
 
-def grown_boxes(geometries: np.ndarray, margin) -> np.ndarray:
-    """Each geometry's bounding box grown by ``margin``: an STRtree query with these is an
-    envelope test in C, much cheaper than GEOS's "dwithin" (which prepares every input);
-    the exact distances are measured afterwards on the candidates only."""
-    bounds = shapely.bounds(geometries)
+def grown_boxes(geometries: np.ndarray, margin, bounds: np.ndarray | None = None) -> np.ndarray:
+    """Each geometry's bounding box (``bounds`` when known) grown by ``margin``: an STRtree
+    query with these is an envelope test in C, much cheaper than GEOS's "dwithin" (which
+    prepares every input); the exact distances are measured afterwards on the candidates only."""
+    if bounds is None:
+        bounds = shapely.bounds(geometries)
     margin = np.asarray(margin, dtype=np.float64)
     return shapely.box(bounds[:, 0] - margin, bounds[:, 1] - margin, bounds[:, 2] + margin, bounds[:, 3] + margin)
 
@@ -492,7 +493,7 @@ def _touching_copper(copper: Copper, ends: np.ndarray, end_item: np.ndarray, ope
     # Candidates from the copper's side: each unit's box grown by its own radius and the widest
     # end's, queried against the open ends, holds every end that can touch it.
     query_tree, local = shapely.STRtree(points).query(
-        grown_boxes(copper.unit_geom, copper.unit_radius + float(end_radius.max()) + TOUCHING))
+        grown_boxes(copper.unit_geom, copper.unit_radius + float(end_radius.max()) + TOUCHING, copper.unit_bounds))
     query_in = open_ends[local]
     other = copper.unit_item[query_tree]
     mine = end_item[query_in]
