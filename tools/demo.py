@@ -43,7 +43,7 @@ import emulator
 from app import config as config_module
 from app.jsonlog import capture_library_logs
 from app import queries, runtime
-from tools import demo_board
+from tools import demo_board, demo_supply
 from app.serve import Service
 
 REPOSITORY = "acme-hw/blinky-board"
@@ -141,6 +141,7 @@ def walkthrough(host, service, url: str) -> str | None:
     links = review_links(service, [check_run["summary"]] + [c["body"] for c in comments])
     review_walkthrough(host, service, check_run, links)
     repair_walkthrough(host, url, pr)
+    demo_supply.walkthrough(host, service, url, content, wait_for)
     return links[0] if links else None
 
 
@@ -279,7 +280,12 @@ def main(argv: list[str] | None = None) -> None:
                    SERVICE_OIDC_ISSUER=host.oidc_issuer, SERVICE_OIDC_AUDIENCE=OIDC_AUDIENCE,
                    # Sign-in with the code host (the emulator serves its OAuth pages too).
                    HOST_WEB_URL=host.url, HOST_OAUTH_CLIENT_ID=app["client_id"],
-                   HOST_OAUTH_CLIENT_SECRET=app["client_secret"], SERVICE_PUBLIC_URL=base_url)
+                   HOST_OAUTH_CLIENT_SECRET=app["client_secret"], SERVICE_PUBLIC_URL=base_url,
+                   # The supply worker asks the emulator's component provider (tools/demo_supply.py).
+                   SERVICE_COMPONENT_PROVIDER_URL=host.provider_url,
+                   SERVICE_COMPONENT_PROVIDER_TOKEN_URL=host.provider_token_url,
+                   SERVICE_COMPONENT_PROVIDER_CLIENT_ID=emulator.provider.CLIENT_ID,
+                   SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET=emulator.provider.CLIENT_SECRET)
         config = config_module.load({**os.environ, **env})
         service = Service(config, url, extra_env=env, log_path=log_path).start()
         host.configure_webhooks(f"{base_url}/api/host/webhook", env["HOST_WEBHOOK_SECRET"],

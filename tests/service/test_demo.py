@@ -35,5 +35,9 @@ def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):
     assert "the dispatch was answered 204" in out
     assert "matched the run name \"boardready readiness " in out
     assert "the repaired run's check run: status completed, conclusion neutral" in out
+    # The board is watched; a pull request that swaps in an obsolete part fails on supply.
+    assert "/watched-board {\"path\": \"hardware/blinky.kicad_pro\"} -> 201 watched" in out
+    assert "check run conclusion failure" in out
+    assert "supply annotation failure  hardware/blinky.kicad_sch:" in out and "OBSOLETE" in out
     # The pages for a person to open.
     assert f"the run page:      {link}\n" in out and f"the release runs:  http://{base}/runs\n" in out
