@@ -4,9 +4,13 @@
 -- accepted, with the same OIDC identity: bound to the attempt (its id and
 -- nonce), the repository and the dispatched workflow run, exactly as the
 -- result was, and attached to the attempt's standing result. One report per
--- result: the first stored stays. Outcomes: stored, unchanged (a report is
--- already attached), attempt_not_found, repository_mismatch, run_id_mismatch,
--- result_not_found (no accepted result for the attempt yet).
+-- result: the first stored stays. The report must be the one the signed
+-- result announced in its `reportArtifact` (SHA-256 and size, which the
+-- result's digest covers): anything else is refused and nothing is stored.
+-- Outcomes: stored, unchanged (a report is already attached),
+-- attempt_not_found, repository_mismatch, run_id_mismatch, result_not_found
+-- (no accepted result for the attempt yet), report_not_announced (the result
+-- names no report), report_mismatch (not the announced hash and size).
 CREATE OR REPLACE FUNCTION boardready.artifact_store(
   p_attempt_ref     text,
   p_repository_id   bigint,
@@ -43,6 +47,15 @@ BEGIN
    WHERE r.attempt_id = v_attempt.id AND r.superseded_at IS NULL ORDER BY r.id DESC LIMIT 1;
   IF NOT FOUND THEN
     RETURN QUERY SELECT 'result_not_found'::text, NULL::bigint, v_run.id;
+    RETURN;
+  END IF;
+  IF v_result.report_sha256 IS NULL THEN
+    RETURN QUERY SELECT 'report_not_announced'::text, NULL::bigint, v_run.id;
+    RETURN;
+  END IF;
+  IF v_result.report_sha256 <> p_sha256 OR v_result.report_bytes <> p_size_bytes
+     OR octet_length(p_content) <> p_size_bytes OR encode(sha256(p_content), 'hex') <> p_sha256 THEN
+    RETURN QUERY SELECT 'report_mismatch'::text, NULL::bigint, v_run.id;
     RETURN;
   END IF;
   INSERT INTO report_artifacts (run_result_id, release_run_id, repository_id, media_type, sha256, size_bytes,

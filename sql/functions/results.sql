@@ -27,12 +27,14 @@ DECLARE
 BEGIN
   INSERT INTO boardready.run_results (repository_id, release_run_id, attempt_id, source, trigger_kind, head_sha,
                                       readiness, score, decision, conclusion, tool_name, tool_version, kicad_version,
-                                      findings_count, digest, api_token_id, oidc_jti, received_at)
+                                      findings_count, digest, api_token_id, oidc_jti, report_sha256, report_bytes,
+                                      received_at)
   VALUES (p_repository_id, p_release_run_id, p_attempt_id, p_source, p_result ->> 'triggerKind',
           p_result ->> 'headSha', p_result ->> 'readiness', (p_result ->> 'score')::integer, v_decision,
           boardready.conclusion_for_decision(v_decision), p_result #>> '{tool,name}', p_result #>> '{tool,version}',
           p_result ->> 'kicadVersion', jsonb_array_length(p_result -> 'findings'), p_digest, p_api_token_id,
-          p_oidc_jti, p_now)
+          p_oidc_jti, p_result #>> '{reportArtifact,sha256}', (p_result #>> '{reportArtifact,bytes}')::integer,
+          p_now)
   RETURNING id INTO v_id;
 
   INSERT INTO boardready.run_findings (run_result_id, ordinal, rule_id, severity, message, fingerprint, title, path,

@@ -1,5 +1,6 @@
 """Report artifacts: the workflow's upload bound like its result (OIDC, the
-attempt, the workflow run), the size cap, capability links (fresh on each view
+attempt, the workflow run) and held to the report the signed result
+announced, the size cap, capability links (fresh on each view
 of the run page, expired or forged: the same 403 that names nothing), the
 sandbox the report is served in, and deletion with the run."""
 from __future__ import annotations
@@ -69,6 +70,23 @@ def test_upload_is_bound_like_the_result_and_capped(kit, client, decided, owner,
     row = owner.execute("SELECT sha256, size_bytes, release_run_id FROM report_artifacts").fetchone()
     assert row == {"sha256": hashlib.sha256(REPORT).hexdigest(), "size_bytes": len(REPORT),
                    "release_run_id": decided.release_run_id}
+
+
+def test_only_the_report_the_signed_result_announced_is_taken(kit, client, decided, owner):
+    # The same size with other bytes, and other sizes: each is 409, nothing stored.
+    for other in (REPORT.replace(b"two", b"six"), REPORT + b"<!-- more -->", REPORT[:-4]):
+        refused = upload(client, decided, body=other)
+        assert refused.status_code == 409 and refused.json["code"] == "report_mismatch"
+    assert owner.execute("SELECT count(*) AS n FROM report_artifacts").fetchone()["n"] == 0
+    assert upload(client, decided).status_code == 201
+
+
+def test_a_result_that_announces_no_report_takes_none(kit, client, pool, db_url, owner):
+    run = DispatchedRun(kit, client, pool, db_url, owner)
+    assert run.post(client, envelope(run.attempt_ref, make_result(run.head_sha, "ready"))).status_code == 200
+    refused = upload(client, run)
+    assert refused.status_code == 409 and refused.json["code"] == "report_not_announced"
+    assert owner.execute("SELECT count(*) AS n FROM report_artifacts").fetchone()["n"] == 0
 
 
 def test_no_result_yet_no_report(kit, client, pool, db_url, owner):

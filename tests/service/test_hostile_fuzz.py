@@ -49,6 +49,8 @@ def fuzzed_service(pg_server, template_db, host):
            "SERVICE_OIDC_AUDIENCE": "boardready-test", "SERVICE_OIDC_ISSUER": host.oidc_issuer, "SERVICE_BIND": bind,
            "SERVICE_WEB_CONCURRENCY": "1", "SERVICE_WEB_THREADS": "4",
            "SERVICE_AUTH_RATE_LIMIT_PER_MINUTE": "100000", "SERVICE_OPERATOR_RATE_LIMIT_PER_MINUTE": "100000",
+           # Report uploads on, so that the fuzz reaches the upload's checks rather than its 503.
+           "SERVICE_ARTIFACT_SIGNING_KEY": "fuzz-artifact-signing-key-0123456789abcdef",
            **OPERATOR_ENV}
     migrations.migrate(url)
     with psycopg.connect(url, autocommit=True) as conn:

@@ -5,7 +5,8 @@ POST /api/v1/runs/github-actions-artifact?attemptId=<attempt>
     was accepted, with the same OIDC ID token (checked before the body is
     read) and the same attempt binding (sql/functions/artifacts.sql).
     `Content-Type: text/html`; at most SERVICE_ARTIFACT_MAX_BYTES (413).
-    201 stored, 200 unchanged. 503 `artifacts_not_configured` without
+    It must be the report the signed result announced (reportArtifact's
+    sha256 and bytes), else 409 and nothing stored. 201 stored, 200 unchanged. 503 `artifacts_not_configured` without
     SERVICE_ARTIFACT_SIGNING_KEY: a report nobody could open is not taken.
 GET /artifacts/{id}?exp=<unix seconds>&sig=<HMAC>
     Served only through a capability link: an HMAC-SHA256 over the id and
@@ -46,6 +47,9 @@ REFUSALS = {
     "repository_mismatch": (403, "repository_mismatch", "the attempt belongs to another repository"),
     "run_id_mismatch": (403, "run_id_mismatch", "the token's workflow run is not the one dispatched for this attempt"),
     "result_not_found": (409, "result_required", "send the signed result first; the report goes with it"),
+    "report_not_announced": (409, "report_not_announced", "the signed result names no reportArtifact"),
+    "report_mismatch": (409, "report_mismatch",
+                        "the report is not the one the signed result names (reportArtifact sha256 and bytes)"),
 }
 
 
