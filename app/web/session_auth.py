@@ -71,7 +71,8 @@ def set_cookie(resp, config, name: str, value: str, max_age: int, path: str = "/
 
 
 def clear_cookie(resp, config, name: str, path: str = "/") -> None:
-    set_cookie(resp, config, name, "", 0, path)
+    """Expire the cookie now (Falcon drops max_age=0, so set_cookie cannot)."""
+    resp.unset_cookie(name, path=path, same_site="Lax")
 
 
 def cookie_value(req, name: str) -> str | None:

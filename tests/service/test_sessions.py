@@ -3,6 +3,9 @@ cookie jar) against the service on a real server and the emulator, PKCE,
 refused state and code, a viewer without access, denial, sign-out."""
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
+
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
@@ -117,6 +120,10 @@ def test_sign_in_end_to_end(stack, owner, capfd):
     openapi_response_validator("/auth/sign-out", "post", 403).validate(refused.json())
     out = browser.post(f"{stack.base}/auth/sign-out", headers={"X-CSRF-Token": body["csrfToken"]})
     assert out.status_code == 204 and count(owner, "sessions") == 0
+    # The browser is told to forget the cookie, not only handed an empty one.
+    [expired] = [h for h in out.headers.get_list("set-cookie") if h.startswith("boardready_session=")]
+    expires = next(part.split("=", 1)[1] for part in expired.split("; ") if part.lower().startswith("expires="))
+    assert email.utils.parsedate_to_datetime(expires) <= dt.datetime.now(dt.timezone.utc)
     after = browser.get(f"{stack.base}/api/v1/session")
     assert after.status_code == 401 and after.json()["code"] == "session_required"
 
