@@ -40,10 +40,10 @@ DECLARE
   v_ids    bigint[];
   v_rows   integer;
 BEGIN
-  -- Release runs with everything they hold (the runs first in id order, so
-  -- that a superseded run goes before the one that superseded it).
+  -- Release runs with everything they hold, any order (a purged run's
+  -- successor loses its pointer to it: release_runs_purge).
   v_ids := ARRAY(SELECT rr.id FROM boardready.release_runs rr WHERE rr.repository_id = ANY (v_repositories)
-                  ORDER BY rr.id LIMIT v_left FOR UPDATE);
+                  LIMIT v_left FOR UPDATE);
   v_counts := boardready.release_runs_purge(v_ids, v_left);
   v_left := p_budget - boardready.purge_counts_total(v_counts);
   IF v_left <= 0 OR EXISTS (SELECT 1 FROM boardready.release_runs rr WHERE rr.repository_id = ANY (v_repositories)) THEN
@@ -51,7 +51,7 @@ BEGIN
   END IF;
   -- Ingested results (every other result went with its run).
   v_ids := ARRAY(SELECT r.id FROM boardready.run_results r WHERE r.repository_id = ANY (v_repositories)
-                  ORDER BY r.id LIMIT v_left);
+                  LIMIT v_left);
   v_counts := boardready.purge_counts_add(v_counts, boardready.run_results_purge(v_ids, v_left));
   v_left := p_budget - boardready.purge_counts_total(v_counts);
   IF v_left <= 0 OR EXISTS (SELECT 1 FROM boardready.run_results r WHERE r.repository_id = ANY (v_repositories)) THEN
@@ -82,7 +82,7 @@ BEGIN
   END IF;
   -- Webhook inbox rows with their jobs (an inbox row and its job are two rows).
   v_ids := ARRAY(SELECT i.id FROM boardready.webhook_inbox i WHERE i.installation_id = ANY (v_installations)
-                  ORDER BY i.id LIMIT greatest(1, v_left / 2));
+                  LIMIT greatest(1, v_left / 2));
   v_counts := boardready.purge_counts_add(v_counts, boardready.inbox_purge(v_ids, v_left));
   v_left := p_budget - boardready.purge_counts_total(v_counts);
   IF v_left <= 0 OR EXISTS (SELECT 1 FROM boardready.webhook_inbox i WHERE i.installation_id = ANY (v_installations)) THEN

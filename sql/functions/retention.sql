@@ -133,10 +133,13 @@ BEGIN
                                 WHERE a.release_run_id = rr.id) AS weight
               FROM boardready.release_runs rr
              WHERE rr.id = ANY (p_run_ids)
-               AND NOT EXISTS (SELECT 1 FROM boardready.run_results r WHERE r.release_run_id = rr.id)
-               AND NOT EXISTS (SELECT 1 FROM boardready.outbox_items o WHERE o.release_run_id = rr.id)
                -- (supply checks and report artifacts belong to results: gone with them)
-               AND NOT EXISTS (SELECT 1 FROM boardready.reviews v WHERE v.release_run_id = rr.id)) w) c
+               AND rr.id NOT IN (SELECT r.release_run_id FROM boardready.run_results r
+                                  WHERE r.release_run_id = ANY (p_run_ids)
+                                 UNION SELECT o.release_run_id FROM boardready.outbox_items o
+                                  WHERE o.release_run_id = ANY (p_run_ids)
+                                 UNION SELECT v.release_run_id FROM boardready.reviews v
+                                  WHERE v.release_run_id = ANY (p_run_ids))) w) c
    WHERE c.used <= v_left OR (c.n = 1 AND v_left = p_budget);
   IF v_runs IS NULL THEN
     RETURN v_counts;
@@ -179,63 +182,114 @@ RETURNS boolean LANGUAGE sql STABLE AS $$
                   WHERE i.id = p_installation_id)
 $$;
 
--- Terminal release runs with no code host call pending (an outbox item not
--- yet completed or dead-lettered), no reconciliation and no supply check under way.
-CREATE OR REPLACE FUNCTION boardready.retention_runs(p_cutoff timestamptz, p_limit integer)
+-- Each kind's candidates come with their key, oldest first from a sweep's
+-- position (NULL: from the start). The signatures before positions existed:
+DROP VIEW IF EXISTS ops.retention_backlog;
+DROP FUNCTION IF EXISTS boardready.retention_runs(timestamptz, integer);
+DROP FUNCTION IF EXISTS boardready.retention_ingested_results(timestamptz, integer);
+DROP FUNCTION IF EXISTS boardready.retention_inbox(timestamptz, integer);
+
+-- What is still at work, read once per call from the partial indexes of
+-- pending rows (it is as small as the work in flight, whatever the history):
+-- release runs with a code host call, a reconciliation or a supply check
+-- pending; and the installations of accounts under an active legal hold.
+CREATE OR REPLACE FUNCTION boardready.retention_busy_runs()
 RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
-  SELECT rr.id FROM boardready.release_runs rr
+  SELECT o.release_run_id FROM boardready.outbox_items o WHERE o.status = 'accepted'
+  UNION SELECT o.release_run_id FROM boardready.outbox_items o WHERE o.status = 'leased'
+  UNION SELECT ri.subject_id FROM boardready.reconciliation_items ri
+         WHERE ri.kind = 'release_run' AND ri.status IN ('accepted', 'leased')
+  UNION SELECT a.release_run_id FROM boardready.reconciliation_items ri
+          JOIN boardready.release_run_attempts a ON a.id = ri.subject_id
+         WHERE ri.kind = 'workflow_attempt' AND ri.status IN ('accepted', 'leased')
+  UNION SELECT sc.release_run_id FROM boardready.supply_checks sc WHERE sc.status = 'pending'
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.retention_held_installations()
+RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
+  SELECT i.id FROM boardready.installations i
+    JOIN boardready.legal_holds h ON h.account_id = i.account_id AND h.active
+$$;
+
+-- Terminal release runs, nothing at work on them, not held.
+CREATE OR REPLACE FUNCTION boardready.retention_runs(
+  p_cutoff timestamptz, p_from timestamptz, p_from_id bigint, p_limit integer)
+RETURNS TABLE (id bigint, at timestamptz) LANGUAGE sql STABLE AS $$
+  SELECT rr.id, rr.started_at FROM boardready.release_runs rr
    WHERE rr.started_at < p_cutoff
+     AND (rr.started_at, rr.id) >= (coalesce(p_from, '-infinity'), coalesce(p_from_id, 0))
      AND rr.status IN ('completed', 'failed', 'timed_out', 'superseded')
-     AND NOT EXISTS (SELECT 1 FROM boardready.outbox_items o
-                      WHERE o.release_run_id = rr.id AND o.status IN ('accepted', 'leased'))
-     AND NOT EXISTS (SELECT 1 FROM boardready.reconciliation_items ri
-                      WHERE ri.status IN ('accepted', 'leased')
-                        AND ((ri.kind = 'release_run' AND ri.subject_id = rr.id)
-                          OR (ri.kind = 'workflow_attempt' AND ri.subject_id IN (
-                                SELECT a.id FROM boardready.release_run_attempts a WHERE a.release_run_id = rr.id))))
-     AND NOT EXISTS (SELECT 1 FROM boardready.run_results r JOIN boardready.supply_checks sc ON sc.run_result_id = r.id
-                      WHERE r.release_run_id = rr.id AND sc.status = 'pending')
-     AND NOT boardready.retention_held(rr.installation_id)
+     AND rr.id NOT IN (SELECT b.id FROM boardready.retention_busy_runs() b WHERE b.id IS NOT NULL)
+     AND rr.installation_id NOT IN (SELECT h.id FROM boardready.retention_held_installations() h)
    ORDER BY rr.started_at, rr.id
    LIMIT p_limit
 $$;
 
 -- Results ingested with POST /api/v1/runs (no release run).
-CREATE OR REPLACE FUNCTION boardready.retention_ingested_results(p_cutoff timestamptz, p_limit integer)
-RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
-  SELECT r.id FROM boardready.run_results r JOIN boardready.repositories rp ON rp.id = r.repository_id
+CREATE OR REPLACE FUNCTION boardready.retention_ingested_results(
+  p_cutoff timestamptz, p_from timestamptz, p_from_id bigint, p_limit integer)
+RETURNS TABLE (id bigint, at timestamptz) LANGUAGE sql STABLE AS $$
+  SELECT r.id, r.received_at FROM boardready.run_results r JOIN boardready.repositories rp ON rp.id = r.repository_id
    WHERE r.release_run_id IS NULL AND r.received_at < p_cutoff
-     AND NOT boardready.retention_held(rp.installation_id)
+     AND (r.received_at, r.id) >= (coalesce(p_from, '-infinity'), coalesce(p_from_id, 0))
+     AND rp.installation_id NOT IN (SELECT h.id FROM boardready.retention_held_installations() h)
    ORDER BY r.received_at, r.id
    LIMIT p_limit
 $$;
 
 -- Inbox rows that are terminal (processed or dead-lettered evidence) with a
 -- terminal job or none, and no reconciliation under way.
-CREATE OR REPLACE FUNCTION boardready.retention_inbox(p_cutoff timestamptz, p_limit integer)
-RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
-  SELECT i.id FROM boardready.webhook_inbox i
+CREATE OR REPLACE FUNCTION boardready.retention_inbox(
+  p_cutoff timestamptz, p_from timestamptz, p_from_id bigint, p_limit integer)
+RETURNS TABLE (id bigint, at timestamptz) LANGUAGE sql STABLE AS $$
+  SELECT i.id, i.received_at FROM boardready.webhook_inbox i
    WHERE i.received_at < p_cutoff AND i.state IN ('processed', 'dead_letter')
-     AND NOT EXISTS (SELECT 1 FROM boardready.lifecycle_jobs j
-                      WHERE j.inbox_id = i.id AND j.status NOT IN ('completed', 'dead_letter'))
-     AND NOT EXISTS (SELECT 1 FROM boardready.reconciliation_items ri
-                      WHERE ri.kind = 'lifecycle_inbox' AND ri.subject_id = i.id AND ri.status IN ('accepted', 'leased'))
-     AND NOT boardready.retention_held(i.installation_id)
+     AND (i.received_at, i.id) >= (coalesce(p_from, '-infinity'), coalesce(p_from_id, 0))
+     AND i.id NOT IN (SELECT j.inbox_id FROM boardready.lifecycle_jobs j WHERE j.status = 'accepted'
+                      UNION SELECT j.inbox_id FROM boardready.lifecycle_jobs j WHERE j.status = 'leased'
+                      UNION SELECT ri.subject_id FROM boardready.reconciliation_items ri
+                             WHERE ri.kind = 'lifecycle_inbox' AND ri.status IN ('accepted', 'leased'))
+     AND coalesce(i.installation_id, 0) NOT IN (SELECT h.id FROM boardready.retention_held_installations() h)
    ORDER BY i.received_at, i.id
    LIMIT p_limit
 $$;
 
 -- The pull request comment bookkeeping (which comment to update) of pull
 -- requests whose last result is older than the cutoff. A later result finds
--- the comment again by its marker.
+-- the comment again by its marker. One row per pull request: no position.
 CREATE OR REPLACE FUNCTION boardready.retention_comments(p_cutoff timestamptz, p_limit integer)
 RETURNS TABLE (repository_id bigint, pr_number integer) LANGUAGE sql STABLE AS $$
   SELECT c.repository_id, c.pr_number FROM boardready.pull_request_comments c
     JOIN boardready.repositories rp ON rp.id = c.repository_id
-   WHERE c.updated_at < p_cutoff AND NOT boardready.retention_held(rp.installation_id)
+   WHERE c.updated_at < p_cutoff
+     AND rp.installation_id NOT IN (SELECT h.id FROM boardready.retention_held_installations() h)
    ORDER BY c.updated_at
    LIMIT p_limit
 $$;
+
+-- Where the next batch starts: the first candidate still there (the budget
+-- ran out before it was gone), else the last one looked at. Every row before
+-- it was deleted or kept (held, pending, locked): a later sweep sees those again.
+CREATE OR REPLACE FUNCTION boardready.retention_next_position(
+  p_table text, p_ids bigint[], p_ats timestamptz[], INOUT p_from timestamptz, INOUT p_from_id bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_at timestamptz;
+  v_id bigint;
+BEGIN
+  IF coalesce(cardinality(p_ids), 0) = 0 THEN
+    RETURN;
+  END IF;
+  EXECUTE format('SELECT c.at, c.id FROM unnest($1, $2) AS c (id, at) '
+                 'WHERE EXISTS (SELECT 1 FROM boardready.%I t WHERE t.id = c.id) ORDER BY c.at, c.id LIMIT 1', p_table)
+    INTO v_at, v_id USING p_ids, p_ats;
+  IF v_id IS NULL THEN
+    v_at := p_ats[cardinality(p_ats)];
+    v_id := p_ids[cardinality(p_ids)];
+  END IF;
+  p_from := v_at;
+  p_from_id := v_id;
+END $$;
 
 -- ---------------------------------------------------------------------------
 -- One batch
@@ -254,9 +308,10 @@ DECLARE
   v_cutoff  timestamptz := p_now - make_interval(days => p_retention_days);
   v_counts  jsonb := '{}';
   v_left    integer := p_batch_size;
-  v_ids     bigint[];
-  v_total   integer;
   v_sweep   retention_sweeps%ROWTYPE;
+  v_ids     bigint[];
+  v_ats     timestamptz[];
+  v_total   integer;
   v_audit   uuid;
   v_rows    integer;
 BEGIN
@@ -273,21 +328,27 @@ BEGIN
   -- Holds placed from here on wait for this batch; those placed before are
   -- seen by the statements below (each takes a new snapshot).
   PERFORM pg_advisory_xact_lock_shared(hashtextextended('boardready.legal_holds', 0));
+  -- The open sweep and its positions (none: a new sweep, from the start).
+  SELECT * INTO v_sweep FROM retention_sweeps s WHERE s.completed_at IS NULL FOR UPDATE;
 
   -- Release runs, each with everything it holds. Rows another transaction
-  -- holds (an approval being recorded) are left for a later batch.
-  v_ids := ARRAY(SELECT rr.id FROM release_runs rr
-                  WHERE rr.id IN (SELECT c.id FROM retention_runs(v_cutoff, p_batch_size) c)
-                  ORDER BY rr.id FOR UPDATE SKIP LOCKED);
-  v_counts := release_runs_purge(v_ids, v_left);
+  -- holds (an approval being recorded) are left for a later sweep.
+  SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
+    FROM retention_runs(v_cutoff, v_sweep.runs_from, v_sweep.runs_from_id, p_batch_size) c;
+  v_counts := release_runs_purge(ARRAY(SELECT rr.id FROM release_runs rr WHERE rr.id = ANY (v_ids)
+                                        ORDER BY rr.id FOR UPDATE SKIP LOCKED), v_left);
   v_left := p_batch_size - purge_counts_total(v_counts);
+  SELECT * INTO v_sweep.runs_from, v_sweep.runs_from_id
+    FROM retention_next_position('release_runs', v_ids, v_ats, v_sweep.runs_from, v_sweep.runs_from_id);
 
   IF v_left > 0 THEN
-    v_ids := ARRAY(SELECT r.id FROM run_results r
-                    WHERE r.id IN (SELECT c.id FROM retention_ingested_results(v_cutoff, v_left) c)
-                    ORDER BY r.id FOR UPDATE SKIP LOCKED);
-    v_counts := purge_counts_add(v_counts, run_results_purge(v_ids, v_left));
+    SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
+      FROM retention_ingested_results(v_cutoff, v_sweep.ingested_from, v_sweep.ingested_from_id, v_left) c;
+    v_counts := purge_counts_add(v_counts, run_results_purge(
+      ARRAY(SELECT r.id FROM run_results r WHERE r.id = ANY (v_ids) ORDER BY r.id FOR UPDATE SKIP LOCKED), v_left));
     v_left := p_batch_size - purge_counts_total(v_counts);
+    SELECT * INTO v_sweep.ingested_from, v_sweep.ingested_from_id
+      FROM retention_next_position('run_results', v_ids, v_ats, v_sweep.ingested_from, v_sweep.ingested_from_id);
   END IF;
 
   IF v_left > 0 THEN
@@ -303,27 +364,32 @@ BEGIN
 
   IF v_left > 0 THEN
     -- An inbox row with its job is two rows.
-    v_ids := ARRAY(SELECT i.id FROM webhook_inbox i
-                    WHERE i.id IN (SELECT c.id FROM retention_inbox(v_cutoff, greatest(1, v_left / 2)) c)
-                    ORDER BY i.id FOR UPDATE SKIP LOCKED);
-    v_counts := purge_counts_add(v_counts, inbox_purge(v_ids, v_left));
+    SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
+      FROM retention_inbox(v_cutoff, v_sweep.inbox_from, v_sweep.inbox_from_id, greatest(1, v_left / 2)) c;
+    v_counts := purge_counts_add(v_counts, inbox_purge(
+      ARRAY(SELECT i.id FROM webhook_inbox i WHERE i.id = ANY (v_ids) ORDER BY i.id FOR UPDATE SKIP LOCKED), v_left));
+    SELECT * INTO v_sweep.inbox_from, v_sweep.inbox_from_id
+      FROM retention_next_position('webhook_inbox', v_ids, v_ats, v_sweep.inbox_from, v_sweep.inbox_from_id);
   END IF;
 
   v_total := purge_counts_total(v_counts);
-  SELECT * INTO v_sweep FROM retention_sweeps s WHERE s.completed_at IS NULL FOR UPDATE;
   IF v_total > 0 THEN
     IF v_sweep.id IS NULL THEN
       INSERT INTO retention_sweeps (retention_days, cutoff, started_at, updated_at)
-      VALUES (p_retention_days, v_cutoff, p_now, p_now) RETURNING * INTO v_sweep;
+      VALUES (p_retention_days, v_cutoff, p_now, p_now) RETURNING id INTO v_sweep.id;
     END IF;
     UPDATE retention_sweeps s
        SET batches = s.batches + 1, deleted = purge_counts_add(s.deleted, v_counts), cutoff = v_cutoff,
-           retention_days = p_retention_days, updated_at = p_now
+           retention_days = p_retention_days, updated_at = p_now,
+           runs_from = v_sweep.runs_from, runs_from_id = v_sweep.runs_from_id,
+           ingested_from = v_sweep.ingested_from, ingested_from_id = v_sweep.ingested_from_id,
+           inbox_from = v_sweep.inbox_from, inbox_from_id = v_sweep.inbox_from_id
      WHERE s.id = v_sweep.id;
     RETURN QUERY SELECT 'purged'::text, v_sweep.id, v_counts, v_total,
-      ((SELECT count(*) FROM retention_runs(v_cutoff, p_batch_size))
-       + (SELECT count(*) FROM retention_ingested_results(v_cutoff, p_batch_size))
-       + (SELECT count(*) FROM retention_inbox(v_cutoff, p_batch_size))
+      ((SELECT count(*) FROM retention_runs(v_cutoff, v_sweep.runs_from, v_sweep.runs_from_id, p_batch_size))
+       + (SELECT count(*) FROM retention_ingested_results(v_cutoff, v_sweep.ingested_from, v_sweep.ingested_from_id,
+                                                          p_batch_size))
+       + (SELECT count(*) FROM retention_inbox(v_cutoff, v_sweep.inbox_from, v_sweep.inbox_from_id, p_batch_size))
        + (SELECT count(*) FROM retention_comments(v_cutoff, p_batch_size)))::integer,
       NULL::uuid;
     RETURN;
@@ -365,14 +431,14 @@ WITH setting AS (
            (SELECT s.retention_days FROM boardready.retention_sweeps s ORDER BY s.id DESC LIMIT 1), 30)) AS cutoff
 )
 SELECT 'release_runs'::text AS kind, setting.cutoff,
-       (SELECT count(*) FROM boardready.retention_runs(setting.cutoff, NULL)) AS due,
+       (SELECT count(*) FROM boardready.retention_runs(setting.cutoff, NULL, NULL, NULL)) AS due,
        (SELECT count(*) FROM boardready.release_runs rr
          WHERE rr.started_at < setting.cutoff AND boardready.retention_held(rr.installation_id)) AS held,
        (SELECT count(*) FROM boardready.release_runs rr WHERE rr.started_at < setting.cutoff) AS past_window
   FROM setting
 UNION ALL
 SELECT 'ingested_results', setting.cutoff,
-       (SELECT count(*) FROM boardready.retention_ingested_results(setting.cutoff, NULL)),
+       (SELECT count(*) FROM boardready.retention_ingested_results(setting.cutoff, NULL, NULL, NULL)),
        (SELECT count(*) FROM boardready.run_results r JOIN boardready.repositories rp ON rp.id = r.repository_id
          WHERE r.release_run_id IS NULL AND r.received_at < setting.cutoff
            AND boardready.retention_held(rp.installation_id)),
@@ -387,7 +453,7 @@ SELECT 'pull_request_comments', setting.cutoff,
   FROM setting
 UNION ALL
 SELECT 'webhook_inbox', setting.cutoff,
-       (SELECT count(*) FROM boardready.retention_inbox(setting.cutoff, NULL)),
+       (SELECT count(*) FROM boardready.retention_inbox(setting.cutoff, NULL, NULL, NULL)),
        (SELECT count(*) FROM boardready.webhook_inbox i
          WHERE i.received_at < setting.cutoff AND boardready.retention_held(i.installation_id)),
        (SELECT count(*) FROM boardready.webhook_inbox i WHERE i.received_at < setting.cutoff)

@@ -11,6 +11,7 @@ REVOKE SELECT ON boardready.accounts, boardready.legal_holds FROM boardready_api
 DROP INDEX boardready.run_results_attempt;
 DROP INDEX boardready.outbox_items_attempt;
 DROP INDEX boardready.outbox_items_run_result;
+DROP INDEX boardready.release_runs_current_attempt;
 DROP INDEX boardready.release_runs_superseded_by;
 DROP INDEX boardready.run_results_ingested_received;
 DROP TABLE boardready.retention_sweeps;

@@ -50,12 +50,21 @@ CREATE TABLE boardready.legal_hold_requests (
 
 -- One row per retention sweep: open while batches run (a crash leaves it open
 -- and the next batch carries on), closed when a batch finds nothing left.
+-- Each kind's position, the oldest key a batch still has to look at, keeps
+-- a sweep from scanning again what it found held or pending: every row
+-- before it was deleted or kept for now (the next sweep starts over).
 CREATE TABLE boardready.retention_sweeps (
   id               bigserial PRIMARY KEY,
   retention_days   integer NOT NULL CHECK (retention_days BETWEEN 1 AND 30),
   cutoff           timestamptz NOT NULL,         -- of the latest batch
   batches          integer NOT NULL DEFAULT 0,
   deleted          jsonb NOT NULL DEFAULT '{}',  -- rows deleted per table
+  runs_from        timestamptz,                  -- release runs: (started_at, id) from here
+  runs_from_id     bigint,
+  ingested_from    timestamptz,                  -- ingested results: (received_at, id) from here
+  ingested_from_id bigint,
+  inbox_from       timestamptz,                  -- webhook inbox: (received_at, id) from here
+  inbox_from_id    bigint,
   started_at       timestamptz NOT NULL,
   updated_at       timestamptz NOT NULL,
   completed_at     timestamptz,
@@ -66,10 +75,11 @@ CREATE UNIQUE INDEX retention_sweeps_one_open ON boardready.retention_sweeps ((t
 -- Retention finds its oldest candidates by index: ingested results (no
 -- release run) by arrival, terminal inbox rows by arrival (webhook_inbox_received),
 -- release runs by start (release_runs_listing).
-CREATE INDEX run_results_ingested_received ON boardready.run_results (received_at) WHERE release_run_id IS NULL;
+CREATE INDEX run_results_ingested_received ON boardready.run_results (received_at, id) WHERE release_run_id IS NULL;
 -- Deleting a row makes PostgreSQL look for rows that still refer to it: without
 -- these, every deleted run, attempt or result would scan a whole table.
 CREATE INDEX release_runs_superseded_by ON boardready.release_runs (superseded_by) WHERE superseded_by IS NOT NULL;
+CREATE INDEX release_runs_current_attempt ON boardready.release_runs (current_attempt_id);
 CREATE INDEX outbox_items_run_result ON boardready.outbox_items (run_result_id) WHERE run_result_id IS NOT NULL;
 CREATE INDEX outbox_items_attempt ON boardready.outbox_items (attempt_id) WHERE attempt_id IS NOT NULL;
 CREATE INDEX run_results_attempt ON boardready.run_results (attempt_id) WHERE attempt_id IS NOT NULL;
