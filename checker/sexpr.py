@@ -36,6 +36,7 @@ from array import array
 from bisect import bisect_right
 from contextlib import contextmanager
 from itertools import islice, repeat
+from math import isfinite
 from typing import Iterator
 
 import numpy as np
@@ -364,7 +365,7 @@ def to_float(text: str | None) -> float | None:
         number = float(text)
     except (ValueError, TypeError):   # TypeError: a list where a hostile file should have a number
         return None
-    return number if number == number and abs(number) != float("inf") else None
+    return number if isfinite(number) else None
 
 
 def decode(data: bytes, path: str | None = None) -> str:
