@@ -69,6 +69,15 @@ def _root_for(options: RunOptions) -> Path:
 
 
 def check(options: RunOptions) -> RunOutcome:
+    # The parse trees, the models built from them and the rules' arrays are acyclic and
+    # built in one go; the models live to the end of the check. A cyclic collection during
+    # the check only walks them (the trees once or twice each, the models three times on
+    # a large board), so none runs: what the caller keeps is walked once by the next one.
+    with paused_collection():
+        return _check(options)
+
+
+def _check(options: RunOptions) -> RunOutcome:
     root = _root_for(options)
     reader = InputReader(root, options.limits)
     config = load_config(root, reader)
@@ -162,15 +171,7 @@ def _all_inputs(projects: list[ProjectFiles], options: RunOptions) -> list[Path]
 
 def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputReader,
           options: RunOptions) -> ProjectModel:
-    # Parse trees and the models built from them are acyclic and built in one go;
-    # the models keep Locations, not nodes, so the trees are freed on the way out
-    # and no collection ever walks them.
-    with paused_collection():
-        return _load_files(files, config, profile, reader, options)
-
-
-def _load_files(files: ProjectFiles, config: CheckerConfig, profile, reader: InputReader,
-                options: RunOptions) -> ProjectModel:
+    # The models keep Locations, not nodes: the parse trees are freed on the way out.
     model = ProjectModel(files=files, config=config, profile=profile)
     if files.pro:
         model.pro_path = reader.relative(files.pro)
