@@ -451,10 +451,18 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
                     fail(MalformedSexpr, "text after the top-level list", match.start(2) + run.index("(", 1))
             if len(run) > max_atom:
                 _refuse_long_atoms(leaves, run, match.start(2), max_atom, fail)
-            tokens += 2 * count + sum(map(len, leaves))
-            any(map(attach, leaves, zip(range(ordinal, ordinal + count), repeat(source))))
-            parts.extend(map(Node, leaves))
-            ordinal += count
+            if count == 1:   # a lone leaf: no iterators to set up
+                leaf = leaves[0]
+                tokens += 2 + len(leaf)
+                leaf.append(ordinal)
+                leaf.append(source)
+                parts.append(Node(leaf))
+                ordinal += 1
+            else:
+                tokens += 2 * count + sum(map(len, leaves))
+                any(map(attach, leaves, zip(range(ordinal, ordinal + count), repeat(source))))
+                parts.extend(map(Node, leaves))
+                ordinal += count
         elif kind == 4:  # a twig: a named list of plain leaves
             offset = match.start(3) - 1
             if len(stack) >= max_depth - 1:
@@ -468,9 +476,16 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
             if len(run) > max_atom:
                 _refuse_long_atoms(leaves, run, match.start(4), max_atom, fail)
             count = len(leaves)
-            tokens += 3 + 2 * count + sum(map(len, leaves))
-            any(map(attach, leaves, zip(range(ordinal + 1, ordinal + 1 + count), repeat(source))))
-            parts.append(Node((name, *map(Node, leaves), ordinal, source)))
+            if count == 1:   # a lone leaf: no iterators to set up
+                leaf = leaves[0]
+                tokens += 5 + len(leaf)
+                leaf.append(ordinal + 1)
+                leaf.append(source)
+                parts.append(Node((name, Node(leaf), ordinal, source)))
+            else:
+                tokens += 3 + 2 * count + sum(map(len, leaves))
+                any(map(attach, leaves, zip(range(ordinal + 1, ordinal + 1 + count), repeat(source))))
+                parts.append(Node((name, *map(Node, leaves), ordinal, source)))
             ordinal += 1 + count
         elif kind == 6:  # any other leaf: quoted strings that need the full reading
             offset = match.start(5) - 1
