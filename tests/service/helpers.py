@@ -6,11 +6,14 @@ import functools
 import hashlib
 import hmac
 import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass
 from urllib.parse import quote
 
+import psycopg
+from psycopg.rows import dict_row
 from pytest_postgresql.janitor import DatabaseJanitor
 
 from app import config as config_module
@@ -109,3 +112,28 @@ def wait_for(predicate, seconds=20, interval=0.05, on_timeout=None):
             return value
         time.sleep(interval)
     raise AssertionError(f"condition not reached in {seconds} s" + (f": {on_timeout()}" if on_timeout else ""))
+
+
+def race(db_url: str, count: int, work) -> list:
+    """`work(conn)` on `count` connections of the API role, released together
+    by a barrier; what each returned. The first error any of them raised fails the test."""
+    barrier = threading.Barrier(count)
+    results, errors = [None] * count, []
+
+    def run(index: int) -> None:
+        try:
+            with psycopg.connect(db_url, autocommit=True, row_factory=dict_row) as conn:
+                conn.execute("SET ROLE boardready_api")
+                barrier.wait(timeout=10)
+                results[index] = work(conn)
+        except Exception as exc:  # raised below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results

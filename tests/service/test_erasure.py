@@ -13,13 +13,10 @@ import sys
 import threading
 from pathlib import Path
 
-import psycopg
-from psycopg.rows import dict_row
-
 from app import database
 from app.config import RetentionSettings
 from tests.service.access_helpers import marketplace_body, post_marketplace
-from tests.service.helpers import wait_for
+from tests.service.helpers import race, wait_for
 from tests.service.retentionkit import (audit, cancel, census, erasure_request, place_hold, release_hold,
                                         seed_account)
 from workers.retention import RetentionWorker
@@ -194,25 +191,14 @@ def test_two_workers_racing_erase_each_account_once(owner, pool, client, db_url)
     before = {A: census(owner, a), B: census(owner, b)}
     cancel(client, A, EFFECTIVE)
     cancel(client, B, EFFECTIVE)
-    barrier = threading.Barrier(2)
-    outcomes, errors = [], []
 
-    def erase():
-        try:
-            with psycopg.connect(db_url, autocommit=True, row_factory=dict_row) as conn:
-                conn.execute("SET ROLE boardready_api")
-                barrier.wait(timeout=10)
-                while (row := database.call_one(conn, "erasure_step", p_batch_size=5, p_now=DUE))["outcome"] != "idle":
-                    outcomes.append(row)
-        except Exception as exc:  # reported below
-            errors.append(exc)
+    def erase(conn) -> list[dict]:
+        rows = []
+        while (row := database.call_one(conn, "erasure_step", p_batch_size=5, p_now=DUE))["outcome"] != "idle":
+            rows.append(row)
+        return rows
 
-    threads = [threading.Thread(target=erase) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    outcomes = [row for rows in race(db_url, 2, erase) for row in rows]
     completed = [r for r in outcomes if r["outcome"] == "completed"]
     assert sorted(r["account_id"] for r in completed) == [A, B]
     for account, seeded in ((A, a), (B, b)):

@@ -5,12 +5,9 @@ answer is validated against the OpenAPI document."""
 from __future__ import annotations
 
 import datetime as dt
-import threading
 
-import psycopg
 import pytest
 from falcon import testing
-from psycopg.rows import dict_row
 
 from app import database
 from app.config import RetentionSettings
@@ -18,7 +15,7 @@ from app.web.wsgi import create_app
 from contracts import openapi_response_validator
 from tests.service.access_helpers import (OPERATOR_ACTOR, OPERATOR_ENV, OPERATOR_TOKEN, bearer, install_clock,
                                           seed_repository)
-from tests.service.helpers import make_config
+from tests.service.helpers import make_config, race
 from tests.service.retentionkit import audit, cancel, erasure_request
 from workers.retention import RetentionWorker
 
@@ -226,26 +223,9 @@ def test_releasing_the_last_hold_resumes_a_blocked_erasure(ops, owner, pool, cli
 
 
 def test_concurrent_placements_with_one_key_place_one_hold(ops, owner, db_url):
-    barrier = threading.Barrier(4)
-    results, errors = [], []
-
-    def attempt():
-        try:
-            with psycopg.connect(db_url, autocommit=True, row_factory=dict_row) as conn:
-                conn.execute("SET ROLE boardready_api")
-                barrier.wait(timeout=10)
-                results.append(database.call_one(conn, "legal_hold_place", p_account_id=ACCOUNT,
-                                                 p_reason="litigation", p_reference=None,
-                                                 p_idempotency_key="race-key", p_actor=ACTOR))
-        except Exception as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=attempt) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    results = race(db_url, 4, lambda conn: database.call_one(
+        conn, "legal_hold_place", p_account_id=ACCOUNT, p_reason="litigation", p_reference=None,
+        p_idempotency_key="race-key", p_actor=ACTOR))
     assert sorted(r["outcome"] for r in results) == ["already_applied"] * 3 + ["placed"]
     assert len({r["hold_id"] for r in results}) == 1 and len({r["audit_event_id"] for r in results}) == 1
     assert len(holds(owner)) == 1 and len(audit(owner, "control_plane.legal_hold_placed")) == 1

@@ -13,7 +13,7 @@ from psycopg.rows import dict_row
 from app import database
 from app.config import RetentionSettings
 from tests.service.access_helpers import seed_repository
-from tests.service.helpers import make_config, wait_for
+from tests.service.helpers import make_config, race, wait_for
 from tests.service.retentionkit import (audit, call, deliver_pull_request, finished_run, ingest, place_hold)
 from workers.retention import RetentionWorker
 
@@ -203,29 +203,17 @@ def test_a_second_batch_while_one_runs_is_busy(owner, pool, runs, db_url):
 
 def test_batches_racing_delete_each_row_once(owner, pool, runs, db_url):
     old = run_rows(owner, runs["old"]["id"])
-    barrier = threading.Barrier(3)
-    rows, errors = [], []
 
-    def sweep():
-        try:
-            with psycopg.connect(db_url, autocommit=True, row_factory=dict_row) as conn:
-                conn.execute("SET ROLE boardready_api")
-                barrier.wait(timeout=10)
-                for _ in range(500):
-                    row = database.call_one(conn, "retention_purge_batch", p_retention_days=30, p_batch_size=3,
-                                            p_now=T0)
-                    rows.append(row)
-                    if row["outcome"] in ("completed", "idle"):
-                        return
-        except Exception as exc:  # reported below
-            errors.append(exc)
+    def sweep(conn) -> list[dict]:
+        rows = []
+        for _ in range(500):
+            rows.append(database.call_one(conn, "retention_purge_batch", p_retention_days=30, p_batch_size=3,
+                                          p_now=T0))
+            if rows[-1]["outcome"] in ("completed", "idle"):
+                return rows
+        return rows
 
-    threads = [threading.Thread(target=sweep) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    rows = [row for batch in race(db_url, 3, sweep) for row in batch]
     done = totals([r for r in rows if r["outcome"] == "purged"])
     assert done["release_runs"] == 1 and done["run_findings"] == old["run_findings"] + 2
     assert not any(run_rows(owner, runs["old"]["id"]).values())
