@@ -20,7 +20,8 @@ SQL functions take their locks with a try and answer `busy`.
 Events (ids and counts only): `worker.account_erasure_completed`,
 `worker.account_erasure_blocked`, `worker.account_erasure_withdrawn`,
 `worker.retention_purged` (per sweep that deleted something),
-`worker.retention_sweep_failed` (errorClass).
+`worker.retention_sweep_failed` (the phase and errorClass; the other phase
+still runs, and the next sweep tries again).
 """
 from __future__ import annotations
 
@@ -34,23 +35,16 @@ from app.jsonlog import log
 from workers.queue_worker import Listener
 
 CHANNEL = "retention_sweep"
-#: Calls per sweep at most, each deleting at most a batch: a purge larger
-#: than this goes on at the next sweep, so that a stop request is heard.
+#: Calls per phase of a sweep at most, each deleting at most a batch: a
+#: purge larger than this goes on at the next sweep.
 MAX_CALLS_PER_SWEEP = 10_000
 
 
 @dataclass
 class SweepReport:
     erasures: list[dict] = field(default_factory=list)   # each erasure_step that did something
-    retention: list[dict] = field(default_factory=list)  # each retention_purge_batch row
-
-    @property
-    def erased_rows(self) -> int:
-        return sum(r["deleted_rows"] for r in self.erasures)
-
-    @property
-    def purged_rows(self) -> int:
-        return sum(r["deleted_rows"] for r in self.retention)
+    retention: list[dict] = field(default_factory=list)  # each retention_purge_batch that deleted or closed
+    errors: list[BaseException] = field(default_factory=list)
 
 
 def _at(now: dt.datetime | None) -> dict:
@@ -91,28 +85,46 @@ class RetentionWorker:
                                      p_batch_size=self.settings.batch_size, **_at(now))
 
     # -- a sweep ------------------------------------------------------------------
-    def sweep_once(self, now: dt.datetime | None = None) -> SweepReport:
-        """Erase what is due, then purge what is past retention, batch by batch.
-        Raises when the database fails; the next sweep starts over from the data."""
-        report = SweepReport()
+    def erase_due(self, now: dt.datetime | None = None) -> list[dict]:
+        """erasure_step until nothing is due (or every due account is another worker's)."""
+        steps = []
         for _ in range(MAX_CALLS_PER_SWEEP):
             if self.stop.is_set():
-                return report
+                break
             row = self.erasure_step(now)
             if row["outcome"] in ("idle", "busy"):
                 break
-            report.erasures.append(row)
+            steps.append(row)
+        return steps
+
+    def purge(self, now: dt.datetime | None = None) -> list[dict]:
+        """retention_purge_batch until a batch finds nothing left."""
+        batches = []
         for _ in range(MAX_CALLS_PER_SWEEP):
             if self.stop.is_set():
-                return report
+                break
             row = self.retention_batch(now)
-            if row["outcome"] in ("purged", "completed"):
-                report.retention.append(row)
+            if row["outcome"] not in ("purged", "completed"):
+                break
+            batches.append(row)
             if row["outcome"] == "completed":
                 log("worker.retention_purged", sweepId=row["sweep_id"], auditEventId=str(row["audit_event_id"]),
-                    batches=len(report.retention) - 1, deletedRows=report.purged_rows)
-            if row["outcome"] != "purged":
+                    batches=len(batches) - 1, deletedRows=sum(b["deleted_rows"] for b in batches))
                 break
+        return batches
+
+    def sweep_once(self, now: dt.datetime | None = None) -> SweepReport:
+        """Erase what is due, then purge what is past retention. A phase that
+        fails is logged and does not keep the other from running; the next
+        sweep starts over from the data."""
+        report = SweepReport()
+        for phase, into in ((self.erase_due, report.erasures), (self.purge, report.retention)):
+            try:
+                into.extend(phase(now))
+            except Exception as exc:  # the database is away, or an invariant broke: logged, retried next sweep
+                report.errors.append(exc)
+                log("worker.retention_sweep_failed", level="warning", phase=phase.__name__,
+                    errorClass=type(exc).__name__)
         return report
 
     def run(self) -> None:
@@ -123,10 +135,7 @@ class RetentionWorker:
             batchSize=self.settings.batch_size, retentionDays=self.settings.run_retention_days)
         while not self.stop.is_set():
             self.wake.clear()
-            try:
-                self.sweep_once()
-            except Exception as exc:  # logged; the next interval tries again from the data
-                log("worker.retention_sweep_failed", level="warning", errorClass=type(exc).__name__)
+            self.sweep_once()
             self._pause(interval)
         log("worker.stopped", queue=self.name)
 

@@ -240,6 +240,17 @@ def test_a_hold_placed_while_a_batch_runs_waits_for_it_and_binds_the_next(owner,
     assert run_rows(owner, late["id"])["release_runs"] == 1
 
 
+def test_a_failing_erasure_does_not_stop_retention(owner, pool, runs):
+    class BrokenEraser(RetentionWorker):
+        def erasure_step(self, now=None):
+            raise psycopg.errors.RaiseException("erasure_incomplete")
+
+    report = BrokenEraser(RetentionSettings(batch_size=1000), pool).sweep_once(T0)
+    assert [type(e).__name__ for e in report.errors] == ["RaiseException"]
+    assert report.retention[-1]["outcome"] == "completed"
+    assert run_rows(owner, runs["old"]["id"])["release_runs"] == 0
+
+
 def test_settings_are_read_and_bounded():
     config = make_config()
     assert config.retention == RetentionSettings(run_retention_days=30, batch_size=1000, interval_ms=60_000)
