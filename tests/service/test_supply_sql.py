@@ -174,3 +174,16 @@ def test_a_trial_caller_that_dies_frees_the_trial_after_its_lease(owner):
     assert second["outcome"] == "trial" and second["trial_token"] != first["trial_token"]
     # The dead caller's outcome, arriving late, no longer counts.
     assert record(owner, T0 + dt.timedelta(minutes=6, seconds=2), True, first["trial_token"])["transitioned"] is False
+
+
+def test_every_foreign_key_to_a_release_run_is_indexed(owner):
+    """Deleting a release run (the retention purge, an erasure) checks every table
+    that refers to it: supply_checks.release_run_id among them. An index leading
+    with the referring column keeps each check from reading the whole table."""
+    unindexed = owner.execute(
+        "SELECT c.conrelid::regclass::text AS referrer, a.attname AS column_name FROM pg_constraint c "
+        "  JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] "
+        " WHERE c.contype = 'f' AND c.confrelid = 'boardready.release_runs'::regclass AND cardinality(c.conkey) = 1 "
+        "   AND NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1]) "
+        " ORDER BY 1, 2").fetchall()
+    assert unindexed == []

@@ -1,0 +1,1 @@
+DROP INDEX boardready.supply_checks_release_run;
