@@ -1,7 +1,8 @@
 """SERVICE_COMPONENT_*: the component provider (the Nexar supply GraphQL API
 with OAuth2 client credentials) and its limits, validated with app.config's
 reader. Without a client id and secret supply tracking is off; one without
-the other, or an invalid limit, is reported in `missing`."""
+the other, or any invalid value (a limit, the timeout, the poll interval), is
+reported in `missing`: readiness names it, nothing falls back silently."""
 from __future__ import annotations
 
 import os
@@ -66,7 +67,8 @@ def load(env: Mapping[str, str] | None = None) -> SupplySettings:
                                       minimum=100, maximum=86_400_000, required_valid=True),
         observation_max_age_hours=r.integer("SERVICE_COMPONENT_OBSERVATION_MAX_AGE_HOURS", 24, minimum=1,
                                             maximum=24 * 365, required_valid=True),
-        timeout_ms=r.integer("SERVICE_COMPONENT_PROVIDER_TIMEOUT_MS", 10_000, minimum=100, maximum=120_000),
-        poll_ms=r.integer("SERVICE_SUPPLY_POLL_MS", 1000, minimum=10, maximum=600_000),
+        timeout_ms=r.integer("SERVICE_COMPONENT_PROVIDER_TIMEOUT_MS", 10_000, minimum=100, maximum=120_000,
+                             required_valid=True),
+        poll_ms=r.integer("SERVICE_SUPPLY_POLL_MS", 1000, minimum=10, maximum=600_000, required_valid=True),
         missing=tuple(r.missing),
     )
