@@ -1,7 +1,9 @@
 """What the service tests share that is not a fixture: the test secrets, the
-configuration they run with, signed deliveries, and small waiting helpers."""
+configuration they run with, signed deliveries, the service served for the
+emulator, and small waiting helpers."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -16,7 +18,9 @@ import psycopg
 from psycopg.rows import dict_row
 from pytest_postgresql.janitor import DatabaseJanitor
 
+import emulator
 from app import config as config_module
+from app.serve import Service
 
 WEBHOOK_SECRET = "test-webhook-secret-0123456789"
 MARKETPLACE_SECRET = "test-marketplace-secret-9876543210"
@@ -71,6 +75,28 @@ def make_config(**overrides):
     return config_module.load(env)
 
 
+
+
+@contextlib.contextmanager
+def served_for_the_emulator(db_url: str, extra_env=lambda host: {}):
+    """(emulator, service): the service under gunicorn with its workers, on a
+    free port, as the code host emulator's app (webhooks pointed at it);
+    `extra_env(host)` adds settings that may name the emulator's addresses."""
+    with emulator.start() as host:
+        app = host.register_app()
+        env = {"HOST_WEBHOOK_SECRET": WEBHOOK_SECRET, "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
+               "HOST_APP_ID": str(app["id"]), "HOST_APP_PRIVATE_KEY": app["private_key_pem"],
+               "HOST_API_URL": host.url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE,
+               "SERVICE_OIDC_ISSUER": host.oidc_issuer, "SERVICE_BIND": f"127.0.0.1:{free_port()}",
+               "SERVICE_WEB_CONCURRENCY": "1", "SERVICE_WEB_THREADS": "4", "SERVICE_WORKER_POLL_MS": "200",
+               **extra_env(host)}
+        service = Service(config_module.load(env), db_url, extra_env=env).start()
+        host.configure_webhooks(f"{service.base_url}/api/host/webhook", WEBHOOK_SECRET,
+                                f"{service.base_url}/api/host/marketplace/webhook", MARKETPLACE_SECRET)
+        try:
+            yield host, service
+        finally:
+            service.stop()
 
 
 def sign(body: bytes, secret: str = WEBHOOK_SECRET) -> str:

@@ -3,36 +3,20 @@ service under gunicorn, whose workers create the check run and dispatch the
 readiness workflow on the emulator."""
 from __future__ import annotations
 
-import emulator
 import httpx
 import pytest
 
-from app import config as config_module
-from app.serve import Service
 from emulator import openapi_check
-from tests.service.helpers import MARKETPLACE_SECRET, OIDC_AUDIENCE, WEBHOOK_SECRET
+from tests.service.helpers import OIDC_AUDIENCE, served_for_the_emulator, wait_for
 from tests.service.resultkit import CALLBACK, envelope, finding, make_result
-from tests.service.helpers import free_port, wait_for
 
 REPOSITORY = "acme-hw/power-module"
 
 
 @pytest.fixture
 def stack(db_url):
-    with emulator.start() as host:
-        app = host.register_app()
-        env = {"HOST_WEBHOOK_SECRET": WEBHOOK_SECRET, "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
-               "HOST_APP_ID": str(app["id"]), "HOST_APP_PRIVATE_KEY": app["private_key_pem"],
-               "HOST_API_URL": host.url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE,
-               "SERVICE_OIDC_ISSUER": host.oidc_issuer, "SERVICE_BIND": f"127.0.0.1:{free_port()}",
-               "SERVICE_WEB_CONCURRENCY": "1", "SERVICE_WEB_THREADS": "4", "SERVICE_WORKER_POLL_MS": "200"}
-        service = Service(config_module.load(env), db_url, extra_env=env).start()
-        host.configure_webhooks(f"{service.base_url}/api/host/webhook", WEBHOOK_SECRET,
-                                f"{service.base_url}/api/host/marketplace/webhook", MARKETPLACE_SECRET)
-        try:
-            yield host, service
-        finally:
-            service.stop()
+    with served_for_the_emulator(db_url) as running:
+        yield running
 
 
 def test_pull_request_to_check_run_and_dispatch(stack, owner):

@@ -6,15 +6,12 @@ result is accepted, the check run completion waits for the supply check, and
 the check run shows the supply finding at the part's schematic line."""
 from __future__ import annotations
 
-import emulator
 import httpx
 import pytest
 
-from app import config as config_module
-from app.serve import Service
 from emulator import provider
 from tests.service.access_helpers import bearer, create_token
-from tests.service.helpers import MARKETPLACE_SECRET, OIDC_AUDIENCE, WEBHOOK_SECRET, free_port, wait_for
+from tests.service.helpers import OIDC_AUDIENCE, served_for_the_emulator, wait_for
 from tests.service.resultkit import CALLBACK, envelope, make_result
 
 REPOSITORY = "acme-hw/supply-board"
@@ -34,27 +31,19 @@ PULL_REQUEST_BOM = [bom_line("R1", "RC0603FR-07330RL", "YAGEO", 40),
                     bom_line("U1", "LM2611BMF/NOPB", "Texas Instruments", 82)]
 
 
+def provider_settings(host) -> dict:
+    """The supply worker asks the emulator's component provider, and soon."""
+    return {"SERVICE_COMPONENT_PROVIDER_URL": host.provider_url,
+            "SERVICE_COMPONENT_PROVIDER_TOKEN_URL": host.provider_token_url,
+            "SERVICE_COMPONENT_PROVIDER_CLIENT_ID": provider.CLIENT_ID,
+            "SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET": provider.CLIENT_SECRET,
+            "SERVICE_SUPPLY_POLL_MS": "200"}
+
+
 @pytest.fixture
 def stack(db_url):
-    with emulator.start() as host:
-        app = host.register_app()
-        env = {"HOST_WEBHOOK_SECRET": WEBHOOK_SECRET, "HOST_MARKETPLACE_WEBHOOK_SECRET": MARKETPLACE_SECRET,
-               "HOST_APP_ID": str(app["id"]), "HOST_APP_PRIVATE_KEY": app["private_key_pem"],
-               "HOST_API_URL": host.url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE,
-               "SERVICE_OIDC_ISSUER": host.oidc_issuer, "SERVICE_BIND": f"127.0.0.1:{free_port()}",
-               "SERVICE_WEB_CONCURRENCY": "1", "SERVICE_WEB_THREADS": "4", "SERVICE_WORKER_POLL_MS": "200",
-               "SERVICE_COMPONENT_PROVIDER_URL": host.provider_url,
-               "SERVICE_COMPONENT_PROVIDER_TOKEN_URL": host.provider_token_url,
-               "SERVICE_COMPONENT_PROVIDER_CLIENT_ID": provider.CLIENT_ID,
-               "SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET": provider.CLIENT_SECRET,
-               "SERVICE_SUPPLY_POLL_MS": "200"}
-        service = Service(config_module.load(env), db_url, extra_env=env).start()
-        host.configure_webhooks(f"{service.base_url}/api/host/webhook", WEBHOOK_SECRET,
-                                f"{service.base_url}/api/host/marketplace/webhook", MARKETPLACE_SECRET)
-        try:
-            yield host, service
-        finally:
-            service.stop()
+    with served_for_the_emulator(db_url, provider_settings) as running:
+        yield running
 
 
 def test_a_pull_request_that_swaps_in_an_eol_part_gets_a_supply_finding_on_its_check_run(stack, owner, pool):
