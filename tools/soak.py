@@ -219,7 +219,8 @@ def run_soak(settings: SoakSettings, record: SoakRecord | None = None, stop: thr
             elapsed = time.monotonic() - start
             slot = max(slot + 1, math.ceil(elapsed / settings.interval_s))
             if slot * settings.interval_s >= settings.duration_s:
-                record.status = COMPLETED
+                record.status = COMPLETED  # every slot sampled; the window still runs to its end
+                stop.wait(start + settings.duration_s - time.monotonic())
                 break
             stop.wait(start + slot * settings.interval_s - time.monotonic())
         else:
