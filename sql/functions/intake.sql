@@ -29,8 +29,12 @@ DECLARE
   v_inbox      bigint;
   v_job        bigint;
 BEGIN
-  IF p_provider !~ '^[a-z][a-z0-9_-]{0,31}$' OR p_delivery_id !~ '^[A-Za-z0-9._:-]{1,200}$'
-     OR p_event !~ '^[a-z_]{1,64}$' THEN
+  -- Lengths apart from the patterns: PostgreSQL's regex engine unrolls a
+  -- bounded repeat such as {1,200}, and the three checks written that way
+  -- were a fifth of this function's CPU time.
+  IF NOT (length(p_provider) <= 32 AND p_provider ~ '^[a-z][a-z0-9_-]*$'
+          AND length(p_delivery_id) <= 200 AND p_delivery_id ~ '^[A-Za-z0-9._:-]+$'
+          AND length(p_event) <= 64 AND p_event ~ '^[a-z_]+$') THEN
     RAISE EXCEPTION 'intake_invalid_identity' USING ERRCODE = '22023';
   END IF;
 

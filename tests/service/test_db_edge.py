@@ -61,3 +61,24 @@ def test_an_unreachable_database_is_a_503(config):
 
 def test_psycopg_classifies_what_we_map():
     assert issubclass(psycopg.errors.InvalidParameterValue, psycopg.errors.DataError)
+
+
+@pytest.mark.parametrize("field, at_limit, over_limit", [
+    ("p_provider", "h" * 32, "h" * 33),
+    ("p_delivery_id", "d" * 200, "d" * 201),
+    ("p_event", "e" * 64, "e" * 65),
+])
+def test_intake_identity_lengths_hold_at_their_limits(pool, config, owner, field, at_limit, over_limit):
+    """The intake checks lengths apart from its patterns (a bounded regex
+    repeat is slow in PostgreSQL); the limits must not move with that."""
+    arguments = dict(p_provider="host", p_delivery_id="edge-len", p_event="ping", p_action=None,
+                     p_installation_id=None, p_actions=Jsonb({"kind": "ping"}), p_payload_sha256="0" * 64,
+                     p_payload_bytes=2)
+    with pytest.raises(ApiError) as refused:
+        db.call_one(pool, config, "intake_accept_delivery", idempotent=True, refusal=db.NOT_STORED,
+                    **{**arguments, field: over_limit})
+    assert refused.value.code == "invalid_input"
+    accepted = db.call_one(pool, config, "intake_accept_delivery", idempotent=True, refusal=db.NOT_STORED,
+                           **{**arguments, field: at_limit})
+    assert accepted["outcome"] == "accepted"
+    assert count(owner, "webhook_inbox") == 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import psycopg
+
 import pytest
 
 from contracts import openapi_response_validator
@@ -247,3 +249,21 @@ def test_signature_is_over_the_raw_bytes(client, owner):
     headers = webhook_headers(BODY, "installation")
     refused(client, owner, headers, 401, "invalid_signature", body=reformatted)
     assert sign(reformatted) != headers["X-Hub-Signature-256"]
+
+
+def test_an_inbox_row_cannot_be_deleted_from_under_its_job(client, owner):
+    """The job -> inbox link is guarded on delete (0016), not by a foreign key
+    on the intake's hot insert: removing an inbox row whose job still exists is
+    refused, one statement at a time, and so is changing an inbox id."""
+    post_webhook(client, webhook_fixture("installation.created.1.json"), "installation", delivery_id="guarded")
+    job_inbox = owner.execute("SELECT inbox_id FROM lifecycle_jobs").fetchone()["inbox_id"]
+
+    with pytest.raises(psycopg.errors.ForeignKeyViolation):
+        owner.execute("DELETE FROM webhook_inbox WHERE id = %s", (job_inbox,))
+    with pytest.raises(psycopg.errors.ForeignKeyViolation):
+        owner.execute("UPDATE webhook_inbox SET id = id + 1000 WHERE id = %s", (job_inbox,))
+    assert count(owner, "webhook_inbox") == 1
+
+    owner.execute("DELETE FROM lifecycle_jobs WHERE inbox_id = %s", (job_inbox,))
+    owner.execute("DELETE FROM webhook_inbox WHERE id = %s", (job_inbox,))
+    assert_nothing_stored(owner)
