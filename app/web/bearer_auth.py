@@ -7,11 +7,14 @@ otherwise with an `auth` attribute:
 
     auth = "bearer"     (the default) the middleware authenticates the token
     auth = "operator"   the operator API: the resource checks the operator token
-    auth = "oidc"       the workflow result callback: the resource checks its OIDC token
+    auth = "oidc"       the workflow result callback: the resource's `before_body(req)`
+                        checks its OIDC token (run by AuthenticateBeforeBody, app/web/bodies.py)
     auth = "none"       deliberately public
 
 After the middleware, `req.context.auth` is an `Auth` (token id, repository
-id, scopes). A responder states what it needs with `require`:
+id, scopes); under bin/serve's front, on the routes that authenticate before
+the body (app/web/bodies.py), before the body is read. A responder states
+what it needs with `require`:
 
     auth = require(req, scope="runs:write", repository_id=body["repositoryId"])
 

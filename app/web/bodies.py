@@ -1,9 +1,20 @@
-"""Reading request bodies: one content type, a cap per route, and one parser
-that turns every body the database could not store into a 400.
+"""Reading request bodies: one content type, a cap per route, authentication
+before the body, and one parser that turns every body the database could not
+store into a 400.
 
 The cap of each route is what its contract can need (`max_body_bytes`); the
 front (app/front/bridge.py) applies it before a thread runs, and `read_bounded`
 again here so that the application is safe under any server.
+
+Where a route's credentials travel in headers and its cap is large
+(`authenticates_before_body`), the front runs the application's
+authentication before it reads the body (app/front/header_phase.py;
+`AuthenticateBeforeBody` is the application's side): a caller that is
+refused never gets a byte of its body buffered. The webhooks are not among
+them: their credential is an HMAC over the body. Routes capped at
+SMALL_MAX_BYTES are not either: 16 KiB is less than the 64 KiB of headers any
+client may send before a credential is looked at, so checking first would
+bound nothing and cost a second pass.
 
 `parse_json_object` is the one way a JSON body becomes a dict: strict JSON
 (orjson: no NaN or Infinity, no byte order mark, no invalid UTF-8: 400
@@ -22,6 +33,7 @@ from typing import Mapping
 import orjson
 
 from app.config import WEBHOOK_MAX_BODY_BYTES
+from app.front.header_phase import HEADER_PHASE, HEADERS_ACCEPTED
 from app.web.errors import ApiError, quoted_prefix
 
 READ_CHUNK = 64 * 1024
@@ -31,19 +43,68 @@ INT4 = (-2**31, 2**31 - 1)
 
 RESULT_MAX_BYTES = 8 * 1024 * 1024   # 10000 findings of a few hundred bytes each
 SMALL_MAX_BYTES = 16 * 1024          # token requests, settings; routes without a body
-# Longest prefix wins; a route that is not listed takes no more than SMALL_MAX_BYTES.
-ROUTE_MAX_BYTES = (
-    ("/api/host/webhook", WEBHOOK_MAX_BODY_BYTES),
-    ("/api/host/marketplace/webhook", WEBHOOK_MAX_BODY_BYTES),
-    ("/api/v1/runs", RESULT_MAX_BYTES),
+IN_BODY, IN_HEADERS = "body", "headers"   # where a route's credential travels
+# (path prefix, cap, credential). The first match wins; a route that is not
+# listed takes no more than SMALL_MAX_BYTES, read before authentication.
+ROUTE_BODIES = (
+    ("/api/host/webhook", WEBHOOK_MAX_BODY_BYTES, IN_BODY),              # HMAC over the body
+    ("/api/host/marketplace/webhook", WEBHOOK_MAX_BODY_BYTES, IN_BODY),
+    # Bearer token (ingest, release result) or OIDC ID token (callback, report).
+    ("/api/v1/runs", RESULT_MAX_BYTES, IN_HEADERS),
 )
 
 
-def max_body_bytes(path: str) -> int:
-    for prefix, limit in ROUTE_MAX_BYTES:
+def _route(path: str) -> tuple[int, str] | None:
+    for prefix, limit, credential in ROUTE_BODIES:
         if path == prefix or path.startswith(prefix + "/"):
-            return limit
-    return SMALL_MAX_BYTES
+            return limit, credential
+    return None
+
+
+def max_body_bytes(path: str) -> int:
+    route = _route(path)
+    return route[0] if route else SMALL_MAX_BYTES
+
+
+def authenticates_before_body(path: str) -> bool:
+    """Whether the front authenticates this route's requests before reading their body."""
+    route = _route(path)
+    return route is not None and route[1] == IN_HEADERS
+
+
+class AuthenticateBeforeBody:
+    """Falcon middleware, after BearerAuth: the application's side of the
+    front's header phase (app/front/header_phase.py).
+
+    A resource that authenticates its callers itself (`auth = "oidc"`) says
+    how in `before_body(req)`: the checks that need only the headers, in the
+    order the route answers them, returning the caller's identity. This
+    middleware runs it for the methods the resource serves and puts the
+    identity in `req.context.auth`, under any server, so that its responders
+    find the caller where BearerAuth puts a bearer token's.
+
+    In the header phase, once the caller is accepted (by BearerAuth or
+    `before_body`), it hands the identity to the front and stops the request:
+    no responder runs. In the body phase it puts that identity back before
+    BearerAuth looks, so a token is looked up, and a failure counted and
+    logged, once per request.
+    """
+
+    def process_request(self, req, resp):
+        accepted = req.env.get(HEADERS_ACCEPTED)
+        if accepted is not None:
+            req.context.auth = accepted
+
+    def process_resource(self, req, resp, resource, params):
+        if resource is None:
+            return
+        check = getattr(resource, "before_body", None)
+        serves = hasattr(resource, "on_" + req.method.lower())
+        if check is not None and serves and getattr(req.context, "auth", None) is None:
+            req.context.auth = check(req)
+        if req.env.get(HEADER_PHASE):
+            req.env[HEADERS_ACCEPTED] = getattr(req.context, "auth", None)
+            resp.complete = True   # the front drops this answer and reads the body
 
 
 def require_json_content_type(req) -> None:

@@ -150,10 +150,15 @@ class WorkflowResultCallback:
                 raise ApiError(503, exc.code, exc.message) from None
         return claims
 
-    def on_post(self, req, resp):
-        # The ID token is in the headers: checked before the body is read.
+    def before_body(self, req) -> dict:
+        """The content type, then the ID token's claims: they are in the headers,
+        so they are checked before the body is read (AuthenticateBeforeBody,
+        app/web/bodies.py, puts them in req.context.auth)."""
         require_json_content_type(req)
-        claims = self._claims(req)
+        return self._claims(req)
+
+    def on_post(self, req, resp):
+        claims = req.context.auth
         body = parse_json_object(read_bounded(req, RESULT_MAX_BYTES))
         _refuse_unknown(body, CALLBACK_ENVELOPE)
         if not isinstance(body.get("digest"), str) or not DIGEST.match(body["digest"]):

@@ -17,7 +17,7 @@ from app.oidc import OidcVerifier
 from app.queueing import worker_identity
 from app.web import errors, legal_holds, operator, pages, paid, reviews, runs, sign_in, watched_board
 from app.web.bearer_auth import BearerAuth
-from app.web.bodies import max_body_bytes
+from app.web.bodies import AuthenticateBeforeBody, authenticates_before_body, max_body_bytes
 from app.web.contract import OpenApiDocument
 from app.web.hardening import Hardening
 from app.web.health import Live, Ready
@@ -41,8 +41,10 @@ def create_app(config, pool) -> falcon.App:
     # Hardening first: it keys the client before BearerAuth's limiter needs it.
     # SessionAuth before BearerAuth: a session cookie authenticates the methods a
     # resource lists in `session_methods` (app/web/session_auth.py).
+    # AuthenticateBeforeBody last: it runs the resources' own `before_body`
+    # checks and ends the front's header phase once the caller is accepted.
     app = falcon.App(cors_enable=False, middleware=[Hardening(config), SessionAuth(config, pool),
-                                                    BearerAuth(config, pool)])
+                                                    BearerAuth(config, pool), AuthenticateBeforeBody()])
     app.req_options.strip_url_path_trailing_slash = True
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = JSON_RESPONSES
     errors.install(app)
@@ -121,5 +123,7 @@ class LazyApplication:
 
 
 application = LazyApplication(_build_from_environment)
-# The front (app/front/bridge.py) buffers at most this much of each route's body.
+# The front (app/front/bridge.py) buffers at most this much of each route's body,
+# and authenticates these routes' requests before it reads their body.
 application.max_body_bytes = max_body_bytes
+application.authenticates_before_body = authenticates_before_body

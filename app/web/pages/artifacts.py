@@ -101,7 +101,9 @@ class ArtifactPage:
 class ArtifactUpload(WorkflowResultCallback):
     """The readiness workflow's report: the result callback's OIDC check, then one SQL call."""
 
-    def on_post(self, req, resp):
+    def before_body(self, req) -> dict:
+        """Everything the headers and the query decide, then the ID token's
+        claims, before the body is read (AuthenticateBeforeBody, app/web/bodies.py)."""
         if self.config.artifact_signing_key is None:
             raise ApiError(503, "artifacts_not_configured", "report artifacts need SERVICE_ARTIFACT_SIGNING_KEY")
         media_type, _, parameters = (req.content_type or "").partition(";")
@@ -110,7 +112,11 @@ class ArtifactUpload(WorkflowResultCallback):
         ref = req.get_param("attemptId") or ""
         if not ATTEMPT_REF.match(ref):
             raise ApiError(400, "invalid_attempt_id", "attemptId must be the attempt_id input of the dispatched workflow")
-        claims = self._claims(req)   # the ID token is in the headers: checked before the body is read
+        return self._claims(req)
+
+    def on_post(self, req, resp):
+        claims = req.context.auth
+        ref = req.get_param("attemptId")
         content = read_bounded(req, self.config.artifact_max_bytes)
         if not content:
             raise ApiError(400, "empty_artifact", "the report is empty")
