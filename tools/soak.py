@@ -198,9 +198,9 @@ def run_soak(settings: SoakSettings, record: SoakRecord | None = None, stop: thr
     url = health_url(settings.base_url)
     record.started_at = _utc_now()
     record.started_monotonic = start = time.monotonic()
-    # No keep-alive: an idle pooled connection would be closed by the server
-    # between samples (its keep-alive is shorter than the interval) and each
-    # sample would then measure something different. No proxies from the
+    # No keep-alive: a server may close an idle pooled connection between
+    # samples (the interval is usually longer than its keep-alive), so some
+    # samples would reuse a connection and others not. No proxies from the
     # environment: the soak measures the service, not a path chosen elsewhere.
     client = httpx.Client(timeout=settings.timeout_s, follow_redirects=False, trust_env=False,
                           limits=httpx.Limits(max_keepalive_connections=0),
