@@ -62,7 +62,7 @@ def walkthrough(host, service, url: str, content: Path, wait_for) -> None:
     schematic.write_text(schematic.read_text().replace(CURRENT_MPN, OBSOLETE_MPN))
     pr = host.open_pull_request(REPOSITORY, title="Rev C: second-source R1", deliver=True)
     head = pr["head"]["sha"]
-    # The completion waits for the supply check; the decision update follows it.
+    # The completion waits for the supply check and shows the decision its finding makes.
     failed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
                                if c["head_sha"] == head and c["conclusion"] == "failure"], 120)
     if not failed:

@@ -217,7 +217,45 @@ CREATE TRIGGER run_results_keep_published_conclusion
   BEFORE UPDATE OF published_conclusion ON boardready.run_results
   FOR EACH ROW EXECUTE FUNCTION boardready.run_results_keep_published_conclusion();
 
--- What the check run and the comment show: the result and its findings in order.
+-- The decision a result's check run completion shows: the release decision
+-- when the completion waited for it (a supply check: run_result_completion_await
+-- stored it on the item), else the result's own. What reviews.sql takes the
+-- check run to show until a decision update, so that a completion that
+-- already carried the release decision is not followed by a second one.
+CREATE OR REPLACE FUNCTION boardready.run_result_completion_decision(p_run_result_id bigint)
+RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT coalesce((SELECT o.params ->> 'decision' FROM boardready.outbox_items o
+                    WHERE o.run_result_id = r.id AND o.kind = 'check_run_complete'
+                    ORDER BY o.id DESC LIMIT 1), r.decision)
+    FROM boardready.run_results r WHERE r.id = p_run_result_id
+$$;
+
+-- The result's completion will show the release decision p_decision
+-- (supply_check_apply). Only a completion whose next attempt sends the
+-- conclusion takes it: never claimed (an operator's replay counts afresh) and
+-- nothing recorded as sent. One that was claimed may have sent the result's
+-- own conclusion already, and a retry does not send the conclusion again once
+-- its first request landed (app/host/outbox.py).
+CREATE OR REPLACE FUNCTION boardready.run_result_completion_await(p_run_result_id bigint, p_decision text)
+RETURNS void LANGUAGE sql AS $$
+  UPDATE boardready.outbox_items o SET params = o.params || jsonb_build_object('decision', p_decision)
+   WHERE o.run_result_id = p_run_result_id AND o.kind = 'check_run_complete' AND o.status = 'accepted'
+     AND o.attempts = 0 AND o.progress = 0 AND p_decision IS NOT NULL
+$$;
+
+-- The release decision changed (release_decision_refresh): a completion that
+-- will show it, on the same terms, shows the new one. Once claimed it is
+-- fixed, so the decision update after the completion compares with exactly
+-- what was sent.
+CREATE OR REPLACE FUNCTION boardready.run_result_completion_follow(p_release_run_id bigint, p_decision text)
+RETURNS void LANGUAGE sql AS $$
+  UPDATE boardready.outbox_items o SET params = o.params || jsonb_build_object('decision', p_decision)
+   WHERE o.release_run_id = p_release_run_id AND o.kind = 'check_run_complete' AND o.status = 'accepted'
+     AND o.attempts = 0 AND o.progress = 0 AND o.params ? 'decision' AND p_decision IS NOT NULL
+$$;
+
+-- What the check run and the comment show: the result and its findings in
+-- order, with the decision its completion shows (run_result_completion_decision).
 -- (Dropped first: its columns grew source and api_token_id, so that a
 -- token-published result says so on the check run.)
 DROP FUNCTION IF EXISTS boardready.run_result_publication(bigint);
@@ -225,12 +263,13 @@ CREATE FUNCTION boardready.run_result_publication(p_run_result_id bigint)
 RETURNS TABLE (readiness text, score integer, decision text, conclusion text, tool_name text, tool_version text,
                kicad_version text, head_sha text, source text, api_token_id text, findings jsonb)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT r.readiness, r.score, r.decision, r.conclusion, r.tool_name, r.tool_version, r.kicad_version, r.head_sha,
-         r.source, r.api_token_id,
+  SELECT r.readiness, r.score, shown.decision, conclusion_for_decision(shown.decision), r.tool_name, r.tool_version,
+         r.kicad_version, r.head_sha, r.source, r.api_token_id,
          coalesce((SELECT jsonb_agg(jsonb_build_object(
                      'ruleId', f.rule_id, 'severity', f.severity, 'message', f.message, 'title', f.title,
                      'path', f.path, 'startLine', f.start_line, 'endLine', f.end_line,
                      'startColumn', f.start_column, 'endColumn', f.end_column) ORDER BY f.ordinal)
                      FROM run_findings f WHERE f.run_result_id = r.id), '[]'::jsonb)
-    FROM run_results r WHERE r.id = p_run_result_id
+    FROM run_results r CROSS JOIN LATERAL (SELECT run_result_completion_decision(r.id) AS decision) shown
+   WHERE r.id = p_run_result_id
 $$;

@@ -114,9 +114,11 @@ BEGIN
     UPDATE boardready.release_runs
        SET decision = v_decision, conclusion = boardready.conclusion_for_decision(v_decision), updated_at = p_now
      WHERE id = p_release_run_id;
+    PERFORM boardready.run_result_completion_follow(p_release_run_id, v_decision);  -- not yet sent (results.sql)
   END IF;
   IF p_enqueue AND boardready.release_run_publishable(p_release_run_id) THEN
-    v_shown := coalesce(v_run.published_decision, v_in.readiness_decision);
+    -- What the check run shows: the last decision update, else what its completion showed.
+    v_shown := coalesce(v_run.published_decision, boardready.run_result_completion_decision(v_in.run_result_id));
     IF v_shown IS DISTINCT FROM v_decision THEN
       UPDATE boardready.release_runs SET decision_updates = decision_updates + 1 WHERE id = p_release_run_id;
       PERFORM boardready.release_decision_enqueue_update(
@@ -348,7 +350,8 @@ BEGIN
   SELECT * INTO v_in FROM release_decision_inputs(v_run_id, p_now);
   RETURN QUERY
   SELECT CASE WHEN NOT coalesce(release_run_publishable(v_run_id), false) THEN 'skip'
-              WHEN coalesce(v_run.published_decision, v_in.readiness_decision) = v_decision THEN 'unchanged'
+              WHEN coalesce(v_run.published_decision, run_result_completion_decision(v_in.run_result_id))
+                   = v_decision THEN 'unchanged'
               ELSE 'publish' END,
          v_decision, conclusion_for_decision(v_decision), r.readiness, r.score, v_in.review_decision,
          v_in.blocking, v_in.unwaived_blocking, v_in.waived, r.tool_name, r.tool_version

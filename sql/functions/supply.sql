@@ -529,8 +529,9 @@ $$;
 -- request, at the BOM line's schematic location; parts at risk that were
 -- already there are one info finding of context; parts without any
 -- observation (the provider was down, the breaker open: p_unavailable_reason)
--- make one info finding saying so. The check run completion it held goes out
--- now, and the release decision is refreshed. Returns the findings added.
+-- make one info finding saying so. The release decision is refreshed, and the
+-- check run completion it held goes out now, showing it. Returns the findings
+-- added.
 CREATE OR REPLACE FUNCTION boardready.supply_check_apply(
   p_run_result_id bigint, p_unavailable_reason text, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, findings_added integer)
@@ -544,6 +545,7 @@ DECLARE
   v_count  integer;
   v_context text;
   v_missing text;
+  v_decision text;
 BEGIN
   SELECT * INTO v_check FROM supply_checks WHERE run_result_id = p_run_result_id FOR UPDATE;
   IF NOT FOUND OR v_check.status <> 'pending' THEN
@@ -635,11 +637,15 @@ BEGIN
   UPDATE supply_checks SET status = CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END,
          completed_at = p_now, leased_until = NULL
    WHERE run_result_id = p_run_result_id;
-  -- Release what waited for this check.
+  SELECT d.decision INTO v_decision FROM release_decision_refresh(v_check.release_run_id, p_now) d;
+  -- Release what waited for this check. The completion shows the release
+  -- decision the findings make, not the result's own conclusion first
+  -- (results.sql); one a worker claimed when the hold ran out showed the
+  -- result's own, and the decision update its completion queues follows.
+  PERFORM run_result_completion_await(p_run_result_id, v_decision);
   UPDATE outbox_items SET run_after = least(run_after, p_now), updated_at = p_now
    WHERE run_result_id = p_run_result_id AND status = 'accepted' AND kind IN ('check_run_complete', 'pr_comment');
   PERFORM pg_notify('boardready_outbox', '');
-  PERFORM release_decision_refresh(v_check.release_run_id, p_now);
   RETURN QUERY SELECT CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END, v_added;
 END $$;
 

@@ -3,7 +3,9 @@ workers, the emulator as code host and component provider. The default
 branch's BOM arrives with a push result, the board is watched, the supply
 worker observes its parts; a pull request swaps in an EOL part, its signed
 result is accepted, the check run completion waits for the supply check, and
-the check run shows the supply finding at the part's schematic line."""
+the check run is completed once, with the supply finding at the part's
+schematic line and the release decision it makes (never the result's own
+conclusion first)."""
 from __future__ import annotations
 
 import httpx
@@ -78,7 +80,8 @@ def test_a_pull_request_that_swaps_in_an_eol_part_gets_a_supply_finding_on_its_c
                         headers={"Authorization": f"Bearer {token}"}, timeout=30)
     assert answer.status_code == 200, answer.text
 
-    # The completion was held for the supply check, then sent with its finding.
+    # The completion was held for the supply check, then sent with its finding
+    # and the release decision that finding makes: failure at once.
     completed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY) if c["status"] == "completed"],
                          seconds=60, on_timeout=lambda: owner.execute(
                              "SELECT kind, status, run_after FROM outbox_items").fetchall())
@@ -90,10 +93,23 @@ def test_a_pull_request_that_swaps_in_an_eol_part_gets_a_supply_finding_on_its_c
     assert obsolete["path"] == SCHEMATIC and obsolete["start_line"] == 82
     assert "U1" in obsolete["message"] and "introduced by this pull request" in obsolete["message"]
     assert obsolete["annotation_level"] == "failure"
-    # The high finding fails the release decision; the check run shows it (the
-    # completion carries the result's own conclusion, the decision update follows).
-    failed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY) if c["conclusion"] == "failure"], seconds=60,
-                      on_timeout=lambda: owner.execute("SELECT kind, status, run_after FROM outbox_items").fetchall())
-    assert [c["id"] for c in failed] == [check_run["id"]]
-    assert owner.execute("SELECT decision FROM release_runs WHERE head_sha = %s",
-                         (pr["head"]["sha"],)).fetchone()["decision"] == "FAIL"
+    assert check_run["conclusion"] == "failure" and check_run["title"].startswith("Blocked")
+    run = owner.execute("SELECT rr.decision, r.decision AS readiness_decision, r.published_conclusion "
+                        "FROM release_runs rr JOIN run_results r ON r.release_run_id = rr.id "
+                        "WHERE rr.head_sha = %s", (pr["head"]["sha"],)).fetchone()
+    assert run == {"decision": "FAIL", "readiness_decision": "PASS", "published_conclusion": "failure"}
+    # Every update the code host received for the check run: the result's own
+    # conclusion (success: the checker found the board ready) was never shown.
+    workers_idle(owner)
+    conclusions = [entry["body"].get("conclusion") for entry in host.requests(operation_id="checks/update")
+                   if entry["path"].endswith(f"/check-runs/{check_run['id']}")]
+    assert conclusions and set(conclusions) <= {None, "failure"}, conclusions
+    assert owner.execute("SELECT count(*) AS n FROM outbox_items WHERE kind = 'check_run_decision'").fetchone() \
+        == {"n": 0}   # nothing to correct afterwards
+
+
+def workers_idle(owner) -> None:
+    """The outbox has nothing left to send (the comment, any decision update)."""
+    wait_for(lambda: owner.execute("SELECT count(*) AS n FROM outbox_items WHERE status IN ('accepted', 'leased')")
+             .fetchone()["n"] == 0, seconds=60,
+             on_timeout=lambda: owner.execute("SELECT kind, status, run_after FROM outbox_items").fetchall())
