@@ -23,29 +23,12 @@ import numpy as np
 from .errors import NotKicadFile
 from .geometry import ARC_TOLERANCE_MM, Point, arc_from_center, arc_through, rotate
 from .project import InputReader
-from .sexpr import Location, Node, Points, to_float
+from .sexpr import Located, Location, Node, Points, to_float
 from .versions import parse_version
 
 EDGE_LAYER = "Edge.Cuts"
 _XY = itemgetter(1, 2)
 _NAME = itemgetter(0)
-
-
-class Located:
-    """Line and column of the item's list in the file, computed on first use:
-    most items never appear in a finding, and positions cost an index of the file.
-    Items keep a Location, not their node: the parse tree is freed once the
-    board is built."""
-
-    location: Location
-
-    @property
-    def line(self) -> int:
-        return self.location.line
-
-    @property
-    def column(self) -> int:
-        return self.location.column
 
 
 @dataclass

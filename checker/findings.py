@@ -68,6 +68,13 @@ class Finding:
         return out
 
 
+def where_in(path: str | None, item) -> dict:
+    """A finding's path, line and column for ``item`` of the file at ``path``, as
+    keyword arguments of Finding. Only for a finding: an item's line costs the
+    position index of its file."""
+    return dict(path=path, line=item.line, column=item.column)
+
+
 # KiCad's coordinates are 32-bit nanometres: a place outside this range (a hostile
 # file's) is no place on a board, and the contract refuses it.
 BOARD_LIMIT_MM = 2147.483647

@@ -297,17 +297,17 @@ class _Parser:
         return token
 
     def expression(self):
-        left = self.conjunction()
-        while self.peek() == ("op", "||"):
-            self.take()
-            left = ("or", left, self.conjunction())
-        return left
+        return self._chain("||", "or", self.conjunction)
 
     def conjunction(self):
-        left = self.unary()
-        while self.peek() == ("op", "&&"):
+        return self._chain("&&", "and", self.unary)
+
+    def _chain(self, operator: str, node: str, operand):
+        """``operand (operator operand)*``, grouped from the left: ``a || b || c`` is ``(a || b) || c``."""
+        left = operand()
+        while self.peek() == ("op", operator):
             self.take()
-            left = ("and", left, self.unary())
+            left = (node, left, operand())
         return left
 
     def unary(self):

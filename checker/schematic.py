@@ -23,12 +23,12 @@ from pathlib import Path
 
 from .errors import HostileInputError, NotKicadFile, SheetCycle, TooManySheetInstances
 from .project import InputReader
-from .sexpr import Location, Node
+from .sexpr import Located, Location, Node
 from .versions import parse_version
 
 
 @dataclass
-class SymbolInstance:
+class SymbolInstance(Located):
     reference: str
     unit: int
     lib_id: str
@@ -44,14 +44,6 @@ class SymbolInstance:
     file: str                   # repository-relative schematic file holding the symbol
     location: Location          # line and column on demand: most symbols never appear in a finding
     is_power: bool
-
-    @property
-    def line(self) -> int:
-        return self.location.line
-
-    @property
-    def column(self) -> int:
-        return self.location.column
 
     @property
     def is_virtual(self) -> bool:

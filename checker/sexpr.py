@@ -218,6 +218,22 @@ class Location:
         return self.source.position(self.source.offset(self.ordinal))[1]
 
 
+class Located:
+    """A model item's line and column, from the Location it keeps, computed on
+    first use: most items never appear in a finding, and positions cost an index
+    of the file."""
+
+    location: Location
+
+    @property
+    def line(self) -> int:
+        return self.location.line
+
+    @property
+    def column(self) -> int:
+        return self.location.column
+
+
 class Node(tuple):
     """One parenthesised list: ``name`` is its first bare atom, ``items`` the rest.
 

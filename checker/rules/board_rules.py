@@ -14,7 +14,7 @@ import shapely
 
 from ..board import Board, Footprint, Pad
 from ..copper import PAD, ZONE, Copper, build_copper
-from ..findings import Finding
+from ..findings import Finding, where_in
 from ..model import ProjectModel
 from .schematic_rules import is_unannotated
 
@@ -40,10 +40,6 @@ def check(model: ProjectModel) -> list[Finding]:
     return findings
 
 
-def _where(board: Board, item) -> dict:
-    return dict(path=board.file, line=item.line, column=item.column)
-
-
 def _outline(board: Board) -> list[Finding]:
     if not board.edges:
         return [Finding("board.outline-missing", "nothing is drawn on Edge.Cuts: the board has no outline",
@@ -67,7 +63,7 @@ def _outline(board: Board) -> list[Finding]:
             findings.append(Finding("board.outline-open",
                                     f"Edge.Cuts {edge.kind} ends at ({x:g}, {y:g}) where no other outline item starts",
                                     identity=(board.file, edge.uuid or f"{edge.owner}#{edge.kind}#{index}"),
-                                    extra={"x": x, "y": y}, **_where(board, edge)))
+                                    extra={"x": x, "y": y}, **where_in(board.file, edge)))
     return findings
 
 
@@ -107,7 +103,7 @@ def _vias(board: Board, model: ProjectModel) -> list[Finding]:
                 continue
             findings.append(Finding(rule_id, f"{count}: {what} {value:.4g} mm, below {source} of {limit:g} mm",
                                     identity=(board.file, size), severity=severity, extra=marker,
-                                    **_where(board, first)))
+                                    **where_in(board.file, first)))
     return findings
 
 
@@ -196,10 +192,10 @@ def _references(board: Board) -> list[Finding]:
                 continue  # KiCad's own placeholder for board-only graphics
             findings.append(Finding("board.unannotated", f"footprint {footprint.lib_id} has reference {reference!r}",
                                     identity=(board.file, footprint.uuid or footprint.lib_id), extra=marker,
-                                    **_where(board, footprint)))
+                                    **where_in(board.file, footprint)))
         elif counts[reference] > 1 and reference not in reported:
             reported.add(reference)
             findings.append(Finding("board.duplicate-reference",
                                     f"{counts[reference]} footprints are called {reference}",
-                                    identity=(board.file, reference), extra=marker, **_where(board, footprint)))
+                                    identity=(board.file, reference), extra=marker, **where_in(board.file, footprint)))
     return findings

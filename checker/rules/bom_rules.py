@@ -1,14 +1,9 @@
 """BOM rules: MPN-like fields, DNP parts, and a BOM CSV against the schematic."""
 from __future__ import annotations
 
-from ..findings import Finding
+from ..findings import Finding, where_in
 from ..model import ProjectModel
 from .schematic_rules import is_unannotated
-
-
-def _where(symbol) -> dict:
-    """Only for a finding: a symbol's line costs the position index of its file."""
-    return dict(path=symbol.file, line=symbol.line, column=symbol.column)
 
 
 def check(model: ProjectModel) -> list[Finding]:
@@ -25,12 +20,12 @@ def check(model: ProjectModel) -> list[Finding]:
     for reference, symbol in sorted(by_reference.items()):
         if symbol.dnp and symbol.in_bom:
             findings.append(Finding("bom.dnp-in-bom", f"{reference} is marked DNP but still included in the BOM",
-                                    identity=(reference,), **_where(symbol)))
+                                    identity=(reference,), **where_in(symbol.file, symbol)))
         if symbol.in_bom and not symbol.dnp and not any(symbol.fields.get(f, "").strip() for f in mpn_fields):
             findings.append(Finding("bom.mpn-missing",
                                     f"{reference} ({symbol.value}) has no manufacturer part number "
                                     f"(looked for: {', '.join(mpn_fields[:4])}{'...' if len(mpn_fields) > 4 else ''})",
-                                    identity=(reference,), **_where(symbol)))
+                                    identity=(reference,), **where_in(symbol.file, symbol)))
     if model.bom is not None:
         findings += _compare_csv(model, by_reference)
     return _grouped(findings)

@@ -3,7 +3,7 @@ reference and with the same footprint."""
 from __future__ import annotations
 
 from ..board import Footprint
-from ..findings import Finding
+from ..findings import Finding, where_in
 from ..model import ProjectModel
 from ..schematic import SymbolInstance
 from .schematic_rules import is_unannotated
@@ -63,7 +63,7 @@ def check(model: ProjectModel) -> list[Finding]:
         if reference not in paired_references:
             findings.append(Finding("parity.missing-footprint",
                                     f"{reference} ({symbol.value}) is in the schematic but not on the board",
-                                    identity=(reference,), path=symbol.file, line=symbol.line, column=symbol.column))
+                                    identity=(reference,), **where_in(symbol.file, symbol)))
     for reference, footprint in sorted(unpaired_footprints.items()):
         # A second footprint under a schematic reference is a duplicate, which
         # board.duplicate-reference reports; it is not missing from the schematic.

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from ..findings import Finding
+from ..findings import Finding, where_in
 from ..model import ProjectModel
 from .standard_libraries import STANDARD_FOOTPRINT_LIBRARIES
 
@@ -15,11 +15,6 @@ _ANNOTATED = re.compile(r"^\D.*\d$", re.S)
 
 def is_unannotated(reference: str) -> bool:
     return not reference or reference.endswith(("?", "*")) or not _ANNOTATED.match(reference)
-
-
-def _where(symbol) -> dict:
-    """Only for a finding: a symbol's line costs the position index of its file."""
-    return dict(path=symbol.file, line=symbol.line, column=symbol.column)
 
 
 def check(model: ProjectModel) -> list[Finding]:
@@ -33,7 +28,7 @@ def check(model: ProjectModel) -> list[Finding]:
         if is_unannotated(symbol.reference):
             findings.append(Finding("sch.unannotated",
                                     f"{symbol.reference or '(empty)'} ({symbol.lib_id}) in sheet {symbol.sheet_path} "
-                                    "is not annotated", identity=(symbol.instance_path,), **_where(symbol)))
+                                    "is not annotated", identity=(symbol.instance_path,), **where_in(symbol.file, symbol)))
             continue
         by_reference[symbol.reference].append(symbol)
     for reference, symbols in sorted(by_reference.items()):
@@ -50,7 +45,7 @@ def check(model: ProjectModel) -> list[Finding]:
                       else f"it names different parts ({', '.join(sorted(parts))})")
             findings.append(Finding("sch.duplicate-reference",
                                     f"reference {reference} is used more than once: {reason} (sheets {', '.join(sheets)})",
-                                    identity=(reference,), path=first.file, line=first.line, column=first.column))
+                                    identity=(reference,), **where_in(first.file, first)))
     known_libraries = model.footprint_libraries | STANDARD_FOOTPRINT_LIBRARIES
     reported: set[str] = set()
     for symbol in placed:
@@ -66,16 +61,16 @@ def check(model: ProjectModel) -> list[Finding]:
                 findings.append(Finding("parity.footprint-mismatch",
                                         f"{symbol.reference}: the schematic assigns no footprint, the board has "
                                         f"{on_board.lib_id}", identity=(symbol.reference, "", on_board.lib_id),
-                                        **_where(symbol)))
+                                        **where_in(symbol.file, symbol)))
             else:
                 findings.append(Finding("sch.footprint-missing",
                                         f"{symbol.reference} ({symbol.value}) has no footprint",
-                                        identity=(symbol.reference,), **_where(symbol)))
+                                        identity=(symbol.reference,), **where_in(symbol.file, symbol)))
         elif ":" not in footprint:
             reported.add(symbol.reference)
             findings.append(Finding("sch.footprint-no-library",
                                     f"{symbol.reference} footprint {footprint!r} has no library prefix",
-                                    identity=(symbol.reference, footprint), **_where(symbol)))
+                                    identity=(symbol.reference, footprint), **where_in(symbol.file, symbol)))
         else:
             library = footprint.split(":", 1)[0]
             if library not in known_libraries:
@@ -83,7 +78,7 @@ def check(model: ProjectModel) -> list[Finding]:
                 findings.append(Finding("sch.footprint-library-unknown",
                                         f"{symbol.reference} uses footprint library {library!r}, which is neither in "
                                         "the project's fp-lib-table nor a standard KiCad library",
-                                        identity=(symbol.reference, library), **_where(symbol)))
+                                        identity=(symbol.reference, library), **where_in(symbol.file, symbol)))
     if not schematic.title_block.get("rev", "").strip():
         findings.append(Finding("sch.title-revision-missing", "the root sheet's title block has no revision",
                                 identity=(schematic.root_file,), path=schematic.root_file,
