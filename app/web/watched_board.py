@@ -3,7 +3,8 @@
 POST   /api/v1/repositories/{repositoryId}/watched-board   {"path": "<the .kicad_pro in the default branch>"}
 GET    /api/v1/repositories/{repositoryId}/watched-board
 DELETE /api/v1/repositories/{repositoryId}/watched-board
-GET    /api/v1/repositories/{repositoryId}/supply          the board's BOM lines, each with its latest observation
+GET    /api/v1/repositories/{repositoryId}/supply          the board's BOM lines, each with its latest observation,
+                                                           in keyset pages (`limit`, `cursor`; `nextCursor`)
 
 Session, or bearer `admin` of that repository. The Community plan allows one
 watched board per installation account: watching a second repository's board
@@ -19,7 +20,7 @@ import falcon
 
 from app import api_tokens, database
 from app.jsonlog import log
-from app.web import db
+from app.web import db, keyset
 from app.web.bearer_auth import require
 from app.web.bodies import SMALL_MAX_BYTES, read_json_object
 from app.web.errors import ApiError, quoted_prefix
@@ -134,16 +135,35 @@ class WatchedBoard(DatabaseResource):
 
 
 class Supply(DatabaseResource):
+    """Keyset pages of the board's BOM lines in the checker's order (`limit` 1-100,
+    default 50; `cursor`). A cursor holds the board and the run whose BOM it
+    pages: once either changed it is 400 `invalid_cursor`, since going on would
+    page another list."""
+
     session_methods = frozenset({"GET"})
 
     def on_get(self, req, resp, repository_id: str):
         repository = _repository(repository_id)
         require(req, scope="admin", repository_id=repository)
+        limit = keyset.limit_param(req, default=50)
+        filters = {"repositoryId": str(repository)}
+        after = keyset.decode(req, filters)
+        if after is not None and not (len(after) == 3 and all(type(v) is int for v in after)):
+            raise ApiError(400, "invalid_cursor", "the cursor is not one this listing gave out")
+        rows = []
         with db.connection(self.pool, self.config) as conn:
             board = _current_board(conn, repository)
-            rows = database.call(conn, "watched_board_supply", p_board_id=board["board_id"])
+            bom = [board["board_id"], board["bom_run_result_id"]]
+            if after is not None and after[:2] != bom:
+                raise ApiError(400, "invalid_cursor", "the watched board or its BOM changed since this cursor was "
+                                                      "made: start again without a cursor")
+            if board["bom_run_result_id"] is not None:
+                rows = database.call(conn, "watched_board_supply", p_board_id=board["board_id"],
+                                     p_bom_run_id=board["bom_run_result_id"],
+                                     p_after_ordinal=after[2] if after else None, p_limit=limit + 1)
+        rows, next_cursor = keyset.page(req, rows, limit, lambda r: bom + [r["ordinal"]], filters)
         resp.media = {"ok": True, "repositoryId": str(repository), "board": board_item(board),
-                      "parts": [supply_item(r) for r in rows]}
+                      "parts": [supply_item(r) for r in rows], "nextCursor": next_cursor}
 
 
 def add_routes(app, config, pool) -> None:

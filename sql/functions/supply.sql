@@ -387,23 +387,30 @@ BEGIN
   END IF;
 END $$;
 
--- The board's BOM lines with each part's latest observation (GET .../supply).
-CREATE OR REPLACE FUNCTION boardready.watched_board_supply(p_board_id bigint)
-RETURNS TABLE (refs text[], quantity integer, value text, footprint text, manufacturer text, mpn text, dnp boolean,
-               part_key text, observed boolean, matched boolean, provider_part_id text, lifecycle_status text,
-               distributor_classification text, price_breaks jsonb, stock bigint, authorized_stock bigint,
-               fetched_at timestamptz)
+-- A page of the board's BOM lines (GET .../supply): those of p_bom_run_id, the
+-- run watched_board_get named, in the checker's order after p_after_ordinal,
+-- each with its part's latest observation. A keyset page on the lines' primary
+-- key; no offset. (Dropped first: it grew the ordinal and the paging.)
+DROP FUNCTION IF EXISTS boardready.watched_board_supply(bigint);
+CREATE OR REPLACE FUNCTION boardready.watched_board_supply(
+  p_board_id bigint, p_bom_run_id bigint, p_after_ordinal integer, p_limit integer)
+RETURNS TABLE (ordinal integer, refs text[], quantity integer, value text, footprint text, manufacturer text,
+               mpn text, dnp boolean, part_key text, observed boolean, matched boolean, provider_part_id text,
+               lifecycle_status text, distributor_classification text, price_breaks jsonb, stock bigint,
+               authorized_stock bigint, fetched_at timestamptz)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT l.refs, l.quantity, l.value, l.footprint, l.manufacturer, l.mpn, l.dnp, l.part_key, o.id IS NOT NULL,
-         o.matched, o.provider_part_id, o.lifecycle_status, o.distributor_classification, o.price_breaks, o.stock,
-         o.authorized_stock, o.fetched_at
+  SELECT l.ordinal, l.refs, l.quantity, l.value, l.footprint, l.manufacturer, l.mpn, l.dnp, l.part_key,
+         o.id IS NOT NULL, o.matched, o.provider_part_id, o.lifecycle_status, o.distributor_classification,
+         o.price_breaks, o.stock, o.authorized_stock, o.fetched_at
     FROM watched_boards b
-    JOIN run_bom_lines l ON l.run_result_id = watched_board_bom_run(b.id)
+    JOIN run_results r ON r.id = p_bom_run_id AND r.repository_id = b.repository_id
+    JOIN run_bom_lines l ON l.run_result_id = r.id AND l.ordinal > coalesce(p_after_ordinal, 0)
                         AND (l.project IS NULL OR l.project = b.path)
     LEFT JOIN LATERAL (SELECT * FROM part_lifecycle_observations x WHERE x.part_key = l.part_key
                         ORDER BY x.fetched_at DESC, x.id DESC LIMIT 1) o ON true
    WHERE b.id = p_board_id
    ORDER BY l.ordinal
+   LIMIT p_limit
 $$;
 
 -- ---------------------------------------------------------------------------

@@ -42,8 +42,9 @@ def unwatch(client, repository, headers):
     return validated(BOARD, "delete", client.simulate_delete(BOARD.format(repositoryId=repository), headers=headers))
 
 
-def supply(client, repository, headers):
-    return validated(SUPPLY, "get", client.simulate_get(SUPPLY.format(repositoryId=repository), headers=headers))
+def supply(client, repository, headers, **params):
+    return validated(SUPPLY, "get", client.simulate_get(SUPPLY.format(repositoryId=repository), headers=headers,
+                                                        params=params))
 
 
 def boards(owner) -> list[dict]:
@@ -271,3 +272,60 @@ def test_supply_lists_the_boards_bom_with_the_latest_observation_of_each_part(cl
 def test_supply_without_a_watched_board_is_404(client, admin):
     answer = supply(client, REPO, admin[0])
     assert answer.status_code == 404 and answer.json["code"] == "not_watched"
+
+
+def walk(client, headers, limit: str) -> list[list[str]]:
+    """Every page of the supply listing, as the references of its parts."""
+    pages, cursor = [], None
+    while True:
+        answer = supply(client, REPO, headers, limit=limit, **({"cursor": cursor} if cursor else {}))
+        assert answer.status_code == 200, answer.json
+        pages.append([p["references"][0] for p in answer.json["parts"]])
+        cursor = answer.json["nextCursor"]
+        if cursor is None:
+            return pages
+
+
+def test_supply_pages_the_boards_bom_in_the_checkers_order(client, owner, admin):
+    headers, _ = admin
+    assert watch(client, REPO, headers).status_code == 201
+    bom = [line(f"R{n}", f"RES-{n}", "Yageo") for n in range(1, 8)]
+    bom.insert(3, line("X1", "OTHER-1", "Acme", project="other/other.kicad_pro"))   # another project: not listed
+    ingest(owner, REPO, bom)
+    assert walk(client, headers, "3") == [["R1", "R2", "R3"], ["R4", "R5", "R6"], ["R7"]]
+    assert walk(client, headers, "7") == [[f"R{n}" for n in range(1, 8)]]
+    first = supply(client, REPO, headers)
+    assert len(first.json["parts"]) == 7 and first.json["nextCursor"] is None   # default: 50 a page
+
+
+def test_a_supply_cursor_is_for_the_bom_it_was_made_on(client, owner, pool, admin):
+    headers, _ = admin
+    assert watch(client, REPO, headers).status_code == 201
+    ingest(owner, REPO, [line(f"R{n}", f"RES-{n}", "Yageo") for n in range(1, 5)])
+    cursor = supply(client, REPO, headers, limit="2").json["nextCursor"]
+    # Another caller's cursor, an altered one, one of another listing: 400.
+    other, _ = create_token(pool, REPO, scopes=["admin"])
+    payload, mac = cursor.split(".")
+    forged = payload[:-2] + ("A" if payload[-2] != "A" else "B") + payload[-1] + "." + mac
+    for bad, caller in ((cursor, bearer(other)), (forged, headers), (cursor[:-1], headers)):
+        answer = supply(client, REPO, caller, limit="2", cursor=bad)
+        assert answer.status_code == 400 and answer.json["code"] == "invalid_cursor"
+    # The board's BOM moved on (a newer default-branch run): the old cursor would
+    # page another list, so it is refused and the first page starts afresh.
+    ingest(owner, REPO, [line(f"C{n}", f"CAP-{n}", "Murata") for n in range(1, 4)], at=T0 + dt.timedelta(hours=1))
+    moved = supply(client, REPO, headers, limit="2", cursor=cursor)
+    assert moved.status_code == 400 and moved.json["code"] == "invalid_cursor"
+    assert "start again" in moved.json["message"]
+    assert walk(client, headers, "2") == [["C1", "C2"], ["C3"]]
+
+
+@pytest.mark.parametrize("params, code", [
+    ({"limit": "0"}, "invalid_limit"), ({"limit": "101"}, "invalid_limit"), ({"limit": "ten"}, "invalid_limit"),
+    ({"cursor": "garbage"}, "invalid_cursor"), ({"cursor": "a.b.c"}, "invalid_cursor"),
+    ({"cursor": "x" * 700}, "invalid_cursor"),
+])
+def test_bad_supply_paging_parameters(client, admin, params, code):
+    headers, _ = admin
+    assert watch(client, REPO, headers).status_code == 201
+    answer = supply(client, REPO, headers, **params)
+    assert answer.status_code == 400 and answer.json["code"] == code
