@@ -12,11 +12,13 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 
 from app.web.errors import ApiError
 from app.web.session_auth import SESSION_COOKIE, cookie_value
 
 MAX_CURSOR = 600
+LIMIT = re.compile(r"[0-9]{1,4}")  # ASCII: str.isdigit() admits digits int() refuses
 MAC_BYTES = 16
 
 
@@ -24,7 +26,7 @@ def limit_param(req, default: int = 25, maximum: int = 100) -> int:
     raw = req.get_param("limit")
     if raw is None:
         return default
-    if not raw.isdigit() or not 1 <= int(raw) <= maximum:
+    if not LIMIT.fullmatch(raw) or not 1 <= int(raw) <= maximum:
         raise ApiError(400, "invalid_limit", f"limit must be an integer from 1 to {maximum}")
     return int(raw)
 

@@ -24,28 +24,15 @@ from app.jsonlog import log
 from app.web import db
 from app.web.bodies import SMALL_MAX_BYTES, read_json_object
 from app.web.errors import ApiError, quoted_prefix
-from app.web.operator import ID, IDEMPOTENCY_KEY, OperatorGate, _page_size
+from app.web.keyset import limit_param
+from app.web.operator import DEFAULT_PAGE, MAX_PAGE, OperatorGate
+from app.web.params import idempotency_key, path_id
 from app.web.tokens import iso
 
 PLACE_PROPERTIES = {"reason", "reference"}
 REASON_MAX, REFERENCE_MAX = 1000, 200
 # Printable text: no control characters (they would reach psql and logs of readers).
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def _id(value: str, code: str, name: str) -> int:
-    if not ID.match(value):
-        raise ApiError(400, code, f"{name} must be a positive integer id")
-    return int(value)
-
-
-def _idempotency_key(req) -> str:
-    key = req.get_header("Idempotency-Key")
-    if key is None:
-        raise ApiError(400, "missing_idempotency_key", "the Idempotency-Key header is required")
-    if not IDEMPOTENCY_KEY.match(key):
-        raise ApiError(400, "invalid_idempotency_key", "Idempotency-Key must be 1-200 visible ASCII characters")
-    return key
 
 
 def _text(body: dict, name: str, maximum: int, required: bool) -> str | None:
@@ -59,7 +46,7 @@ def _text(body: dict, name: str, maximum: int, required: bool) -> str | None:
 
 
 def _before(raw: str | None) -> int | None:
-    return None if raw is None else _id(raw, "invalid_before", "before")
+    return None if raw is None else path_id(raw, "invalid_before", "before")
 
 
 def _hold(row: dict) -> dict:
@@ -83,8 +70,8 @@ class LegalHolds:
 
     def on_get(self, req, resp, account_id):
         self.gate.authenticate(req)
-        account = _id(account_id, "invalid_account_id", "accountId")
-        limit = _page_size(req.get_param("limit"))
+        account = path_id(account_id, "invalid_account_id", "accountId")
+        limit = limit_param(req, DEFAULT_PAGE, MAX_PAGE)
         before = _before(req.get_param("before"))
         with db.connection(self.pool, self.config) as conn:
             rows = queries.fetch_all(conn, "legal_holds_page", account_id=account, before=before, limit=limit + 1)
@@ -97,8 +84,8 @@ class LegalHolds:
 
     def on_post(self, req, resp, account_id):
         actor = self.gate.authenticate(req)
-        account = _id(account_id, "invalid_account_id", "accountId")
-        key = _idempotency_key(req)
+        account = path_id(account_id, "invalid_account_id", "accountId")
+        key = idempotency_key(req)
         body = read_json_object(req, SMALL_MAX_BYTES)
         unknown = sorted(set(body) - PLACE_PROPERTIES)
         if unknown:
@@ -127,9 +114,9 @@ class LegalHold:
 
     def on_delete(self, req, resp, account_id, hold_id):
         actor = self.gate.authenticate(req)
-        account = _id(account_id, "invalid_account_id", "accountId")
-        hold = _id(hold_id, "invalid_hold_id", "holdId")
-        key = _idempotency_key(req)
+        account = path_id(account_id, "invalid_account_id", "accountId")
+        hold = path_id(hold_id, "invalid_hold_id", "holdId")
+        key = idempotency_key(req)
         row = db.call_one(self.pool, self.config, "legal_hold_release", idempotent=True, p_account_id=account,
                           p_hold_id=hold, p_idempotency_key=key, p_actor=actor)
         log("operator.legal_hold_released", accountId=account, holdId=hold, outcome=row["outcome"], actor=actor,

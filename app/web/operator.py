@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hmac
-import re
 import uuid
 
 import falcon
@@ -23,10 +22,10 @@ from app import database, queries
 from app.jsonlog import log
 from app.web import auth_throttle, db
 from app.web.errors import ApiError
+from app.web.keyset import limit_param
+from app.web.params import idempotency_key, path_id
 from app.web.tokens import iso
 
-ID = re.compile(r"^[1-9][0-9]{0,17}$")
-IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,200}$")
 ITEM_TYPES = ("job", "outbox")
 DEFAULT_PAGE, MAX_PAGE = 50, 100
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="boardready-operator"'}
@@ -72,20 +71,6 @@ class OperatorGate:
         return len(presented_bytes) == len(expected) and hmac.compare_digest(presented_bytes, expected)
 
 
-def _installation_id(value: str) -> int:
-    if not ID.match(value):
-        raise ApiError(400, "invalid_installation_id", "installationId must be an installation id")
-    return int(value)
-
-
-def _page_size(raw: str | None) -> int:
-    if raw is None:
-        return DEFAULT_PAGE
-    if not re.fullmatch(r"[0-9]{1,3}", raw) or not 1 <= int(raw) <= MAX_PAGE:
-        raise ApiError(400, "invalid_limit", f"limit must be an integer from 1 to {MAX_PAGE}")
-    return int(raw)
-
-
 def _before(raw: str | None) -> dt.datetime | None:
     if raw is None:
         return None
@@ -126,8 +111,8 @@ class DeadLetters:
 
     def on_get(self, req, resp, installation_id):
         self.gate.authenticate(req)
-        installation = _installation_id(installation_id)
-        limit = _page_size(req.get_param("limit"))
+        installation = path_id(installation_id, "invalid_installation_id", "installationId")
+        limit = limit_param(req, DEFAULT_PAGE, MAX_PAGE)
         before = _before(req.get_param("before"))
         with db.connection(self.pool, self.config) as conn:
             rows = queries.fetch_all(conn, "dead_letters_page", installation_id=installation, before=before,
@@ -160,21 +145,16 @@ class Replay:
 
     def on_post(self, req, resp, installation_id, item_type, item_id):
         actor = self.gate.authenticate(req)
-        installation = _installation_id(installation_id)
+        installation = path_id(installation_id, "invalid_installation_id", "installationId")
         if item_type not in ITEM_TYPES:
             raise ApiError(400, "invalid_item_type", "itemType must be job or outbox")
-        if not ID.match(item_id):
-            raise ApiError(400, "invalid_item_id", "itemId must be an item id")
-        key = req.get_header("Idempotency-Key")
-        if key is None:
-            raise ApiError(400, "missing_idempotency_key", "the Idempotency-Key header is required")
-        if not IDEMPOTENCY_KEY.match(key):
-            raise ApiError(400, "invalid_idempotency_key", "Idempotency-Key must be 1-200 visible ASCII characters")
+        item = path_id(item_id, "invalid_item_id", "itemId")
+        key = idempotency_key(req)
 
         operation_id = str(uuid.uuid4())
         with db.connection(self.pool, self.config) as conn:
             row = database.call_one(conn, "dead_letter_replay", p_installation_id=installation,
-                                    p_item_type=item_type, p_item_id=int(item_id), p_idempotency_key=key,
+                                    p_item_type=item_type, p_item_id=item, p_idempotency_key=key,
                                     p_actor=actor, p_operation_id=operation_id)
         log("operator.replay", installationId=installation, itemType=item_type, itemId=item_id,
             outcome=row["outcome"], operationId=operation_id, actor=actor,

@@ -22,7 +22,8 @@ from app.web import db, keyset
 from app.web.bearer_auth import require
 from app.web.bodies import SMALL_MAX_BYTES, read_json_object
 from app.web.errors import ApiError
-from app.web.run_listing import DatabaseResource, RunDetail, RunFindings, id_param, positive_id
+from app.web.params import positive_id
+from app.web.run_listing import DatabaseResource, RunDetail, RunFindings, id_param
 from app.web.tokens import iso
 
 APPROVAL_FIELDS = {"status", "breakGlass", "reason"}

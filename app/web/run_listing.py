@@ -19,23 +19,18 @@ from app import queries
 from app.web import db, keyset
 from app.web.bearer_auth import require
 from app.web.errors import ApiError
+from app.web.params import positive_id
 from app.web.runs import RunIngest
 from app.web.tokens import iso
 
 RUN_STATUSES = ("queued", "dispatched", "completed", "failed", "timed_out", "superseded")
 DECISIONS = ("PASS", "FAIL", "CONDITIONAL", "UNKNOWN")
 SEVERITIES = ("error", "high", "medium", "low", "info")
-MAX_ID = 2**63 - 1
 
 
 def visible_repositories(req, scope: str) -> list[int]:
     """The repositories the caller may read with `scope`: a session's, or a token's one."""
     return sorted(require(req, scope=scope).repository_ids)
-
-
-def positive_id(raw: str | None) -> int | None:
-    """A positive 64-bit id, or None for anything else."""
-    return int(raw) if raw and raw.isdigit() and 0 < int(raw) <= MAX_ID else None
 
 
 def id_param(value: str, what: str = "release run") -> int:

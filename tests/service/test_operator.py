@@ -130,12 +130,16 @@ def test_paging_with_before_and_ties(ops, client, owner, clock):
 @pytest.mark.parametrize("params,code", [
     ({"limit": "0"}, "invalid_limit"), ({"limit": "101"}, "invalid_limit"), ({"limit": "ten"}, "invalid_limit"),
     ({"before": "yesterday"}, "invalid_before"), ({"before": "2024-05-01T00:00:00"}, "invalid_before"),
+    # Digits str.isdigit() admits and int() refuses, and more digits than int() parses: 400, never 500.
+    ({"limit": "\u00b2"}, "invalid_limit"), ({"limit": "\uff15"}, "invalid_limit"), ({"limit": "9" * 5000}, "invalid_limit"),
 ])
 def test_invalid_listing_parameters(ops, clock, params, code):
     result = listing(ops, 501, **params)
     assert (result.status_code, result.json["code"]) == (400, code)
     assert listing(ops, "0").json["code"] == "invalid_installation_id"
     assert listing(ops, "abc").json["code"] == "invalid_installation_id"
+    assert listing(ops, "\uff15\uff10\uff11").json["code"] == "invalid_installation_id"   # fullwidth 501
+    assert listing(ops, "9" * 5000).json["code"] == "invalid_installation_id"
 
 
 def test_a_canceled_accounts_jobs_are_not_replay_safe(ops, client, owner, clock):

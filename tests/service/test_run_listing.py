@@ -108,6 +108,9 @@ def test_a_bearer_token_with_reviews_read_lists_its_repository(client, owner, po
     ({"status": "done"}, "invalid_status"), ({"decision": "pass"}, "invalid_decision"),
     ({"repositoryId": "-1"}, "invalid_repository_id"), ({"cursor": "garbage"}, "invalid_cursor"),
     ({"cursor": "a.b.c"}, "invalid_cursor"), ({"cursor": "x" * 700}, "invalid_cursor"),
+    # str.isdigit() admits these and int() refuses them: once a 500.
+    ({"limit": "\u00b2"}, "invalid_limit"), ({"limit": "9" * 5000}, "invalid_limit"),
+    ({"repositoryId": "\u00b2"}, "invalid_repository_id"),
 ])
 def test_bad_listing_parameters(client, pool, repos, params, code):
     answer = client.simulate_get(RUNS, params=params, headers=Session(pool, repos).headers(csrf=False))

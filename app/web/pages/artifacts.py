@@ -34,7 +34,7 @@ from app.jsonlog import log
 from app.web import db
 from app.web.bodies import read_bounded
 from app.web.errors import ApiError
-from app.web.run_listing import positive_id
+from app.web.params import positive_id
 from app.web.runs import ATTEMPT_REF, WorkflowResultCallback
 
 ARTIFACT_CSP = ("sandbox allow-scripts; default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
