@@ -35,6 +35,6 @@ def is_too_new(kind: str, version: int | None) -> bool:
 
 
 def parse_version(text: str | None) -> int | None:
-    if text is None or not text.isdigit() or len(text) > 12:
+    if text is None or not (text.isascii() and text.isdigit()) or len(text) > 12:
         return None
     return int(text)

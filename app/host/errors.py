@@ -44,14 +44,22 @@ class HostUncertain(HostError):
     reason_code = "host_response_lost"
 
 
+def _whole_number(value: str | None) -> int | None:
+    """A header's non-negative integer, else None: ASCII digits only (str.isdigit()
+    admits digits that int() refuses) and at most 12 of them."""
+    text = (value or "").strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else None
+
+
 def _retry_after(headers, now: dt.datetime) -> dt.datetime | None:
-    value = headers.get("retry-after")
-    if value and value.strip().isdigit():
-        return now + dt.timedelta(seconds=min(int(value.strip()), 3600))
+    seconds = _whole_number(headers.get("retry-after"))
+    if seconds is not None:
+        return now + dt.timedelta(seconds=min(seconds, 3600))
     if headers.get("x-ratelimit-remaining") == "0":
-        reset = headers.get("x-ratelimit-reset")
-        if reset and reset.strip().isdigit():
-            return min(dt.datetime.fromtimestamp(int(reset.strip()), dt.timezone.utc), now + dt.timedelta(hours=1))
+        reset = _whole_number(headers.get("x-ratelimit-reset"))
+        if reset is not None:
+            latest = now + dt.timedelta(hours=1)   # before converting: a year past 9999 would raise
+            return dt.datetime.fromtimestamp(min(reset, latest.timestamp()), dt.timezone.utc)
     return None
 
 

@@ -174,3 +174,14 @@ def test_mutated_projects_raise_only_typed_errors(tmp_path_factory, which, edits
         return
     from contracts import run_result_validator
     assert list(run_result_validator().iter_errors(outcome.result)) == []
+
+
+@pytest.mark.parametrize("version", ["\u00b2\u00b3", "\uff12\uff10\uff12\uff11"])
+def test_a_file_version_of_unicode_digits_is_no_version_not_a_crash(tmp_path, version):
+    """str.isdigit() admits these and int() refuses them."""
+    shutil.copytree(KICAD / "v6/ecc83", tmp_path, dirs_exist_ok=True)
+    board = tmp_path / "ecc83-pp.kicad_pcb"
+    text = board.read_text(encoding="utf-8")
+    start = text.index("(version ") + len("(version ")
+    board.write_text(text[:start] + version + text[text.index(")", start):], encoding="utf-8")
+    _run(tmp_path / "ecc83-pp.kicad_pro")   # ran to a report; the version reads as unknown

@@ -116,7 +116,8 @@ def test_expired_forged_and_unknown_links_are_one_403(kit, client, decided, owne
     forged = re.sub(r"sig=.", "sig=A" if "sig=B" in valid else "sig=B", valid)
     other = valid.replace(f"/artifacts/{artifact_id}?", f"/artifacts/{artifact_id + 1}?")
     answers = [client.simulate_get(url.split("?")[0], query_string=url.split("?")[1])
-               for url in (expired, forged, other, f"/artifacts/{artifact_id}?exp=9999999999&sig=x")]
+               for url in (expired, forged, other, f"/artifacts/{artifact_id}?exp=9999999999&sig=x",
+                           f"/artifacts/{artifact_id}?exp=%C2%B2&sig=x")]   # '²': isdigit() but not int()
     assert {a.status_code for a in answers} == {403}
     assert len({a.text for a in answers}) == 1 and f"/artifacts/{artifact_id}" not in answers[0].text
 

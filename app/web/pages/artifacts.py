@@ -83,7 +83,7 @@ class ArtifactPage:
         artifact = positive_id(artifact_id)
         expires, signature = req.get_param("exp") or "", req.get_param("sig") or ""
         key = self.config.artifact_signing_key
-        if key is None or artifact is None or not expires.isdigit() or len(expires) > 12 or len(signature) > 100:
+        if key is None or artifact is None or not (expires.isascii() and expires.isdigit()) or len(expires) > 12 or len(signature) > 100:
             raise _refused()
         if not hmac.compare_digest(signature.encode(), _signature(key.reveal(), artifact, int(expires)).encode()) \
                 or int(expires) <= time.time():
