@@ -11,7 +11,10 @@ per process (uvicorn's httptools protocol on uvloop) reads every connection:
   block, so a slow or idle connection costs a socket and a timer, never a thread;
 - `bridge.BufferedWsgi` buffers the body up to the route's cap (413 above it)
   and only then runs the WSGI application in a bounded thread pool, so the
-  threads only ever do work that is ready to be done;
+  threads only ever do work that is ready to be done; on routes whose
+  credentials travel in headers it first runs the application's
+  authentication on the headers alone (`header_phase`), so a refused caller
+  never gets its body read;
 - `worker.FrontWorker` is the gunicorn worker class that runs both, so gunicorn
   still manages the processes (graceful restarts, heartbeats, `--workers`).
 
