@@ -21,7 +21,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit, parse_qsl
 from emulator.auth import random_token
 from emulator.errors import HostError
 from emulator.oidc import ISSUER_PATH, OidcIssuer
-from emulator.routing import Reply, RequestContext, Router
+from emulator.routing import Reply, RequestContext, route
 from emulator.state import State, Token
 
 OAUTH_CODE_LIFETIME_SECONDS = 600
@@ -32,15 +32,9 @@ class IdentityRoutes:
         self.state = state
         self.issuer = issuer
 
-    def register(self, router: Router) -> None:
-        router.add("GET", "/login/oauth/authorize", "oauth/authorize", self.authorize)
-        router.add("POST", "/login/oauth/access_token", "oauth/access-token", self.access_token)
-        router.add("GET", ISSUER_PATH + "/.well-known/openid-configuration", "oidc/discovery", self.discovery)
-        router.add("GET", ISSUER_PATH + "/.well-known/jwks", "oidc/jwks", self.jwks)
-        router.add("GET", "/_services/token/runs/{run_id}/attempts/{attempt_number}/idtoken", "oidc/request-id-token", self.request_id_token)
-
     # ---- OAuth web flow --------------------------------------------------------------------
 
+    @route("GET", "/login/oauth/authorize", "oauth/authorize")
     def authorize(self, ctx: RequestContext) -> Reply:
         client_id = ctx.arg("client_id")
         with self.state.lock:
@@ -73,6 +67,7 @@ class IdentityRoutes:
             }
         return _redirect(redirect_uri, code=code, state=ctx.arg("state"))
 
+    @route("POST", "/login/oauth/access_token", "oauth/access-token")
     def access_token(self, ctx: RequestContext) -> Reply:
         form = ctx.form_or_json()
         wants_json = "application/json" in (ctx.header("accept") or "")
@@ -105,12 +100,15 @@ class IdentityRoutes:
 
     # ---- OIDC ------------------------------------------------------------------------------
 
+    @route("GET", ISSUER_PATH + "/.well-known/openid-configuration", "oidc/discovery")
     def discovery(self, ctx: RequestContext) -> Reply:
         return Reply(200, self.issuer.discovery())
 
+    @route("GET", ISSUER_PATH + "/.well-known/jwks", "oidc/jwks")
     def jwks(self, ctx: RequestContext) -> Reply:
         return Reply(200, self.issuer.jwks())
 
+    @route("GET", "/_services/token/runs/{run_id}/attempts/{attempt_number}/idtoken", "oidc/request-id-token")
     def request_id_token(self, ctx: RequestContext) -> Reply:
         """What a runner's ``core.getIDToken(audience)`` calls, with the per-attempt request token."""
         presented = (ctx.header("authorization") or "").partition(" ")[2].strip()

@@ -29,7 +29,7 @@ import secrets
 import threading
 from urllib.parse import parse_qs
 
-from emulator.routing import Reply, RequestContext, Router
+from emulator.routing import Reply, RequestContext, route
 
 CLIENT_ID = "emulator-supply-client"
 CLIENT_SECRET = "emulator-supply-secret-0123456789"
@@ -89,10 +89,6 @@ class ProviderRoutes:
         self.catalogue = default_catalogue()
         self._tokens: set[str] = set()
 
-    def register(self, router: Router) -> None:
-        router.add("POST", TOKEN_PATH, "provider/token", self.token)
-        router.add("POST", GRAPHQL_PATH, "provider/graphql", self.graphql)
-
     def add_part(self, mpn: str, manufacturer: str, lifecycle: str, sellers: list, part_id: str | None = None) -> None:
         with self._lock:
             self.catalogue[_normal(mpn)] = {
@@ -105,6 +101,7 @@ class ProviderRoutes:
             self.catalogue = default_catalogue()
             self._tokens.clear()
 
+    @route("POST", TOKEN_PATH, "provider/token")
     def token(self, ctx: RequestContext) -> Reply:
         form = {k: v[-1] for k, v in parse_qs(ctx.raw_body.decode("utf-8", "replace")).items()}
         if form.get("grant_type") != "client_credentials":
@@ -117,6 +114,7 @@ class ProviderRoutes:
         return Reply(200, {"access_token": value, "expires_in": 86400, "token_type": "Bearer",
                            "scope": form.get("scope", "supply.domain")})
 
+    @route("POST", GRAPHQL_PATH, "provider/graphql")
     def graphql(self, ctx: RequestContext) -> Reply:
         auth = ctx.header("authorization") or ""
         with self._lock:

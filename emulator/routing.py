@@ -1,5 +1,9 @@
 """A small route table: (method, path template, operationId) -> handler.
 
+A handler declares its route with ``@route`` above it; ``Router.add_declared``
+registers the declared methods of an object (the REST groups, OAuth and OIDC,
+the component provider), and the control surface binds its own the same way.
+
 The emulator keeps its own table instead of Falcon's router because faults and
 the request log match requests by the real API's operationId and path template,
 and because some templates hold a multi-segment parameter in the middle
@@ -10,7 +14,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from types import FunctionType
+from typing import Any, Callable, Iterator
 from urllib.parse import parse_qs
 
 from emulator.errors import HostError
@@ -97,6 +102,28 @@ class Route:
         self.template = self.template.replace("+}", "}")
 
 
+def route(method: str, template: str, operation_id: str | None = None):
+    """Declare the method below as the handler of ``method template`` (write a
+    multi-segment parameter as ``{name+}``); one method may declare several."""
+
+    def declare(function):
+        # Decorators apply bottom-up: insert first so the list reads as written.
+        function.__dict__.setdefault("declared_routes", []).insert(0, (method, template, operation_id))
+        return function
+
+    return declare
+
+
+def declared_routes(owner: object) -> Iterator[tuple[str, str, str | None, str]]:
+    """(method, template, operationId, method name) of each ``@route`` of ``owner``'s
+    class and its bases, in the order they are written (the router tries routes in order)."""
+    for cls in type(owner).__mro__:
+        for name, member in vars(cls).items():
+            if isinstance(member, FunctionType):
+                for method, template, operation_id in vars(member).get("declared_routes", ()):
+                    yield method, template, operation_id, name
+
+
 class Router:
     def __init__(self):
         self.routes: list[Route] = []
@@ -105,13 +132,18 @@ class Router:
         """Register a route; write a multi-segment parameter as ``{name+}``."""
         self.routes.append(Route(method.upper(), template, operation_id, handler, control))
 
+    def add_declared(self, owner: object) -> None:
+        """Register the ``@route`` methods of ``owner`` as its handlers."""
+        for method, template, operation_id, name in declared_routes(owner):
+            self.add(method, template, operation_id, getattr(owner, name))
+
     def match(self, method: str, path: str) -> tuple[Route, dict] | None:
-        for route in self.routes:
-            if route.method != method.upper():
+        for candidate in self.routes:
+            if candidate.method != method.upper():
                 continue
-            found = route.regex.match(path)
+            found = candidate.regex.match(path)
             if found:
-                return route, found.groupdict()
+                return candidate, found.groupdict()
         return None
 
     def is_control_path(self, path: str) -> bool:

@@ -109,9 +109,9 @@ class Emulator(Controller):
         self.router = Router()
         register_control_routes(self.router, self)
         register_rest_routes(self.router, state, engine)
-        IdentityRoutes(state, issuer).register(self.router)
+        self.router.add_declared(IdentityRoutes(state, issuer))
         self.provider = ProviderRoutes()   # the component provider's stand-in (emulator/provider.py)
-        self.provider.register(self.router)
+        self.router.add_declared(self.provider)
         app = falcon.App(media_type=falcon.MEDIA_JSON)
         app.req_options.strip_url_path_trailing_slash = True
         app.add_sink(self._dispatch, prefix="/")

@@ -3,9 +3,9 @@ operations as JSON over HTTP under ``/_emulator/`` for tools such as bin/demo.
 
 Every operation is a method of ``Controller``, which gathers one class per
 concern (installations and repositories, pull requests, workflow runs, check runs
-and comments, faults and the request log, identities, webhooks). Each concern
-lists its HTTP ``ROUTES``; ``emulator.control.http`` binds a route to the method
-of the same name, so both surfaces always offer the same things with the same names.
+and comments, faults and the request log, identities, webhooks). An operation
+declares its HTTP route with ``@route``; ``emulator.control.http`` binds the route to
+the method, so both surfaces always offer the same things with the same names.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from emulator.control.installations import InstallationControls
 from emulator.control.pull_requests import PullRequestControls
 from emulator.control.runs import RunControls
 from emulator.control.webhooks import WebhookControls
+from emulator.routing import route
 from emulator.state import State
 
 __all__ = ["Controller", "ControlError", "register_control_routes"]
@@ -25,11 +26,7 @@ __all__ = ["Controller", "ControlError", "register_control_routes"]
 
 class Controller(InstallationControls, PullRequestControls, RunControls, CheckControls, FaultControls,
                  IdentityControls, WebhookControls):
-    ROUTES = [
-        ("GET", "/_emulator/state", "summary"),
-        ("POST", "/_emulator/reset", "reset"),
-    ]
-
+    @route("POST", "/_emulator/reset")
     def reset(self) -> dict:
         """Forget everything but the OIDC keys and webhook targets (a fresh host for the next test)."""
         fresh = State()
@@ -43,6 +40,7 @@ class Controller(InstallationControls, PullRequestControls, RunControls, CheckCo
         self.sender.clear()
         return {"reset": True}
 
+    @route("GET", "/_emulator/state")
     def summary(self) -> dict:
         with self.state.lock:
             return {

@@ -2,16 +2,12 @@
 from __future__ import annotations
 
 from emulator.control.base import ControlBase, ControlError
+from emulator.routing import route
 from emulator.state import iso
 
 
 class CheckControls(ControlBase):
-    ROUTES = [
-        ("GET", "/_emulator/check-runs", "check_runs"),
-        ("GET", "/_emulator/check-runs/{check_run_id}/annotations", "annotations"),
-        ("GET", "/_emulator/comments", "comments"),
-    ]
-
+    @route("GET", "/_emulator/check-runs")
     def check_runs(self, full_name: str | None = None) -> list[dict]:
         with self.state.lock:
             repo_id = self._repo(full_name).id if full_name else None
@@ -25,6 +21,7 @@ class CheckControls(ControlBase):
                 if repo_id is None or c.repository_id == repo_id
             ]
 
+    @route("GET", "/_emulator/check-runs/{check_run_id}/annotations")
     def annotations(self, check_run_id: int) -> list[dict]:
         """Every annotation a check run accumulated across create and updates, in order."""
         with self.state.lock:
@@ -33,6 +30,7 @@ class CheckControls(ControlBase):
                 raise ControlError(f"unknown check run {check_run_id}", 404)
             return [dict(a) for a in check.annotations]
 
+    @route("GET", "/_emulator/comments")
     def comments(self, full_name: str | None = None, issue_number: int | None = None) -> list[dict]:
         with self.state.lock:
             repo_id = self._repo(full_name).id if full_name else None

@@ -1,22 +1,21 @@
-"""The control surface over HTTP: each concern's ``ROUTES`` bind a path to the
-method of the same name, which gets the JSON body (and, for GET, the query string)
-and the path parameters as keyword arguments."""
+"""The control surface over HTTP: each operation's ``@route`` binds a path to it;
+the operation gets the JSON body (and, for GET, the query string) and the path
+parameters as keyword arguments."""
 from __future__ import annotations
 
 import inspect
 import json
 
 from emulator.control.base import ControlError
-from emulator.routing import Reply, RequestContext, Router
+from emulator.routing import Reply, RequestContext, Router, declared_routes
 
 #: Operations answered 201 Created.
 CREATING = {"register_app", "create_installation", "create_repository", "open_pull_request", "add_fault", "create_user"}
 
 
 def register_control_routes(router: Router, controller) -> None:
-    for concern in type(controller).__mro__:
-        for method, template, name in vars(concern).get("ROUTES", ()):
-            router.add(method, template, f"emulator/{name}", _bind(getattr(controller, name), name), control=True)
+    for method, template, _, name in declared_routes(controller):
+        router.add(method, template, f"emulator/{name}", _bind(getattr(controller, name), name), control=True)
 
 
 def _bind(function, name: str):

@@ -3,36 +3,30 @@ from __future__ import annotations
 
 from emulator import auth
 from emulator.control.base import ControlBase, ControlError
+from emulator.routing import route
 from emulator.state import DEFAULT_WORKFLOW, RunAttempt, Token, User, WorkflowRun
 
 
 class IdentityControls(ControlBase):
-    ROUTES = [
-        ("GET", "/_emulator/oidc", "oidc_issuer_info"),
-        ("POST", "/_emulator/oidc/rotate", "rotate_oidc_key"),
-        ("POST", "/_emulator/oidc/keys/{kid}/retire", "retire_oidc_key"),
-        ("POST", "/_emulator/oidc/tokens", "mint_oidc_token"),
-        ("POST", "/_emulator/users", "create_user"),
-        ("POST", "/_emulator/users/{login}/token", "user_token"),
-        ("POST", "/_emulator/users/{login}/sign-in", "sign_in_as"),
-        ("PUT", "/_emulator/oauth/denied", "set_oauth_denied"),
-    ]
-
     @property
     def oidc_issuer(self) -> str:
         return self.issuer.issuer
 
+    @route("GET", "/_emulator/oidc")
     def oidc_issuer_info(self) -> dict:
         return {"issuer": self.issuer.issuer, "jwks_uri": self.issuer.discovery()["jwks_uri"], "current_kid": self.issuer.current_kid}
 
+    @route("POST", "/_emulator/oidc/rotate")
     def rotate_oidc_key(self, retire_previous: bool = False) -> dict:
         return {"kid": self.issuer.rotate(bool(retire_previous))}
 
+    @route("POST", "/_emulator/oidc/keys/{kid}/retire")
     def retire_oidc_key(self, kid: str) -> dict:
         if not self.issuer.retire(kid):
             raise ControlError(f"unknown kid {kid}", 404)
         return {"retired": kid}
 
+    @route("POST", "/_emulator/oidc/tokens")
     def mint_oidc_token(self, audience: str, run_id: int | None = None, repository: str | None = None,
                         claims: dict | None = None, lifetime_seconds: int = 300, issued_at: int | None = None,
                         kid: str | None = None, unpublished_key: bool = False) -> str:
@@ -63,6 +57,7 @@ class IdentityControls(ControlBase):
         return self.issuer.sign(base, lifetime_seconds=int(lifetime_seconds), issued_at=issued_at,
                                 header_kid=kid, unpublished_key=bool(unpublished_key))
 
+    @route("POST", "/_emulator/users")
     def create_user(self, login: str, user_id: int | None = None, name: str | None = None, email: str | None = None,
                     organizations: list | None = None, sign_in: bool = True,
                     repository_access: list | None = None) -> dict:
@@ -79,6 +74,7 @@ class IdentityControls(ControlBase):
                 self.state.oauth_user_id = uid
         return {"login": login, "id": uid, "organizations": user.organizations}
 
+    @route("POST", "/_emulator/users/{login}/sign-in")
     def sign_in_as(self, login: str) -> dict:
         """The user the OAuth authorize endpoint signs in from now on."""
         with self.state.lock:
@@ -86,6 +82,7 @@ class IdentityControls(ControlBase):
             self.state.oauth_user_id = user.id
         return {"login": user.login, "id": user.id}
 
+    @route("PUT", "/_emulator/oauth/denied")
     def set_oauth_denied(self, denied: bool = True) -> dict:
         """The signed-in user refuses (authorize redirects back with error=access_denied)."""
         with self.state.lock:
@@ -98,6 +95,7 @@ class IdentityControls(ControlBase):
             raise ControlError(f"unknown user {login}", 404)
         return user
 
+    @route("POST", "/_emulator/users/{login}/token")
     def user_token(self, login: str, app_id: int | None = None) -> str:
         """A user OAuth token without the web flow."""
         app = self._the_app(app_id)

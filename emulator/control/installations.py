@@ -6,6 +6,7 @@ from pathlib import Path
 
 from emulator import auth, shapes
 from emulator.control.base import ControlBase, ControlError
+from emulator.routing import route
 from emulator.state import (
     DEFAULT_WORKFLOW,
     Account,
@@ -29,23 +30,7 @@ DEFAULT_APP_EVENTS = ["installation_target", "pull_request", "check_run", "meta"
 
 
 class InstallationControls(ControlBase):
-    ROUTES = [
-        ("POST", "/_emulator/apps", "register_app"),
-        ("POST", "/_emulator/apps/{app_id}/jwt", "app_jwt"),
-        ("POST", "/_emulator/installations", "create_installation"),
-        ("DELETE", "/_emulator/installations/{installation_id}", "delete_installation"),
-        ("POST", "/_emulator/installations/{installation_id}/suspend", "suspend_installation"),
-        ("POST", "/_emulator/installations/{installation_id}/tokens", "installation_token"),
-        ("POST", "/_emulator/installation-tokens/expire", "expire_installation_tokens"),
-        ("PUT", "/_emulator/installation-tokens/ttl", "set_installation_token_ttl"),
-        ("POST", "/_emulator/repositories", "create_repository"),
-        ("GET", "/_emulator/repositories/{owner}/{repo}", "repository"),
-        ("PUT", "/_emulator/repositories/{owner}/{repo}/workflows", "set_workflows"),
-        ("POST", "/_emulator/repositories/{owner}/{repo}/push", "push"),
-        ("PUT", "/_emulator/repositories/{owner}/{repo}/installation", "add_repository_to_installation"),
-        ("DELETE", "/_emulator/repositories/{owner}/{repo}/installation", "remove_repository_from_installation"),
-    ]
-
+    @route("POST", "/_emulator/apps")
     def register_app(self, app_id: int | None = None, public_key_pem: str | None = None, slug: str = "boardready",
                      name: str | None = None, permissions: dict | None = None, events: list | None = None,
                      owner_login: str = "boardready-dev", callback_urls: list | None = None) -> dict:
@@ -71,6 +56,7 @@ class InstallationControls(ControlBase):
         return {"id": app.id, "slug": app.slug, "client_id": app.client_id, "client_secret": app.client_secret,
                 "public_key_pem": public_key_pem, "private_key_pem": private_pem}
 
+    @route("POST", "/_emulator/apps/{app_id}/jwt")
     def app_jwt(self, app_id: int | None = None, iat: int | None = None, exp: int | None = None,
                 iss: int | str | None = None, private_key_pem: str | None = None) -> str:
         """An app JWT signed with the generated (or given) key; iat/exp/iss override for negative tests."""
@@ -80,6 +66,7 @@ class InstallationControls(ControlBase):
             raise ControlError("the emulator does not hold this app's private key; pass private_key_pem")
         return auth.make_app_jwt(key, app.id if iss is None else iss, iat=iat, exp=exp)
 
+    @route("POST", "/_emulator/installations")
     def create_installation(self, account_login: str, account_id: int | None = None,
                             account_type: str = "Organization", app_id: int | None = None,
                             installation_id: int | None = None, repository_selection: str = "selected",
@@ -100,6 +87,7 @@ class InstallationControls(ControlBase):
             result["delivery"] = self.send_installation_event(inst_id, "created")
         return result
 
+    @route("DELETE", "/_emulator/installations/{installation_id}")
     def delete_installation(self, installation_id: int, deliver: bool = False) -> dict:
         """Uninstall: the installation, its tokens and its repositories' link go away."""
         installation_id = int(installation_id)
@@ -114,6 +102,7 @@ class InstallationControls(ControlBase):
                 del self.state.tokens[value]
         return {"deleted": installation_id, "delivery": delivery}
 
+    @route("POST", "/_emulator/installations/{installation_id}/suspend")
     def suspend_installation(self, installation_id: int, suspended: bool = True, deliver: bool = False) -> dict:
         with self.state.lock:
             inst = self._installation(installation_id)
@@ -121,6 +110,7 @@ class InstallationControls(ControlBase):
         delivery = self.send_installation_event(int(installation_id), "suspend" if suspended else "unsuspend") if deliver else None
         return {"installation_id": int(installation_id), "suspended": suspended, "delivery": delivery}
 
+    @route("POST", "/_emulator/installations/{installation_id}/tokens")
     def installation_token(self, installation_id: int, repository_ids: list | None = None,
                            permissions: dict | None = None, ttl_seconds: int | None = None) -> str:
         """An installation token without the JWT exchange (for tests of routes, not of auth)."""
@@ -131,11 +121,13 @@ class InstallationControls(ControlBase):
                 token.expires_at = utcnow() + timedelta(seconds=ttl_seconds)
             return token.value
 
+    @route("PUT", "/_emulator/installation-tokens/ttl")
     def set_installation_token_ttl(self, seconds: int) -> dict:
         with self.state.lock:
             self.state.installation_token_ttl_seconds = int(seconds)
         return {"ttl_seconds": int(seconds)}
 
+    @route("POST", "/_emulator/installation-tokens/expire")
     def expire_installation_tokens(self, installation_id: int | None = None) -> dict:
         """Make live installation tokens expire now (the service must fetch new ones)."""
         expired = 0
@@ -146,6 +138,7 @@ class InstallationControls(ControlBase):
                     expired += 1
         return {"expired": expired}
 
+    @route("POST", "/_emulator/repositories")
     def create_repository(self, full_name: str, installation_id: int | None = None, repository_id: int | None = None,
                           content_dir: str | None = None, default_branch: str = "main", head_sha: str | None = None,
                           workflows: list | dict | None = None, private: bool = True, owner_id: int | None = None,
@@ -191,6 +184,7 @@ class InstallationControls(ControlBase):
             repo.workflows[file_name] = Workflow(id=workflow_id, file_name=file_name, declared_inputs=inputs,
                                                  run_name=existing[file_name].run_name if file_name in existing else None)
 
+    @route("PUT", "/_emulator/repositories/{owner}/{repo}/workflows")
     def set_workflows(self, full_name: str, workflows: list | dict) -> dict:
         """Replace the workflow files present in the repository (``[]``: the readiness workflow is missing)."""
         with self.state.lock:
@@ -198,12 +192,14 @@ class InstallationControls(ControlBase):
             self._set_workflows(repo, workflows)
             return self._repo_dict(repo)
 
+    @route("PUT", "/_emulator/repositories/{owner}/{repo}/installation")
     def add_repository_to_installation(self, full_name: str, installation_id: int, deliver: bool = False) -> dict:
         with self.state.lock:
             repo, inst = self._repo(full_name), self._installation(installation_id)
             repo.installation_id = inst.id
         return {"repository": full_name, "delivery": self.send_installation_repositories_event(inst.id, added=[full_name]) if deliver else None}
 
+    @route("DELETE", "/_emulator/repositories/{owner}/{repo}/installation")
     def remove_repository_from_installation(self, full_name: str, deliver: bool = False) -> dict:
         with self.state.lock:
             repo = self._repo(full_name)
@@ -215,10 +211,12 @@ class InstallationControls(ControlBase):
             repo.installation_id = None
         return {"repository": full_name, "delivery": delivery}
 
+    @route("GET", "/_emulator/repositories/{owner}/{repo}")
     def repository(self, full_name: str) -> dict:
         with self.state.lock:
             return self._repo_dict(self._repo(full_name))
 
+    @route("POST", "/_emulator/repositories/{owner}/{repo}/push")
     def push(self, full_name: str, branch: str | None = None, sha: str | None = None) -> dict:
         """Move a branch (created if new) to a new commit."""
         with self.state.lock:

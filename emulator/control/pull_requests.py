@@ -3,16 +3,12 @@ from __future__ import annotations
 
 from emulator import webhooks
 from emulator.control.base import ControlBase, ControlError
+from emulator.routing import route
 from emulator.state import Account, PullRequest, random_sha, utcnow
 
 
 class PullRequestControls(ControlBase):
-    ROUTES = [
-        ("POST", "/_emulator/repositories/{owner}/{repo}/pulls", "open_pull_request"),
-        ("POST", "/_emulator/repositories/{owner}/{repo}/pulls/{number}/synchronize", "synchronize_pull_request"),
-        ("POST", "/_emulator/repositories/{owner}/{repo}/pulls/{number}/state", "set_pull_request_state"),
-    ]
-
+    @route("POST", "/_emulator/repositories/{owner}/{repo}/pulls")
     def open_pull_request(self, full_name: str, number: int | None = None, head_ref: str | None = None,
                           head_sha: str | None = None, base_ref: str | None = None, title: str | None = None,
                           draft: bool = False, author_login: str | None = None, deliver: bool = False) -> dict:
@@ -38,6 +34,7 @@ class PullRequestControls(ControlBase):
             result["delivery"] = self.send_pull_request_event(full_name, number, "opened")
         return result
 
+    @route("POST", "/_emulator/repositories/{owner}/{repo}/pulls/{number}/synchronize")
     def synchronize_pull_request(self, full_name: str, number: int, head_sha: str | None = None, deliver: bool = False) -> dict:
         """Push a new head commit to the pull request's branch."""
         with self.state.lock:
@@ -53,6 +50,7 @@ class PullRequestControls(ControlBase):
             result["delivery"] = self.send_pull_request_event(full_name, number, "synchronize", before=before)
         return result
 
+    @route("POST", "/_emulator/repositories/{owner}/{repo}/pulls/{number}/state")
     def set_pull_request_state(self, full_name: str, number: int, action: str, deliver: bool = False) -> dict:
         """closed | reopened | ready_for_review | converted_to_draft | merged (closed with merged=true)."""
         with self.state.lock:

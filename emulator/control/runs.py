@@ -2,22 +2,13 @@
 from __future__ import annotations
 
 from emulator.control.base import ControlBase, ControlError
+from emulator.routing import route
 from emulator.runs import CONCLUSIONS
 from emulator.state import RUN_MODES, iso
 
 
 class RunControls(ControlBase):
-    ROUTES = [
-        ("PUT", "/_emulator/repositories/{owner}/{repo}/run-settings", "set_run_mode"),
-        ("PUT", "/_emulator/run-settings", "set_run_mode"),
-        ("GET", "/_emulator/runs", "runs"),
-        ("GET", "/_emulator/runs/{run_id}", "run"),
-        ("POST", "/_emulator/runs/{run_id}/start", "start_run"),
-        ("POST", "/_emulator/runs/{run_id}/complete", "complete_run"),
-        ("POST", "/_emulator/runs/{run_id}/rerun", "rerun"),
-        ("PUT", "/_emulator/repositories/{owner}/{repo}/run-name", "set_run_name"),
-    ]
-
+    @route("PUT", "/_emulator/repositories/{owner}/{repo}/run-name")
     def set_run_name(self, full_name: str, run_name: str | None, workflow: str = "readiness-runner.yml") -> dict:
         """The workflow file's `run-name` template (None: none, or the content folder's copy)."""
         with self.state.lock:
@@ -27,6 +18,8 @@ class RunControls(ControlBase):
             repo.workflows[workflow].run_name = run_name
             return {"workflow": workflow, "run_name": run_name}
 
+    @route("PUT", "/_emulator/repositories/{owner}/{repo}/run-settings")
+    @route("PUT", "/_emulator/run-settings")
     def set_run_mode(self, full_name: str | None = None, mode: str = "manual", conclusion: str | None = None,
                      delay_seconds: float | None = None, runner_command: str | list | None = None,
                      runner_env: dict | None = None, timeout_seconds: float | None = None,
@@ -70,21 +63,25 @@ class RunControls(ControlBase):
             ],
         }
 
+    @route("GET", "/_emulator/runs")
     def runs(self, full_name: str | None = None) -> list[dict]:
         with self.state.lock:
             repo_id = self._repo(full_name).id if full_name else None
             return [self._run_dict(r) for r in sorted(self.state.runs.values(), key=lambda r: r.id)
                     if repo_id is None or r.repository_id == repo_id]
 
+    @route("GET", "/_emulator/runs/{run_id}")
     def run(self, run_id: int) -> dict:
         with self.state.lock:
             return self._run_dict(self._workflow_run(run_id))
 
+    @route("POST", "/_emulator/runs/{run_id}/start")
     def start_run(self, run_id: int) -> dict:
         self.run(run_id)
         self.engine.start(int(run_id))
         return self.run(run_id)
 
+    @route("POST", "/_emulator/runs/{run_id}/complete")
     def complete_run(self, run_id: int, conclusion: str = "success") -> dict:
         self.run(run_id)
         if conclusion not in CONCLUSIONS:
@@ -92,6 +89,7 @@ class RunControls(ControlBase):
         self.engine.complete(int(run_id), conclusion)
         return self.run(run_id)
 
+    @route("POST", "/_emulator/runs/{run_id}/rerun")
     def rerun(self, run_id: int) -> dict:
         self.run(run_id)
         try:

@@ -3,27 +3,18 @@ from __future__ import annotations
 
 from emulator import webhooks
 from emulator.control.base import ControlBase, ControlError
+from emulator.routing import route
 
 
 class WebhookControls(ControlBase):
-    ROUTES = [
-        ("PUT", "/_emulator/webhooks", "configure_webhooks"),
-        ("POST", "/_emulator/webhooks/installation", "send_installation_event"),
-        ("POST", "/_emulator/webhooks/installation_repositories", "send_installation_repositories_event"),
-        ("POST", "/_emulator/webhooks/pull_request", "send_pull_request_event"),
-        ("POST", "/_emulator/webhooks/ping", "send_ping"),
-        ("POST", "/_emulator/webhooks/marketplace_purchase", "send_marketplace_purchase"),
-        ("POST", "/_emulator/webhooks", "send_webhook"),
-        ("GET", "/_emulator/deliveries", "deliveries"),
-        ("POST", "/_emulator/deliveries/{delivery_id}/redeliver", "redeliver"),
-    ]
-
+    @route("PUT", "/_emulator/webhooks")
     def configure_webhooks(self, url: str | None = None, secret: str | None = None,
                            marketplace_url: str | None = None, marketplace_secret: str | None = None) -> dict:
         self.sender.configure("app", url, secret)
         self.sender.configure("marketplace", marketplace_url, marketplace_secret)
         return {"url": self.sender.targets["app"].url, "marketplace_url": self.sender.targets["marketplace"].url}
 
+    @route("POST", "/_emulator/webhooks")
     def send_webhook(self, event: str, payload: dict, target: str = "app") -> dict:
         """Deliver any payload as ``event`` (e.g. a fixture file's content)."""
         if target not in ("app", "marketplace"):
@@ -31,6 +22,7 @@ class WebhookControls(ControlBase):
         inst = payload.get("installation") if isinstance(payload, dict) else None
         return self.sender.send(event, payload, target, installation_id=(inst or {}).get("id"))
 
+    @route("POST", "/_emulator/webhooks/installation")
     def send_installation_event(self, installation_id: int, action: str = "created") -> dict:
         with self.state.lock:
             inst = self._installation(installation_id)
@@ -40,6 +32,7 @@ class WebhookControls(ControlBase):
                                                     webhooks.default_sender(inst.account))
         return self.sender.send("installation", payload, "app", inst.id)
 
+    @route("POST", "/_emulator/webhooks/installation_repositories")
     def send_installation_repositories_event(self, installation_id: int, added: list | None = None,
                                              removed: list | None = None) -> dict:
         with self.state.lock:
@@ -52,6 +45,7 @@ class WebhookControls(ControlBase):
                 webhooks.default_sender(inst.account))
         return self.sender.send("installation_repositories", payload, "app", inst.id)
 
+    @route("POST", "/_emulator/webhooks/pull_request")
     def send_pull_request_event(self, full_name: str, number: int, action: str = "opened", before: str | None = None) -> dict:
         with self.state.lock:
             repo = self._repo(full_name)
@@ -60,6 +54,7 @@ class WebhookControls(ControlBase):
                                                     before=before or pull.base_sha)
         return self.sender.send("pull_request", payload, "app", repo.installation_id)
 
+    @route("POST", "/_emulator/webhooks/ping")
     def send_ping(self, target: str = "app", app_id: int | None = None) -> dict:
         app = self._the_app(app_id)
         url = self.sender.targets[target].url or ""
@@ -67,6 +62,7 @@ class WebhookControls(ControlBase):
         payload = webhooks.ping_payload(self._base_url(), app, self.sender.hook_ids[target], url, events)
         return self.sender.send("ping", payload, target)
 
+    @route("POST", "/_emulator/webhooks/marketplace_purchase")
     def send_marketplace_purchase(self, action: str, account_login: str, account_id: int | None = None,
                                   account_type: str = "Organization", plan: dict | None = None,
                                   effective_date: str | None = None, previous_plan: dict | None = None) -> dict:
@@ -76,9 +72,11 @@ class WebhookControls(ControlBase):
         payload = webhooks.marketplace_purchase_payload(self._base_url(), action, account, plan, effective_date, previous_plan)
         return self.sender.send("marketplace_purchase", payload, "marketplace")
 
+    @route("GET", "/_emulator/deliveries")
     def deliveries(self) -> list[dict]:
         return self.sender.deliveries()
 
+    @route("POST", "/_emulator/deliveries/{delivery_id}/redeliver")
     def redeliver(self, delivery_id: str) -> dict:
         try:
             return self.sender.redeliver(delivery_id)

@@ -25,4 +25,4 @@ ROUTE_GROUPS = (InstallationRoutes, ActionsRoutes, CheckRunRoutes, IssueCommentR
 
 def register_rest_routes(router: Router, state: State, runs: RunEngine) -> None:
     for group in ROUTE_GROUPS:
-        group(state, runs).register(router)
+        router.add_declared(group(state, runs))

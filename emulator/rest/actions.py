@@ -3,34 +3,28 @@ from __future__ import annotations
 
 from emulator import shapes
 from emulator.errors import HostError, not_found
-from emulator.rest.common import RouteGroup, invalid_request, paginate
-from emulator.routing import Reply, RequestContext
+from emulator.rest.common import RouteGroup, invalid_request, json_object, paginate
+from emulator.routing import Reply, RequestContext, route
 from emulator.state import Repository
 
 MAX_INPUTS = 25
 
 
 class ActionsRoutes(RouteGroup):
-    ROUTES = [
-        ('POST', '/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', 'actions/create-workflow-dispatch', 'dispatch_workflow'),
-        ('GET', '/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs', 'actions/list-workflow-runs', 'list_workflow_runs'),
-        ('GET', '/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}', 'actions/get-workflow-run-attempt', 'get_run_attempt'),
-        ('GET', '/repos/{owner}/{repo}/actions/runs/{run_id}', 'actions/get-workflow-run', 'get_run'),
-    ]
-
     def _workflow(self, repo: Repository, workflow_id: str):
         for workflow in repo.workflows.values():
             if workflow_id in (workflow.file_name, str(workflow.id), workflow.path):
                 return workflow
         raise not_found()
 
+    @route("POST", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", "actions/create-workflow-dispatch")
     def dispatch_workflow(self, ctx: RequestContext) -> Reply:
         token, repo = self._repo(ctx, ("actions", "write"))
         body = ctx.json()
         with self.state.lock:
             workflow = self._workflow(repo, ctx.params["workflow_id"])
-        if not isinstance(body, dict):
-            raise invalid_request("The request body must be an object.")
+        # Only now: broken JSON is answered 400 before an unknown workflow's 404, other JSON 422 after it.
+        body = json_object(body)
         ref = body.get("ref")
         if ref is None:
             raise invalid_request('"ref" wasn\'t supplied.')
@@ -79,17 +73,16 @@ class ActionsRoutes(RouteGroup):
         return shapes.workflow_run(ctx.base_url, repo, run, attempt, self._open_pulls_at(repo, run.head_sha))
 
     def _run_of(self, repo: Repository, ctx: RequestContext):
-        run = self.state.runs.get(self._int_param(ctx, "run_id"))
-        if run is None or run.repository_id != repo.id:
-            raise not_found()
-        return run
+        return self._record_of(repo, self.state.runs, ctx, "run_id")
 
+    @route("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", "actions/get-workflow-run")
     def get_run(self, ctx: RequestContext) -> Reply:
         _, repo = self._repo(ctx, ("actions", "read"))
         with self.state.lock:
             run = self._run_of(repo, ctx)
             return Reply(200, self._run_shape(ctx, repo, run, run.current))
 
+    @route("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}", "actions/get-workflow-run-attempt")
     def get_run_attempt(self, ctx: RequestContext) -> Reply:
         _, repo = self._repo(ctx, ("actions", "read"))
         number = self._int_param(ctx, "attempt_number")
@@ -99,6 +92,7 @@ class ActionsRoutes(RouteGroup):
                 raise not_found()
             return Reply(200, self._run_shape(ctx, repo, run, run.attempts[number - 1]))
 
+    @route("GET", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs", "actions/list-workflow-runs")
     def list_workflow_runs(self, ctx: RequestContext) -> Reply:
         _, repo = self._repo(ctx, ("actions", "read"))
         with self.state.lock:

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from emulator import shapes
-from emulator.errors import HostError, invalid_field, not_found, validation_failed
-from emulator.rest.common import RouteGroup, invalid_request, is_int, paginate, parse_time
-from emulator.routing import Reply, RequestContext
+from emulator.errors import HostError, invalid_field, validation_failed
+from emulator.rest.common import RouteGroup, invalid_request, is_int, json_object, paginate, parse_time
+from emulator.routing import Reply, RequestContext, route
 from emulator.state import CheckRun, Repository, utcnow
 
 MAX_TEXT = 65535
@@ -16,14 +16,6 @@ ANNOTATION_LEVELS = ("notice", "warning", "failure")
 
 
 class CheckRunRoutes(RouteGroup):
-    ROUTES = [
-        ('POST', '/repos/{owner}/{repo}/check-runs', 'checks/create', 'create_check_run'),
-        ('GET', '/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', 'checks/list-annotations', 'list_annotations'),
-        ('GET', '/repos/{owner}/{repo}/check-runs/{check_run_id}', 'checks/get', 'get_check_run'),
-        ('PATCH', '/repos/{owner}/{repo}/check-runs/{check_run_id}', 'checks/update', 'update_check_run'),
-        ('GET', '/repos/{owner}/{repo}/commits/{ref+}/check-runs', 'checks/list-for-ref', 'list_check_runs_for_ref'),
-    ]
-
     def _validate_output(self, output, creating: bool) -> dict:
         if not isinstance(output, dict):
             raise invalid_request("For 'properties/output', it is not an object.")
@@ -141,16 +133,12 @@ class CheckRunRoutes(RouteGroup):
         return shapes.check_run(ctx.base_url, repo, check, self._app_of(check.app_id), self._open_pulls_at(repo, check.head_sha))
 
     def _check_of(self, repo: Repository, ctx: RequestContext) -> CheckRun:
-        check = self.state.check_runs.get(self._int_param(ctx, "check_run_id"))
-        if check is None or check.repository_id != repo.id:
-            raise not_found()
-        return check
+        return self._record_of(repo, self.state.check_runs, ctx, "check_run_id")
 
+    @route("POST", "/repos/{owner}/{repo}/check-runs", "checks/create")
     def create_check_run(self, ctx: RequestContext) -> Reply:
         token, repo = self._repo(ctx, ("checks", "write"))
-        body = ctx.json()
-        if not isinstance(body, dict):
-            raise invalid_request("The request body must be an object.")
+        body = json_object(ctx.json())
         for name in ("name", "head_sha"):
             if name not in body:
                 raise invalid_request(f'"{name}" wasn\'t supplied.')
@@ -173,16 +161,16 @@ class CheckRunRoutes(RouteGroup):
             self.state.check_runs[check.id] = check
             return Reply(201, self._check_shape(ctx, repo, check))
 
+    @route("GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}", "checks/get")
     def get_check_run(self, ctx: RequestContext) -> Reply:
         _, repo = self._repo(ctx, ("checks", "read"))
         with self.state.lock:
             return Reply(200, self._check_shape(ctx, repo, self._check_of(repo, ctx)))
 
+    @route("PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", "checks/update")
     def update_check_run(self, ctx: RequestContext) -> Reply:
         token, repo = self._repo(ctx, ("checks", "write"))
-        body = ctx.json()
-        if not isinstance(body, dict):
-            raise invalid_request("The request body must be an object.")
+        body = json_object(ctx.json())
         with self.state.lock:
             check = self._check_of(repo, ctx)
             if check.app_id is not None and check.app_id != token.app_id:
@@ -191,6 +179,7 @@ class CheckRunRoutes(RouteGroup):
             self._apply_check_body(check, body, creating=False)
             return Reply(200, self._check_shape(ctx, repo, check))
 
+    @route("GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations", "checks/list-annotations")
     def list_annotations(self, ctx: RequestContext) -> Reply:
         _, repo = self._repo(ctx, ("checks", "read"))
         with self.state.lock:
@@ -198,6 +187,7 @@ class CheckRunRoutes(RouteGroup):
             page, headers = paginate(ctx, check.annotations)
             return Reply(200, [shapes.annotation(ctx.base_url, repo, check, a) for a in page], headers)
 
+    @route("GET", "/repos/{owner}/{repo}/commits/{ref+}/check-runs", "checks/list-for-ref")
     def list_check_runs_for_ref(self, ctx: RequestContext) -> Reply:
         _, repo = self._repo(ctx, ("checks", "read"))
         ref = ctx.params["ref"]

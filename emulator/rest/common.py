@@ -1,8 +1,8 @@
 """What the REST routes share: the host's error for a body that breaks its schema,
 pagination with the Link header, and the base class of each group of routes.
 
-A group lists its ``ROUTES`` as (method, path template, operationId of the REST
-description, handler method name); ``register`` adds them to the router.
+A group's handler declares its route with ``@route(method, path template,
+operationId of the REST description)`` (emulator.routing).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from emulator.auth import require_repository_access
 from emulator.errors import HostError, not_found
-from emulator.routing import RequestContext, Router
+from emulator.routing import RequestContext
 from emulator.runs import RunEngine
 from emulator.state import Repository, State
 
@@ -19,6 +19,13 @@ from emulator.state import Repository, State
 def invalid_request(detail: str) -> HostError:
     # The real API words body-schema failures as "Invalid request.\n\n<detail>".
     return HostError(422, f"Invalid request.\n\n{detail}")
+
+
+def json_object(body) -> dict:
+    """A parsed request body that must be an object: the host answers other JSON 422."""
+    if not isinstance(body, dict):
+        raise invalid_request("The request body must be an object.")
+    return body
 
 
 def is_int(value) -> bool:
@@ -58,15 +65,9 @@ def paginate(ctx: RequestContext, items: list) -> tuple[list, dict]:
 
 
 class RouteGroup:
-    ROUTES: list[tuple[str, str, str, str]] = []
-
     def __init__(self, state: State, runs: RunEngine):
         self.state = state
         self.runs = runs
-
-    def register(self, router: Router) -> None:
-        for method, template, operation_id, handler in self.ROUTES:
-            router.add(method, template, operation_id, getattr(self, handler))
 
     def _repo(self, ctx: RequestContext, permission: tuple[str, str] | None):
         return require_repository_access(
@@ -79,6 +80,14 @@ class RouteGroup:
             return int(ctx.params[name])
         except ValueError:
             raise not_found() from None
+
+    def _record_of(self, repo: Repository, records: dict, ctx: RequestContext, id_param: str):
+        """The record of ``records`` whose id is the path parameter ``id_param``; one
+        of another repository is answered 404, as the host does, like a missing one."""
+        record = records.get(self._int_param(ctx, id_param))
+        if record is None or record.repository_id != repo.id:
+            raise not_found()
+        return record
 
     def _app_of(self, app_id: int | None):
         return self.state.apps.get(app_id) if app_id is not None else None

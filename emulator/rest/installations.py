@@ -4,8 +4,8 @@ from __future__ import annotations
 from emulator import shapes
 from emulator.auth import issue_installation_token, permission_covers, require_installation_token, verify_app_jwt
 from emulator.errors import HostError, not_found, validation_failed
-from emulator.rest.common import RouteGroup, invalid_request, is_int, paginate
-from emulator.routing import Reply, RequestContext
+from emulator.rest.common import RouteGroup, invalid_request, is_int, json_object, paginate
+from emulator.routing import Reply, RequestContext, route
 from emulator.state import Installation, iso
 
 NOT_ACCESSIBLE = "There is at least one repository that does not exist or is not accessible to the parent installation."
@@ -13,19 +13,11 @@ NOT_ACCESSIBLE = "There is at least one repository that does not exist or is not
 
 
 class InstallationRoutes(RouteGroup):
-    ROUTES = [
-        ('POST', '/app/installations/{installation_id}/access_tokens', 'apps/create-installation-access-token', 'create_access_token'),
-        ('GET', '/app/installations/{installation_id}', 'apps/get-installation', 'get_installation'),
-        ('GET', '/repos/{owner}/{repo}/installation', 'apps/get-repo-installation', 'get_repo_installation'),
-        ('GET', '/installation/repositories', 'apps/list-repos-accessible-to-installation', 'list_installation_repositories'),
-    ]
-
+    @route("POST", "/app/installations/{installation_id}/access_tokens", "apps/create-installation-access-token")
     def create_access_token(self, ctx: RequestContext) -> Reply:
         app = verify_app_jwt(self.state, ctx.header("authorization"))
         installation_id = self._int_param(ctx, "installation_id")
-        body = ctx.json(required=False) or {}
-        if not isinstance(body, dict):
-            raise invalid_request("The request body must be an object.")
+        body = json_object(ctx.json(required=False) or {})
         with self.state.lock:
             inst = self._installation_of(app, installation_id)
             if inst.suspended_at is not None:
@@ -78,12 +70,14 @@ class InstallationRoutes(RouteGroup):
             raise not_found()
         return inst
 
+    @route("GET", "/app/installations/{installation_id}", "apps/get-installation")
     def get_installation(self, ctx: RequestContext) -> Reply:
         app = verify_app_jwt(self.state, ctx.header("authorization"))
         installation_id = self._int_param(ctx, "installation_id")
         with self.state.lock:
             return Reply(200, shapes.installation(ctx.base_url, self._installation_of(app, installation_id), app))
 
+    @route("GET", "/repos/{owner}/{repo}/installation", "apps/get-repo-installation")
     def get_repo_installation(self, ctx: RequestContext) -> Reply:
         app = verify_app_jwt(self.state, ctx.header("authorization"))
         with self.state.lock:
@@ -91,6 +85,7 @@ class InstallationRoutes(RouteGroup):
             inst = self._installation_of(app, repo.installation_id if repo else None)
             return Reply(200, shapes.installation(ctx.base_url, inst, app))
 
+    @route("GET", "/installation/repositories", "apps/list-repos-accessible-to-installation")
     def list_installation_repositories(self, ctx: RequestContext) -> Reply:
         token = require_installation_token(self.state, ctx.header("authorization"))
         with self.state.lock:

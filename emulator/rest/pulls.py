@@ -4,15 +4,12 @@ from __future__ import annotations
 from emulator import shapes
 from emulator.errors import not_found
 from emulator.rest.common import RouteGroup
-from emulator.routing import Reply, RequestContext
+from emulator.routing import Reply, RequestContext, route
 
 
 
 class PullRequestRoutes(RouteGroup):
-    ROUTES = [
-        ('GET', '/repos/{owner}/{repo}/pulls/{pull_number}', 'pulls/get', 'get_pull'),
-    ]
-
+    @route("GET", "/repos/{owner}/{repo}/pulls/{pull_number}", "pulls/get")
     def get_pull(self, ctx: RequestContext) -> Reply:
         _, repo = self._repo(ctx, ("pull_requests", "read"))
         with self.state.lock:

@@ -5,17 +5,11 @@ from emulator import shapes
 from emulator.auth import require_user_token
 from emulator.errors import not_found
 from emulator.rest.common import RouteGroup, paginate
-from emulator.routing import Reply, RequestContext
+from emulator.routing import Reply, RequestContext, route
 
 
 
 class UserRoutes(RouteGroup):
-    ROUTES = [
-        ('GET', '/user', 'users/get-authenticated', 'get_user'),
-        ('GET', '/user/installations', 'apps/list-installations-for-authenticated-user', 'list_user_installations'),
-        ('GET', '/user/installations/{installation_id}/repositories', 'apps/list-installation-repos-for-authenticated-user', 'list_user_installation_repositories'),
-    ]
-
     def _user_installations(self, token, user):
         visible = {user.login.lower(), *(o.lower() for o in user.organizations)}
         return [
@@ -24,10 +18,12 @@ class UserRoutes(RouteGroup):
             if inst.account.login.lower() in visible and (token.app_id is None or inst.app_id == token.app_id)
         ]
 
+    @route("GET", "/user", "users/get-authenticated")
     def get_user(self, ctx: RequestContext) -> Reply:
         _, user = require_user_token(self.state, ctx.header("authorization"))
         return Reply(200, shapes.private_user(ctx.base_url, user))
 
+    @route("GET", "/user/installations", "apps/list-installations-for-authenticated-user")
     def list_user_installations(self, ctx: RequestContext) -> Reply:
         token, user = require_user_token(self.state, ctx.header("authorization"))
         with self.state.lock:
@@ -41,6 +37,7 @@ class UserRoutes(RouteGroup):
             }
         return Reply(200, body, headers)
 
+    @route("GET", "/user/installations/{installation_id}/repositories", "apps/list-installation-repos-for-authenticated-user")
     def list_user_installation_repositories(self, ctx: RequestContext) -> Reply:
         token, user = require_user_token(self.state, ctx.header("authorization"))
         installation_id = self._int_param(ctx, "installation_id")
