@@ -14,11 +14,11 @@ dispatch answered ``204`` by a host that does not return run details).
 from __future__ import annotations
 
 import fnmatch
-import itertools
 import re
-import threading
 import time
 from dataclasses import asdict, dataclass, field
+
+from emulator.numbered import NumberedRecords
 
 
 @dataclass
@@ -85,11 +85,8 @@ def preset(name: str, reset_in_seconds: int = 60) -> dict:
     raise ValueError(f"unknown fault preset {name!r}")
 
 
-class FaultSwitches:
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._faults: list[Fault] = []
-        self._ids = itertools.count(1)
+class FaultSwitches(NumberedRecords):
+    """The faults in force, numbered by ``id`` as they are added."""
 
     def add(self, **spec) -> Fault:
         """Add a fault; ``preset=`` fills status/headers/body from ``preset()``."""
@@ -106,34 +103,30 @@ class FaultSwitches:
         if spec.get("count") is not None and int(spec["count"]) < 1:
             raise ValueError("count must be at least 1")
         with self._lock:
-            fault = Fault(id=next(self._ids), **spec)
+            fault = Fault(id=self._next_number(), **spec)
             fault.headers = dict(fault.headers or {})
-            self._faults.append(fault)
+            self._records.append(fault)
             return fault
 
     def take(self, method: str, path: str, operation_id: str | None) -> Fault | None:
         """The first fault matching this request, counting it as used."""
         with self._lock:
-            for fault in self._faults:
+            for fault in self._records:
                 if fault.matches(method, path, operation_id):
                     fault.hits += 1
                     if fault.count is not None:
                         fault.count -= 1
                         if fault.count == 0:
-                            self._faults.remove(fault)
+                            self._records.remove(fault)
                     return fault
         return None
 
     def list(self) -> list[dict]:
         with self._lock:
-            return [f.to_dict() for f in self._faults]
+            return [f.to_dict() for f in self._records]
 
     def remove(self, fault_id: int) -> bool:
         with self._lock:
-            before = len(self._faults)
-            self._faults = [f for f in self._faults if f.id != fault_id]
-            return len(self._faults) != before
-
-    def clear(self) -> None:
-        with self._lock:
-            self._faults.clear()
+            before = len(self._records)
+            self._records = [f for f in self._records if f.id != fault_id]
+            return len(self._records) != before

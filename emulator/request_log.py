@@ -6,11 +6,11 @@ keys) are replaced. Response bodies are not recorded since they hold tokens.
 """
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 import time
 from urllib.parse import parse_qs
+
+from emulator.numbered import NumberedRecords
 
 REDACTED = "[redacted]"
 SECRET_HEADERS = {"authorization", "cookie", "proxy-authorization", "x-hub-signature-256", "x-hub-signature"}
@@ -52,18 +52,15 @@ def loggable_body(raw: bytes, content_type: str | None):
         return {"_unparsed": raw[:200].decode("utf-8", "replace")}
 
 
-class RequestLog:
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._entries: list[dict] = []
-        self._seq = itertools.count(1)
+class RequestLog(NumberedRecords):
+    """The latest MAX_ENTRIES requests, numbered by ``seq`` as they arrive."""
 
     def record(self, **entry) -> dict:
-        entry["seq"] = next(self._seq)
+        entry["seq"] = self._next_number()
         entry["time"] = time.time()
         with self._lock:
-            self._entries.append(entry)
-            del self._entries[:-MAX_ENTRIES]
+            self._records.append(entry)
+            del self._records[:-MAX_ENTRIES]
         return entry
 
     def update(self, entry: dict, **fields) -> None:
@@ -73,7 +70,7 @@ class RequestLog:
 
     def entries(self, method: str | None = None, path_prefix: str | None = None, operation_id: str | None = None) -> list[dict]:
         with self._lock:
-            found = [dict(e) for e in self._entries]
+            found = [dict(e) for e in self._records]
         if method:
             found = [e for e in found if e["method"] == method.upper()]
         if path_prefix:
@@ -81,7 +78,3 @@ class RequestLog:
         if operation_id:
             found = [e for e in found if e.get("operation_id") == operation_id]
         return found
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
