@@ -47,6 +47,24 @@ class Reconciler(Protocol):
         """Look, report the observation; return the report's row (outcome, reason_code, terminal, ...)."""
 
 
+class SqlReconciler:
+    """What every reconciler does the same way: detection and claims are the
+    SQL functions reconciliation_detect_<kind> and reconciliation_claim_<kind>
+    (sql/functions/reconciliation.sql); a subclass names its kind and observes."""
+    name: str
+    event_prefix: str
+    sql_kind: str        # check_runs, lifecycle, workflow
+
+    def detect(self, conn, settings: ReconciliationSettings, now: dt.datetime | None) -> list[dict]:
+        return database.call(conn, f"reconciliation_detect_{self.sql_kind}",
+                             p_observation_seconds=settings.observation_seconds,
+                             p_deadline_seconds=settings.deadline_seconds, **_at(now))
+
+    def claim(self, conn, worker_id: str, limit: int, now: dt.datetime | None) -> list[dict]:
+        return database.call(conn, f"reconciliation_claim_{self.sql_kind}", p_worker=worker_id, p_limit=limit,
+                             p_lease_seconds=LEASE_SECONDS, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))
+
+
 def _ids(report: dict) -> dict:
     """The ids a report names, camelCased for the event (release_run_id -> releaseRunId)."""
     def camel(name: str) -> str:

@@ -23,7 +23,7 @@ from app import database
 from app.host import publication
 from app.host.errors import HostError, HostPermanent
 from app.host.outbox import external_id
-from workers.reconcile import LEASE_SECONDS, MAX_FAILED_CLAIMS, _at
+from workers.reconcile import SqlReconciler, _at
 
 
 def generic_output(item: dict, review_url: str) -> dict:
@@ -42,8 +42,9 @@ def generic_output(item: dict, review_url: str) -> dict:
     return {"title": title[:publication.TITLE_LIMIT], "summary": summary}
 
 
-class CheckRunReconciler:
+class CheckRunReconciler(SqlReconciler):
     name = "check_run"
+    sql_kind = "check_runs"
     event_prefix = "worker.check_run_reconciliation"
 
     def __init__(self, settings, host, app_id: str | None, public_url: str):
@@ -51,15 +52,6 @@ class CheckRunReconciler:
         self.host = host
         self.app_id = app_id
         self.public_url = public_url
-
-    def detect(self, conn, settings, now):
-        return database.call(conn, "reconciliation_detect_check_runs",
-                             p_observation_seconds=settings.observation_seconds,
-                             p_deadline_seconds=settings.deadline_seconds, **_at(now))
-
-    def claim(self, conn, worker_id, limit, now):
-        return database.call(conn, "reconciliation_claim_check_runs", p_worker=worker_id, p_limit=limit,
-                             p_lease_seconds=LEASE_SECONDS, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))
 
     def bound_to_us(self, check_run: dict, item: dict) -> bool:
         app = check_run.get("app") or {}

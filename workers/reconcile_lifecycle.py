@@ -11,21 +11,13 @@ without a second job. No code host call is involved.
 from __future__ import annotations
 
 from app import database
-from workers.reconcile import LEASE_SECONDS, MAX_FAILED_CLAIMS, _at
+from workers.reconcile import SqlReconciler, _at
 
 
-class LifecycleReconciler:
+class LifecycleReconciler(SqlReconciler):
     name = "lifecycle"
+    sql_kind = "lifecycle"
     event_prefix = "worker.lifecycle_reconciliation"
-
-    def detect(self, conn, settings, now):
-        return database.call(conn, "reconciliation_detect_lifecycle",
-                             p_observation_seconds=settings.observation_seconds,
-                             p_deadline_seconds=settings.deadline_seconds, **_at(now))
-
-    def claim(self, conn, worker_id, limit, now):
-        return database.call(conn, "reconciliation_claim_lifecycle", p_worker=worker_id, p_limit=limit,
-                             p_lease_seconds=LEASE_SECONDS, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))
 
     def observe(self, pool, item, now):
         with database.connection(pool) as conn:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from app import database
 from app.host.errors import HostError, HostPermanent
-from workers.reconcile import LEASE_SECONDS, MAX_FAILED_CLAIMS, _at
+from workers.reconcile import SqlReconciler, _at
 
 
 def run_state(run: dict) -> tuple[str, str | None]:
@@ -33,22 +33,14 @@ def carries_attempt(display_title: str | None, attempt_ref: str) -> bool:
     return attempt_ref in (display_title or "").split()
 
 
-class WorkflowReconciler:
+class WorkflowReconciler(SqlReconciler):
     name = "workflow"
+    sql_kind = "workflow"
     event_prefix = "worker.reconciliation"
 
     def __init__(self, settings, host):
         self.settings = settings
         self.host = host  # None when the app is not configured: every lookup is unavailable
-
-    def detect(self, conn, settings, now):
-        return database.call(conn, "reconciliation_detect_workflow",
-                             p_observation_seconds=settings.observation_seconds,
-                             p_deadline_seconds=settings.deadline_seconds, **_at(now))
-
-    def claim(self, conn, worker_id, limit, now):
-        return database.call(conn, "reconciliation_claim_workflow", p_worker=worker_id, p_limit=limit,
-                             p_lease_seconds=LEASE_SECONDS, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))
 
     def look(self, item: dict) -> tuple[str, str | None, int | None]:
         """(observation, conclusion, run id found by name) for one item."""
