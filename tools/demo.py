@@ -245,6 +245,23 @@ def repair_walkthrough(host, url: str, pr: dict) -> None:
           f"conclusion {completed[0]['conclusion']}")
 
 
+def host_environment(host, app: dict, base_url: str, audience: str) -> dict:
+    """The service's variables for an app registered on the emulator (`host.register_app`):
+    the app's id and key, the emulator as the REST API and the OIDC issuer of
+    workflow ID tokens, and sign-in with the code host (the emulator serves its
+    OAuth pages too). bin/load starts its service with the same."""
+    return dict(HOST_APP_ID=str(app["id"]), HOST_APP_PRIVATE_KEY=app["private_key_pem"], HOST_API_URL=host.url,
+                SERVICE_OIDC_ISSUER=host.oidc_issuer, SERVICE_OIDC_AUDIENCE=audience,
+                HOST_WEB_URL=host.url, HOST_OAUTH_CLIENT_ID=app["client_id"],
+                HOST_OAUTH_CLIENT_SECRET=app["client_secret"], SERVICE_PUBLIC_URL=base_url)
+
+
+def point_webhooks(host, base_url: str, env: dict) -> None:
+    """The emulator delivers the app's and the marketplace's webhooks to the service, signed with its secrets."""
+    host.configure_webhooks(f"{base_url}/api/host/webhook", env["HOST_WEBHOOK_SECRET"],
+                            f"{base_url}/api/host/marketplace/webhook", env["HOST_MARKETPLACE_WEBHOOK_SECRET"])
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -276,11 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     with emulator.start(runner_command=[str(ROOT / "bin" / "check"), "--runner"],
                         runner_env={"SERVICE_URL": base_url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE}) as host:
         app = host.register_app(callback_urls=[f"{base_url}/auth/callback"])
-        env.update(HOST_APP_ID=str(app["id"]), HOST_APP_PRIVATE_KEY=app["private_key_pem"], HOST_API_URL=host.url,
-                   SERVICE_OIDC_ISSUER=host.oidc_issuer, SERVICE_OIDC_AUDIENCE=OIDC_AUDIENCE,
-                   # Sign-in with the code host (the emulator serves its OAuth pages too).
-                   HOST_WEB_URL=host.url, HOST_OAUTH_CLIENT_ID=app["client_id"],
-                   HOST_OAUTH_CLIENT_SECRET=app["client_secret"], SERVICE_PUBLIC_URL=base_url,
+        env.update(host_environment(host, app, base_url, OIDC_AUDIENCE),
                    # The supply worker asks the emulator's component provider (tools/demo_supply.py).
                    SERVICE_COMPONENT_PROVIDER_URL=host.provider_url,
                    SERVICE_COMPONENT_PROVIDER_TOKEN_URL=host.provider_token_url,
@@ -288,8 +301,7 @@ def main(argv: list[str] | None = None) -> None:
                    SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET=emulator.provider.CLIENT_SECRET)
         config = config_module.load({**os.environ, **env})
         service = Service(config, url, extra_env=env, log_path=log_path).start()
-        host.configure_webhooks(f"{base_url}/api/host/webhook", env["HOST_WEBHOOK_SECRET"],
-                                f"{base_url}/api/host/marketplace/webhook", env["HOST_MARKETPLACE_WEBHOOK_SECRET"])
+        point_webhooks(host, base_url, env)
         try:
             print(f"boardready listening on {service.base_url} (service logs: {log_path})")
             run_page = walkthrough(host, service, url)

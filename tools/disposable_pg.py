@@ -63,9 +63,11 @@ def _run_as() -> str | None:
 
 
 class DisposableCluster:
-    def __init__(self, bindir: Path, *, port: int | None = None):
+    def __init__(self, bindir: Path, *, port: int | None = None, settings: dict[str, str] | None = None):
         self.bindir = Path(bindir)
         self.port = port or _free_port()
+        # Server settings (`-c name=value`) for every start, e.g. max_connections for a worker fleet.
+        self.settings = dict(settings or {})
         self.user = _run_as()
         self.root = Path(tempfile.mkdtemp(prefix="boardready-disposable-pg-"))
         self.data = self.root / "data"
@@ -88,6 +90,7 @@ class DisposableCluster:
 
     def start(self) -> "DisposableCluster":
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        options += "".join(f" -c {name}={value}" for name, value in self.settings.items())
         self._pg("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "start")
         return self
 
