@@ -1,0 +1,5 @@
+import sys
+
+from tools.load.cli import main
+
+sys.exit(main())
