@@ -11,35 +11,13 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from emulator import provider
 from tests.service.access_helpers import bearer, create_token
 from tests.service.helpers import OIDC_AUDIENCE, served_for_the_emulator, wait_for
 from tests.service.resultkit import CALLBACK, envelope, make_result
+from tests.service.supplykit import (DEFAULT_BRANCH_BOM, PROJECT, PULL_REQUEST_BOM, SCHEMATIC,
+                                     provider_settings)
 
 REPOSITORY = "acme-hw/supply-board"
-PROJECT = "hardware/blinky.kicad_pro"
-SCHEMATIC = "hardware/blinky.kicad_sch"
-
-
-def bom_line(ref: str, mpn: str, manufacturer: str, line: int) -> dict:
-    return {"project": PROJECT, "references": [ref], "quantity": 1, "value": ref, "footprint": "fp",
-            "manufacturer": manufacturer, "mpn": mpn, "dnp": False, "path": SCHEMATIC, "line": line}
-
-
-DEFAULT_BRANCH_BOM = [bom_line("R1", "RC0603FR-07330RL", "YAGEO", 40),
-                      bom_line("U1", "NE555P", "Texas Instruments", 80)]
-# The pull request swaps the 555 for an EOL boost converter.
-PULL_REQUEST_BOM = [bom_line("R1", "RC0603FR-07330RL", "YAGEO", 40),
-                    bom_line("U1", "LM2611BMF/NOPB", "Texas Instruments", 82)]
-
-
-def provider_settings(host) -> dict:
-    """The supply worker asks the emulator's component provider, and soon."""
-    return {"SERVICE_COMPONENT_PROVIDER_URL": host.provider_url,
-            "SERVICE_COMPONENT_PROVIDER_TOKEN_URL": host.provider_token_url,
-            "SERVICE_COMPONENT_PROVIDER_CLIENT_ID": provider.CLIENT_ID,
-            "SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET": provider.CLIENT_SECRET,
-            "SERVICE_SUPPLY_POLL_MS": "200"}
 
 
 @pytest.fixture

@@ -14,25 +14,10 @@ from falcon import testing
 
 from app.supply import settings as supply_settings
 from app.web.wsgi import create_app
-from emulator import provider
 from tests.service.hostkit import REPOSITORY, run_outbox
 from tests.service.resultkit import DispatchedRun, envelope, make_result
+from tests.service.supplykit import DEFAULT_BRANCH_BOM, PROJECT, PULL_REQUEST_BOM, provider_settings
 from workers.supply import SupplyWorker
-
-PROJECT = "hardware/blinky.kicad_pro"
-SCHEMATIC = "hardware/blinky.kicad_sch"
-
-
-def bom_line(ref: str, mpn: str, manufacturer: str, line: int) -> dict:
-    return {"project": PROJECT, "references": [ref], "quantity": 1, "value": ref, "footprint": "fp",
-            "manufacturer": manufacturer, "mpn": mpn, "dnp": False, "path": SCHEMATIC, "line": line}
-
-
-DEFAULT_BRANCH_BOM = [bom_line("R1", "RC0603FR-07330RL", "YAGEO", 40),
-                      bom_line("U1", "NE555P", "Texas Instruments", 80)]
-# The pull request swaps the 555 for an EOL boost converter: supply.obsolete, high.
-PULL_REQUEST_BOM = [bom_line("R1", "RC0603FR-07330RL", "YAGEO", 40),
-                    bom_line("U1", "LM2611BMF/NOPB", "Texas Instruments", 82)]
 
 
 @pytest.fixture
@@ -43,12 +28,7 @@ def client(kit, pool):
 
 @pytest.fixture
 def supply_worker(kit, pool):
-    settings = supply_settings.load({
-        "SERVICE_COMPONENT_PROVIDER_URL": kit.host.provider_url,
-        "SERVICE_COMPONENT_PROVIDER_TOKEN_URL": kit.host.provider_token_url,
-        "SERVICE_COMPONENT_PROVIDER_CLIENT_ID": provider.CLIENT_ID,
-        "SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET": provider.CLIENT_SECRET})
-    return SupplyWorker(settings, pool)
+    return SupplyWorker(supply_settings.load(provider_settings(kit.host)), pool)
 
 
 @pytest.fixture
