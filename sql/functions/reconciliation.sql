@@ -438,9 +438,15 @@ BEGIN
   END IF;
 
   IF p_observation IN ('converged', 'updated') THEN
-    UPDATE release_runs SET check_run_published_at = p_now, updated_at = p_now WHERE id = v_run.id;
-    -- The conclusion the check run now shows is the first one published.
-    UPDATE run_results r SET published_conclusion = coalesce(r.published_conclusion, r.conclusion),
+    -- The check run now shows what the observer compared it with or sent:
+    -- the run's expected conclusion, its release decision's when it has one
+    -- (an approval or a supply check may have moved it off the result's own).
+    -- Recorded as shown, so a later decision update compares with the truth.
+    UPDATE release_runs SET check_run_published_at = p_now, published_decision = coalesce(v_run.decision, published_decision),
+           updated_at = p_now
+     WHERE id = v_run.id;
+    UPDATE run_results r SET published_conclusion = coalesce(r.published_conclusion,
+                                                             release_run_expected_conclusion(v_run.id)),
            last_publication_error = NULL
      WHERE r.release_run_id = v_run.id AND r.attempt_id = v_run.current_attempt_id;
     v_reason := CASE p_observation WHEN 'converged' THEN 'host_check_run_converged'

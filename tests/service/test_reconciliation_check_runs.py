@@ -116,6 +116,25 @@ def test_already_converged_marks_it_reconciled_without_an_update(kit, client, po
     assert state(owner, dispatched.release_run_id)["published_conclusion"] == "neutral"
 
 
+def test_what_the_reconciler_restores_is_recorded_as_shown(kit, client, pool, db_url, owner, loop):
+    """The release decision moved off the result's own (as an approval does)
+    while the completion was lost: the reconciler restores the decision's
+    conclusion, and records that, not the result's, as what the check run shows."""
+    kit.host.add_fault(operation_id="checks/update", status=502, count=5)
+    dispatched = decided(kit, client, pool, db_url, owner, readiness="at-risk", publish=False)
+    for _ in range(5):
+        due_now(owner)
+        run_outbox(kit, pool, db_url)
+    owner.execute("UPDATE release_runs SET decision = 'PASS', conclusion = 'success' WHERE id = %s",
+                  (dispatched.release_run_id,))
+    [report] = loop.run_once(later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"]))
+    assert (report["outcome"], report["reason_code"]) == ("reconciled", "host_check_run_updated")
+    assert shown(kit, dispatched.check_run_id)["conclusion"] == "success"
+    assert state(owner, dispatched.release_run_id)["published_conclusion"] == "success"
+    assert owner.execute("SELECT published_decision FROM release_runs WHERE id = %s",
+                         (dispatched.release_run_id,)).fetchone()["published_decision"] == "PASS"
+
+
 @pytest.mark.parametrize("host_state", [{"status": "in_progress"}, {"status": "completed", "conclusion": "success"}])
 def test_in_progress_or_another_conclusion_is_updated_to_the_stored_one(kit, client, pool, db_url, owner, loop,
                                                                         host_state):
