@@ -163,6 +163,15 @@ BEGIN
          workflow_run_id = CASE WHEN v_binds_run THEN p_workflow_run_id ELSE workflow_run_id END,
          dispatch_state = CASE WHEN v_binds_run THEN 'dispatched' ELSE dispatch_state END
    WHERE id = v_attempt.id;
+  IF v_binds_run THEN
+    -- The uncertain dispatch did start this run: its dead letter is resolved,
+    -- as reconciliation resolves it when it finds the run first. Closed now,
+    -- the attempt is nothing reconciliation looks at again, so a dead letter
+    -- left here would stay, unreplayable, in every operator's list.
+    UPDATE outbox_items
+       SET status = 'completed', outcome = 'dispatch_reconciled', completed_at = p_now, updated_at = p_now
+     WHERE attempt_id = v_attempt.id AND kind = 'workflow_dispatch' AND status = 'dead_letter';
+  END IF;
   INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
   VALUES ('release_run.result_accepted', v_run.installation_id,
           -- One actor format everywhere (reviews.sql): the workflow is no person or token, so 'system'.

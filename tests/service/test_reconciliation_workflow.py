@@ -222,6 +222,26 @@ def test_uncertain_dispatch_is_found_and_its_dead_letter_resolved(kit, client, p
         == "dispatch_reconciled"
 
 
+def test_a_fast_callback_after_an_uncertain_dispatch_resolves_its_dead_letter(kit, client, pool, db_url, owner,
+                                                                             loop):
+    # The dispatch's answer is lost (the host started the run) and the workflow
+    # calls back before reconciliation looked: binding the run resolves the
+    # dead letter too, since the closed attempt is never looked at again
+    # (found by bin/load's github-api-interruption profile).
+    kit.host.add_fault(operation_id=DISPATCH, drop=True, after=True, count=1)
+    dispatched = DispatchedRun(kit, client, pool, db_url, owner)
+    [workflow_run] = kit.host.runs(REPOSITORY)
+    token = kit.host.mint_oidc_token(OIDC_AUDIENCE, run_id=workflow_run["id"])
+    accepted = dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha)), token)
+    assert accepted.status_code == 200, accepted.json
+    bound = attempt(owner, dispatched.release_run_id)
+    assert (bound["workflow_run_id"], bound["dispatch_state"]) == (workflow_run["id"], "dispatched")
+    assert owner.execute("SELECT * FROM ops.dead_letters").fetchall() == []
+    assert owner.execute("SELECT outcome FROM outbox_items WHERE kind = 'workflow_dispatch'").fetchone()["outcome"] \
+        == "dispatch_reconciled"
+    assert loop.run_once(later(OBSERVATION + 1, started(owner, dispatched))) == []
+
+
 def test_a_superseded_attempt_is_never_failed(kit, client, pool, db_url, owner, loop):
     dispatched = DispatchedRun(kit, client, pool, db_url, owner)
     kit.host.complete_run(dispatched.workflow_run_id, "failure")
