@@ -246,10 +246,13 @@ $$;
 
 -- The pending item of one kind for a release run (the synchronous result
 -- endpoint publishes its check run completion itself).
+-- Only an item that is due: one held (for a supply check) or backing off
+-- after a failure is left to the workers, which take it when its time comes.
 CREATE OR REPLACE FUNCTION boardready.outbox_pending_item(p_release_run_id bigint, p_kind text)
 RETURNS TABLE (item_id bigint)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   SELECT o.id FROM outbox_items o
    WHERE o.release_run_id = p_release_run_id AND o.kind = p_kind AND o.status = 'accepted'
+     AND o.run_after <= now()
    ORDER BY o.id DESC LIMIT 1
 $$;

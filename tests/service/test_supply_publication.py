@@ -14,6 +14,7 @@ from falcon import testing
 
 from app.supply import settings as supply_settings
 from app.web.wsgi import create_app
+from tests.service.access_helpers import bearer, create_token
 from tests.service.hostkit import REPOSITORY, run_outbox
 from tests.service.resultkit import DispatchedRun, envelope, make_result
 from tests.service.supplykit import DEFAULT_BRANCH_BOM, PROJECT, PULL_REQUEST_BOM, provider_settings
@@ -128,3 +129,23 @@ def test_a_waiver_after_the_check_but_before_the_completion_is_what_the_completi
     run_outbox(kit, pool, db_url)
     assert conclusions_sent(kit, watched_run) == ["success", "failure"]
     assert stored(owner, watched_run)["published_decision"] == "FAIL"
+
+
+def test_a_token_published_result_waits_for_the_supply_check_too(kit, client, pool, db_url, owner, watched_run,
+                                                                   supply_worker):
+    """Opted in to token-published results, the request used to complete the
+    held check run itself, showing the result's own success before the check
+    turned it to failure. It leaves a held completion to the workers."""
+    repository_id = kit.repository["id"]
+    admin, _ = create_token(pool, repository_id, scopes=["admin"])
+    settings = f"/api/v1/repositories/{repository_id}/settings"
+    assert client.simulate_put(settings, headers=bearer(admin), json={"tokenPublishedResults": True}).status_code == 200
+    token, _ = create_token(pool, repository_id, scopes=["runs:write"])
+    answer = client.simulate_post("/api/v1/runs/result", headers=bearer(token), json={
+        "attemptId": watched_run.attempt_ref,
+        "result": make_result(watched_run.head_sha, "ready", bom=PULL_REQUEST_BOM)})
+    assert (answer.status_code, answer.json["published"]) == (200, False), answer.json
+    assert check_run(kit, watched_run)["status"] == "queued" and conclusions_sent(kit, watched_run) == []
+    assert supply_worker.tick() is True
+    run_outbox(kit, pool, db_url)
+    assert conclusions_sent(kit, watched_run) == ["failure"]
