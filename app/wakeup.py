@@ -42,6 +42,10 @@ class Waker:
             self._pending.clear()  # pokes from here on are covered by a later NOTIFY
             try:
                 with database.connection(self.pool, timeout=5) as conn:
-                    conn.execute("SELECT pg_notify(%s, '')", (self.channel,))
+                    # A hint needs no durable commit: without the WAL flush the
+                    # notifying commit holds the cluster-wide notify lock for
+                    # microseconds instead of an fsync.
+                    conn.execute("SELECT set_config('synchronous_commit', 'off', true), pg_notify(%s, '')",
+                                 (self.channel,))
             except Exception as exc:  # the poll covers a lost hint
                 log("wakeup.notify_failed", level="warning", channel=self.channel, errorClass=type(exc).__name__)
