@@ -34,7 +34,7 @@ from app import config as config_module
 from app import embedded_pg, migrations, queries
 from app.serve import SERVICE_WSGI_APP, Service
 from app.web.wsgi import pool_size_per_web_process
-from tools import intake_floor
+from tools import intake_db_cost, intake_floor
 
 REPOSITORIES = 12
 
@@ -185,6 +185,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--url", help="a running service; needs HOST_WEBHOOK_SECRET and SERVICE_DATABASE_URL")
     parser.add_argument("--no-workers", action="store_true",
                         help="start the API alone (intake without the workers draining jobs beside it)")
+    parser.add_argument("--database-cpu", action="store_true",
+                        help="measure only PostgreSQL's CPU per stored delivery, service against floor "
+                             "(tools/intake_db_cost.py), on a fresh embedded database")
     args = parser.parse_args(argv)
     if args.duplicates > args.unique:
         parser.error("--duplicates must not exceed --unique")
@@ -199,6 +202,9 @@ def main(argv: list[str] | None = None) -> None:
     data_dir = tempfile.mkdtemp(prefix="bench-intake-")
     database_url = embedded_pg.start(data_dir)
     migrations.migrate(database_url)
+    if args.database_cpu:
+        _, _, body = build_deliveries(1, "dbcost")[0]
+        return intake_db_cost.report(intake_db_cost.measure(database_url, body))
     config = config_module.load(os.environ)
     print(f"server: {config.web_concurrency} processes x {config.web_threads} threads (bin/serve defaults), "
           f"embedded PostgreSQL in {data_dir}; service workers {'off' if args.no_workers else 'on'}")

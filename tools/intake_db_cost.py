@@ -1,0 +1,73 @@
+"""`bin/bench-intake --database-cpu`: PostgreSQL CPU per stored delivery.
+
+The end-to-end intake benchmark shares two cores between the load generator,
+the web processes and PostgreSQL, so its figures move with whatever else the
+machine does. This one isolates the database's part: one connection makes N
+intake calls exactly as the API makes them (the service's
+`intake_accept_delivery` with a real normalized pull request, each its own
+durable transaction), then N of the floor's single INSERT, and reads the
+backend's own CPU time from /proc/<pid>/stat around each batch. CPU time, not
+wall time: what other processes do barely moves it. Needs the database on this
+machine (the embedded one is).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import statistics
+import uuid
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from app.lifecycle_events import normalize
+from tools import intake_floor
+
+TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+
+
+def backend_cpu_seconds(pid: int) -> float:
+    """utime + stime of a backend process (fields 14 and 15 of /proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND
+
+
+def _service_calls(conn, body: bytes, calls: int, run: str) -> None:
+    payload = json.loads(body)
+    event = normalize("pull_request", payload)
+    digest = hashlib.sha256(body).hexdigest()
+    for i in range(calls):
+        conn.execute("SELECT * FROM boardready.intake_accept_delivery(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                     ("host", f"dbcost-{run}-{i}", "pull_request", event.action, event.installation_id,
+                      Jsonb(event.actions), digest, len(body), 3), prepare=True)
+
+
+def _floor_calls(conn, body: bytes, calls: int, run: str) -> None:
+    digest = hashlib.sha256(body).hexdigest()
+    for i in range(calls):
+        conn.execute(intake_floor.INSERT, (f"dbcost-{run}-{i}", digest), prepare=True)
+
+
+def measure(database_url: str, body: bytes, calls: int = 3000, rounds: int = 3) -> dict[str, list[float]]:
+    """Microseconds of backend CPU per call, per round, for the service and the floor (alternating)."""
+    intake_floor.create_schema(database_url)
+    per_call: dict[str, list[float]] = {"service": [], "floor": []}
+    for _ in range(rounds):
+        for target, calls_of in (("service", _service_calls), ("floor", _floor_calls)):
+            with psycopg.connect(database_url, autocommit=True) as conn:
+                pid = conn.info.backend_pid
+                calls_of(conn, body, 50, uuid.uuid4().hex)       # warm: plans cached, relations open
+                before = backend_cpu_seconds(pid)
+                calls_of(conn, body, calls, uuid.uuid4().hex)
+                per_call[target].append((backend_cpu_seconds(pid) - before) / calls * 1e6)
+    return per_call
+
+
+def report(per_call: dict[str, list[float]]) -> None:
+    service, floor = statistics.median(per_call["service"]), statistics.median(per_call["floor"])
+    for target, values in per_call.items():
+        print(f"database CPU per delivery, {target:<7}: median {statistics.median(values):6.1f} us "
+              f"(rounds: {', '.join(f'{v:.1f}' for v in values)})")
+    print(f"service / floor database CPU: {service / floor:.1f}x ({service - floor:.0f} us more per delivery)")
