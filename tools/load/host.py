@@ -32,10 +32,10 @@ class EmulatorProcess:
         self.http = httpx.Client(base_url=self.url, timeout=60)
         self.oidc_issuer = self._call("GET", "/_emulator/oidc")["issuer"]
 
-    def _call(self, method: str, path: str, params: dict | None = None, **body):
-        response = self.http.request(method, path, params=params, json=body if body else None)
+    def _call(self, method: str, route: str, body: dict | None = None):
+        response = self.http.request(method, route, json=body or None)
         if response.status_code >= 400:
-            raise ControlError(f"emulator {method} {path.split('/')[2]} answered {response.status_code}: "
+            raise ControlError(f"emulator {method} {route.split('/')[2]} answered {response.status_code}: "
                                f"{response.text[:200]}")
         answer = response.json() if response.content else {}
         if isinstance(answer, dict) and set(answer) == {"items"}:
@@ -51,28 +51,28 @@ class EmulatorProcess:
 
     # -- apps, installations, repositories, people ---------------------------------------
     def register_app(self, **spec) -> dict:
-        return self._call("POST", "/_emulator/apps", **spec)
+        return self._call("POST", "/_emulator/apps", spec)
 
     def create_installation(self, account_login: str, **spec) -> dict:
-        return self._call("POST", "/_emulator/installations", account_login=account_login, **spec)
+        return self._call("POST", "/_emulator/installations", {"account_login": account_login, **spec})
 
     def create_repository(self, full_name: str, **spec) -> dict:
-        return self._call("POST", "/_emulator/repositories", full_name=full_name, **spec)
+        return self._call("POST", "/_emulator/repositories", {"full_name": full_name, **spec})
 
     def create_user(self, login: str, **spec) -> dict:
-        return self._call("POST", "/_emulator/users", login=login, **spec)
+        return self._call("POST", "/_emulator/users", {"login": login, **spec})
 
     def configure_webhooks(self, url=None, secret=None, marketplace_url=None, marketplace_secret=None) -> dict:
-        return self._call("PUT", "/_emulator/webhooks", url=url, secret=secret, marketplace_url=marketplace_url,
-                          marketplace_secret=marketplace_secret)
+        return self._call("PUT", "/_emulator/webhooks", {"url": url, "secret": secret, "marketplace_url": marketplace_url,
+                                                   "marketplace_secret": marketplace_secret})
 
     # -- pull requests and their deliveries --------------------------------------------------
     def open_pull_request(self, full_name: str, **spec) -> dict:
-        return self._call("POST", f"{self._repo(full_name)}/pulls", **spec)
+        return self._call("POST", f"{self._repo(full_name)}/pulls", spec)
 
     def send_pull_request_event(self, full_name: str, number: int, action: str = "opened") -> dict:
-        return self._call("POST", "/_emulator/webhooks/pull_request", full_name=full_name, number=number,
-                          action=action)
+        return self._call("POST", "/_emulator/webhooks/pull_request",
+                          {"full_name": full_name, "number": number, "action": action})
 
     def redeliver(self, delivery_id: str) -> dict:
         return self._call("POST", f"/_emulator/deliveries/{quote(delivery_id, safe='')}/redeliver")
@@ -85,10 +85,10 @@ class EmulatorProcess:
         return self._call("POST", f"/_emulator/runs/{int(run_id)}/start")
 
     def complete_run(self, run_id: int, conclusion: str = "success") -> dict:
-        return self._call("POST", f"/_emulator/runs/{int(run_id)}/complete", conclusion=conclusion)
+        return self._call("POST", f"/_emulator/runs/{int(run_id)}/complete", {"conclusion": conclusion})
 
     def mint_oidc_token(self, audience: str, run_id: int) -> str:
-        return self._call("POST", "/_emulator/oidc/tokens", audience=audience, run_id=run_id)
+        return self._call("POST", "/_emulator/oidc/tokens", {"audience": audience, "run_id": run_id})
 
     # -- what the app wrote ----------------------------------------------------------------
     def check_runs(self) -> list[dict]:
@@ -99,7 +99,7 @@ class EmulatorProcess:
 
     # -- faults ------------------------------------------------------------------------------
     def add_fault(self, **spec) -> dict:
-        return self._call("POST", "/_emulator/faults", **spec)
+        return self._call("POST", "/_emulator/faults", spec)
 
     def faults(self) -> list[dict]:
         return self._call("GET", "/_emulator/faults")

@@ -13,7 +13,7 @@
 4. dashboard: a signed-in viewer's GET /api/v1/runs pages, following
    nextCursor (as many requests as unique deliveries).
 
-A fault (profiles.py) is injected once the phase's operations are half sent;
+A fault (profiles.py) is injected once half the phase's operations are done;
 the phase then waits until what was in flight when the fault ended has
 converged, and records the recovery.
 """
@@ -79,9 +79,12 @@ class PhaseResult:
     fault: dict | None = None
     audit: audit_module.AuditResult | None = None
 
+    down_s: float = 0.0  # the fault's window inside the phase: not part of its steady throughput
+
     @property
     def throughput(self) -> float:
-        return self.operations / self.elapsed_s if self.elapsed_s > 0 else 0.0
+        steady = self.elapsed_s - self.down_s
+        return self.operations / steady if steady > 0 else 0.0
 
     @property
     def passed(self) -> bool:
@@ -91,6 +94,8 @@ class PhaseResult:
     def to_dict(self) -> dict:
         return {"round": self.round, "name": self.name, "passed": self.passed, "operations": self.operations,
                 "elapsed_s": round(self.elapsed_s, 3), "throughput_per_s": round(self.throughput, 1),
+                "fault_window_s": round(self.down_s, 3),
+                "throughput_with_fault_per_s": round(self.operations / self.elapsed_s, 1) if self.elapsed_s > 0 else 0,
                 "latency_ms": self.latency_ms, "during_faults_ms": self.during_faults_ms,
                 "limits": [limit.to_dict() for limit in self.limits], "checks": self.checks, "counts": self.counts,
                 "fault": self.fault, "audit": self.audit.to_dict() if self.audit else None}
@@ -113,6 +118,7 @@ class LoadRun:
         self.repository_ids = {r["full_name"]: r["id"] for r in stack.repositories}
         self.runner: WorkflowRunner | None = None
         self._runner_stop = asyncio.Event()
+        self.began = time.time()
         self._runner_task: asyncio.Task | None = None
 
     # -- plumbing -----------------------------------------------------------------
@@ -174,6 +180,7 @@ class LoadRun:
         if record is None:
             return
         ended = record["ended_s"]
+        phase.down_s = min(ended - record["started_s"], phase.elapsed_s)
         first = min((s.ended for s in outcome_samples if s.started >= ended and s.status is not None
                      and s.status < 400), default=None)
         record["service_back_ms"] = round((first - ended) * 1000, 1) if first else None
@@ -182,8 +189,9 @@ class LoadRun:
         record["limit_ms"] = self.settings.recovery_convergence_ms
         record["passed"] = (record["convergence_ms"] is not None
                             and record["convergence_ms"] <= self.settings.recovery_convergence_ms)
-        for key in ("started_s", "ended_s"):
-            record.pop(key)
+        # When, in seconds since the run began (no wall-clock times in the report).
+        record["started_s"] = round(record["started_s"] - self.began, 3)
+        record["ended_s"] = round(record["ended_s"] - self.began, 3)
         phase.fault = record
 
     def _latency(self, phase: PhaseResult, samples: list[Sample]) -> list[float]:
@@ -256,9 +264,9 @@ class LoadRun:
         phase.counts = {"unique": len(ids), "duplicates": len(requests) - len(ids), "statuses": outcome.statuses(),
                         "retries": outcome.retries}
         phase.limits.append(Limit("intake_p95_ms", self.settings.intake_p95_ms, phase.latency_ms["p95"]))
-        self._throughput_limit(phase)
         phase.checks["every_delivery_acknowledged"] = all(i in self.acknowledged for i in ids)
         self._finish_fault(phase, record, outcome.samples)
+        self._throughput_limit(phase)
         await self.audit(phase, settled=False)
         self.phases.append(phase)
         return phase, ids
@@ -306,12 +314,13 @@ class LoadRun:
             head_of[request[0]] = pull["head"]["sha"]
         random.Random(f"runs-{round_number}").shuffle(requests)
         heads = list(head_of.values())
-        halfway, advance_sent = self._halfway(len(requests), lambda: None)
-        advance_done = self.progress.task(f"round {round_number} release runs", len(requests))
+        halfway, advance_done = self._halfway(len(requests),
+                                              self.progress.task(f"round {round_number} release runs", len(requests)))
         sent_at: dict[str, float] = {}
         fault_task = asyncio.create_task(self._with_fault(fault, halfway, phase))
         runner_samples_before, runner_retries_before = len(self.runner.samples), self.runner.retries
-        outcome = await self._deliver(requests, advance_sent, sent_at)
+        answered_before = dict(self.runner.answered)
+        outcome = await self._deliver(requests, lambda: None, sent_at)
         rows, done_count, deadline = [], 0, time.monotonic() + DRAIN_TIMEOUT_S
         while time.monotonic() < deadline:
             rows = await self.blocking(self.query, "load_release_progress", heads=heads)
@@ -335,11 +344,14 @@ class LoadRun:
         phase.counts = {"runs": len(requests), "done": len(finished), "delivery_statuses": outcome.statuses(),
                         "delivery_retries": outcome.retries, "result_callbacks_ms": figures([s.ms for s in steady]),
                         "result_callback_retries": self.runner.retries - runner_retries_before,
+                        "result_callback_outcomes": {code: n - answered_before.get(code, 0)
+                                                     for code, n in sorted(self.runner.answered.items())
+                                                     if n > answered_before.get(code, 0)},
                         "runs_by_status": _count(r["status"] for r in rows)}
         phase.checks["every_delivery_acknowledged"] = all(s in (200, 202) for s in outcome.final)
         phase.checks["every_run_done"] = len(finished) == len(requests)
-        self._throughput_limit(phase)
         self._finish_fault(phase, record, outcome.samples + callbacks)
+        self._throughput_limit(phase)
         await self.audit(phase, settled=True)
         self.phases.append(phase)
         return phase
@@ -381,8 +393,8 @@ class LoadRun:
         phase.checks["every_page_answered"] = all(s == 200 for s in outcome.final)
         phase.checks["runs_listed"] = pages["items"] > 0
         phase.limits.append(Limit("dashboard_p95_ms", self.settings.dashboard_p95_ms, phase.latency_ms["p95"]))
-        self._throughput_limit(phase)
         self._finish_fault(phase, record, outcome.samples)
+        self._throughput_limit(phase)
         await self.audit(phase, settled=True)
         self.phases.append(phase)
         return phase

@@ -17,9 +17,13 @@ their check runs published and outbox calls made, no expired lease).
   over intake, release runs and the dashboard from round to round.
 - worker-process-interruption: SIGKILL to the worker process holding the most
   leases during the release runs; a replacement is started at once, as a
-  supervisor would.
+  supervisor would, and is back when it runs its loop.
 - worker-fleet-interruption: SERVICE_LOAD_WORKER_FLEET_SIZE worker processes;
   the whole fleet SIGKILLed while one of them holds leases, then restarted.
+
+Faults of the release-run phase strike once half its runs are done (its
+operations are runs carried through, not deliveries sent); those of the
+intake and the dashboard once half their requests are answered.
 - github-api-interruption: the emulator's 5xx, timeouts (answers held past
   the service's host timeout) and rate limits (403 with X-RateLimit-Reset,
   secondary limits with Retry-After, 429) switched on for 2 s during the
@@ -75,8 +79,17 @@ class WorkerKill:
         started = time.time()
         await run.blocking(fleet.kill, victims)
         await run.blocking(fleet.start)
-        return Window(started, time.time()), {"workers_killed": len(victims),
-                                              "leases_held_when_killed": sum(held.get(p, 0) for p in victims)}
+        # Back when every replacement runs its loop (it LISTENs), as the database is back when it accepts connections.
+        deadline = time.monotonic() + LEASE_WAIT_S
+        while time.monotonic() < deadline:
+            [row] = await run.blocking(run.query, "load_workers_listening", since=started)
+            if row["listening"] >= len(victims):
+                break
+            await asyncio.sleep(0.02)
+        back = time.time()
+        return Window(started, back), {"workers_killed": len(victims),
+                                       "leases_held_when_killed": sum(held.get(p, 0) for p in victims),
+                                       "workers_back_ms": round((back - started) * 1000, 1)}
 
 
 class HostFaults:

@@ -9,10 +9,12 @@ not run: a load validation measures the service, and 600 checker processes
 would measure the checker on two cores. Results cycle through ready, at-risk
 and blocked with a few findings, some with a file and line (annotations).
 
-A refusal that may clear is retried with a pause: 403 `run_id_mismatch`
-(the stand-in starts the moment the run exists, before the service has
-recorded the dispatch's answer; a real runner takes seconds to start), 503
-and no answer. Anything else is final and counted.
+A refusal that may clear is retried with a pause: 503 and no answer, and
+for a few seconds 403 `run_id_mismatch` (the stand-in starts the moment the
+run exists, possibly before the service has recorded the dispatch's answer;
+a real runner takes seconds to start). Anything else is final and counted,
+as is a mismatch that lasts: the attempt is bound to another run (a dispatch
+sent twice), and a real runner would fail the same way.
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ from tools.load.traffic import RETRY_BUDGET_S, RETRY_PAUSE_S, Sample
 CALLBACK = "/api/v1/runs/github-actions-result"
 READINESS = ("ready", "at-risk", "blocked")
 SCORES = {"ready": 96, "at-risk": 71, "blocked": 22}
-POLL_S = 0.2
+POLL_S = 0.1
+MISMATCH_BUDGET_S = 5.0
 
 
 def result_for(repository: str, head_sha: str, index: int) -> dict:
@@ -101,8 +104,10 @@ class WorkflowRunner:
                 except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
                     pass
                 self.samples.append(Sample(started, time.time(), status))
-                retry = status in (None, 502, 503, 504) or code == "run_id_mismatch"
-                if not retry or time.monotonic() - first > RETRY_BUDGET_S:
+                waited = time.monotonic() - first
+                retry = (status in (None, 502, 503, 504) and waited < RETRY_BUDGET_S) or \
+                    (code == "run_id_mismatch" and waited < MISMATCH_BUDGET_S)
+                if not retry:
                     break
                 self.retries += 1
                 await asyncio.sleep(RETRY_PAUSE_S)
