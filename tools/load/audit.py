@@ -20,6 +20,27 @@ from psycopg.rows import dict_row
 from app import queries
 
 
+#: The tool's own reads wait this long for a database that restarts under them.
+DATABASE_PATIENCE_S = 60.0
+
+
+def patiently(function):
+    """Run a read of the tool's own again while the database is restarting (a
+    profile restarts it under the phases), for up to DATABASE_PATIENCE_S."""
+    def wrapper(*args, **kwargs):
+        deadline = time.monotonic() + DATABASE_PATIENCE_S
+        while True:
+            try:
+                return function(*args, **kwargs)
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+    wrapper.__name__ = function.__name__
+    wrapper.__doc__ = function.__doc__
+    return wrapper
+
+
 @dataclass
 class AuditResult:
     checks: dict[str, dict] = field(default_factory=dict)  # name -> {"violations": n, **detail}
@@ -54,6 +75,7 @@ def host_view(host, repository_ids: dict[str, int]) -> dict:
     }
 
 
+@patiently
 def run_audit(url: str, accepted: list[str], view: dict, settled: bool) -> AuditResult:
     with psycopg.connect(url, row_factory=dict_row, connect_timeout=5) as conn:
         rows = queries.fetch_all(conn, "load_audit", accepted=sorted(set(accepted)), settled=settled,
@@ -64,26 +86,25 @@ def run_audit(url: str, accepted: list[str], view: dict, settled: bool) -> Audit
                        settled)
 
 
+@patiently
 def pending(url: str, marks: dict) -> dict:
     """What was in flight up to the marks and is not done yet (sql/queries/load_pending.sql)."""
     with psycopg.connect(url, row_factory=dict_row, connect_timeout=5) as conn:
         return dict(queries.fetch_one(conn, "load_pending", **marks))
 
 
+@patiently
 def marks(url: str) -> dict:
     with psycopg.connect(url, row_factory=dict_row, connect_timeout=5) as conn:
         return dict(queries.fetch_one(conn, "load_marks"))
 
 
 def wait_until_drained(url: str, marks_now: dict, timeout_s: float, poll_s: float = 0.05) -> float | None:
-    """Wall time at which nothing up to the marks was pending, or None after `timeout_s`.
-    A database that does not answer yet counts as not drained."""
+    """Wall time at which nothing up to the marks was pending, or None after `timeout_s`
+    (a database that does not answer yet is waited for)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        try:
-            if not any(pending(url, marks_now).values()):
-                return time.time()
-        except psycopg.OperationalError:
-            pass
+        if not any(pending(url, marks_now).values()):
+            return time.time()
         time.sleep(poll_s)
     return None

@@ -14,6 +14,7 @@ import signal
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Mapping
 
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
             interrupted = True
         except Exception as exc:  # reported, never a traceback in place of the report
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
+            (workdir / "bin-load-traceback.txt").write_text(traceback.format_exc(), encoding="utf-8")
         finally:
             stack.stop()
     phases = run_holder[0].phases if run_holder else []

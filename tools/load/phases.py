@@ -43,7 +43,9 @@ from tools.load.traffic import Outcome, Sample, Window, closed_loop, figures, sp
 
 #: Actions a pull request delivery of the intake phase carries: recorded, never a release run.
 INTAKE_ACTIONS = ("labeled", "unlabeled", "assigned", "unassigned", "review_requested", "edited")
-DRAIN_TIMEOUT_S = 180.0
+DRAIN_TIMEOUT_S = 120.0
+#: A settled audit first lets stragglers finish; the phase has already waited for its own work.
+AUDIT_DRAIN_S = 30.0
 PAGE_SIZE = 25
 
 
@@ -125,9 +127,15 @@ class LoadRun:
     async def blocking(self, function, *args, **kwargs):
         return await asyncio.get_running_loop().run_in_executor(self.executor, lambda: function(*args, **kwargs))
 
-    def query(self, name: str, **params) -> list[dict]:
-        with psycopg.connect(self.stack.url, row_factory=dict_row, connect_timeout=5) as conn:
+    @staticmethod
+    @audit_module.patiently
+    def _read(url: str, name: str, params: dict) -> list[dict]:
+        with psycopg.connect(url, row_factory=dict_row, connect_timeout=5) as conn:
             return [dict(row) for row in queries.fetch_all(conn, name, **params)]
+
+    def query(self, name: str, **params) -> list[dict]:
+        """A named read (sql/queries/), waiting out a database restart."""
+        return self._read(self.stack.url, name, params)
 
     async def start(self) -> None:
         """Payload templates: one real pull request delivery per repository, sent by the code host."""
@@ -155,7 +163,7 @@ class LoadRun:
     async def audit(self, phase: PhaseResult, settled: bool) -> None:
         if settled:
             marks = await self.blocking(audit_module.marks, self.stack.url)
-            await self.blocking(audit_module.wait_until_drained, self.stack.url, marks, DRAIN_TIMEOUT_S)
+            await self.blocking(audit_module.wait_until_drained, self.stack.url, marks, AUDIT_DRAIN_S)
         view = await self.blocking(audit_module.host_view, self.stack.host, self.repository_ids)
         phase.audit = await self.blocking(audit_module.run_audit, self.stack.url, self.accepted_deliveries(), view,
                                           settled)
@@ -176,9 +184,18 @@ class LoadRun:
                 "fault_ms": round((window.ended - window.started) * 1000, 1),
                 "drained_ms": round((drained - window.ended) * 1000, 1) if drained else None, **detail}
 
+    async def _settle(self, fault_task: asyncio.Task, halfway: asyncio.Event, fault) -> dict | None:
+        """The fault's record; a phase that never got halfway never had its fault, and fails."""
+        if fault is not None and not halfway.is_set():
+            fault_task.cancel()
+            return {"kind": fault.kind, "phase": fault.phase, "not_injected": "the phase never got halfway",
+                    "started_s": time.time(), "ended_s": time.time(), "fault_ms": 0, "drained_ms": None}
+        return await fault_task
+
     def _finish_fault(self, phase: PhaseResult, record: dict | None, outcome_samples: list[Sample]) -> None:
         if record is None:
             return
+        record.setdefault("round", phase.round)
         ended = record["ended_s"]
         phase.down_s = min(ended - record["started_s"], phase.elapsed_s)
         first = min((s.ended for s in outcome_samples if s.started >= ended and s.status is not None
@@ -258,7 +275,7 @@ class LoadRun:
                                                                            len(requests)))
         fault_task = asyncio.create_task(self._with_fault(fault, halfway, phase))
         outcome = await self._deliver(requests, advance)
-        record = await fault_task
+        record = await self._settle(fault_task, halfway, fault)
         phase.operations, phase.elapsed_s = len(requests), outcome.ended - outcome.started
         self._latency(phase, outcome.samples)
         phase.counts = {"unique": len(ids), "duplicates": len(requests) - len(ids), "statuses": outcome.statuses(),
@@ -331,7 +348,7 @@ class LoadRun:
             if done == len(requests):
                 break
             await asyncio.sleep(0.1)
-        record = await fault_task
+        record = await self._settle(fault_task, halfway, fault)
         finished = [r for r in rows if r["done"]]
         end = max((r["done_at"] for r in finished if r["done_at"]), default=time.time())
         phase.operations = len(finished)
@@ -385,7 +402,7 @@ class LoadRun:
             fault_task = asyncio.create_task(self._with_fault(fault, halfway, phase))
             outcome = await closed_loop(list(range(total)), self.settings.concurrency, send, lambda s: s == 200,
                                         advance)
-            record = await fault_task
+            record = await self._settle(fault_task, halfway, fault)
         phase.operations, phase.elapsed_s = total, outcome.ended - outcome.started
         self._latency(phase, outcome.samples)
         phase.counts = {"pages": total, "runs_listed": pages["items"], "walks_to_the_end": pages["walks_finished"],
