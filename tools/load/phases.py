@@ -170,8 +170,8 @@ class LoadRun:
 
     # -- faults -------------------------------------------------------------------------
     async def _with_fault(self, fault, halfway: asyncio.Event, phase: PhaseResult) -> dict | None:
-        """Inject `fault` once the phase is half sent; return the recovery record (without the
-        first success, which the phase adds from its samples)."""
+        """Inject `fault` once half the phase's operations are done; return the recovery record
+        (without the first success after it, which the phase adds from its samples)."""
         if fault is None:
             return None
         await halfway.wait()
