@@ -59,6 +59,12 @@ def test_every_flag_takes_its_range_and_refuses_past_it(knob):
         parse(argv + [knob.flag, "many"], {})
 
 
+def test_the_report_path_from_the_variable_or_the_flag():
+    from pathlib import Path
+    assert parse([], {"SERVICE_LOAD_REPORT": "a.json"}).report == Path("a.json")
+    assert parse(["--report", "b.json"], {"SERVICE_LOAD_REPORT": "a.json"}).report == Path("b.json")
+
+
 def test_a_flag_wins_over_its_variable():
     settings = parse(["--concurrency", "7", "--profile", "soak-recovery"],
                      {"SERVICE_LOAD_CONCURRENCY": "9", "SERVICE_LOAD_PROFILE": "representative"})

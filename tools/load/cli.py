@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         print(f"bin/load: refused: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     capture_library_logs()
+    # Ctrl-C and TERM stop the run alike, even when started in the background (where SIGINT comes ignored).
+    signal.signal(signal.SIGINT, _terminate)
     signal.signal(signal.SIGTERM, _terminate)
     report_path = settings.report or default_report_path("load")
     workdir = Path(tempfile.mkdtemp(prefix="boardready-load-"))
