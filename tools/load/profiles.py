@@ -124,7 +124,7 @@ class HostFaults:
         return Window(started, time.time()), {"faulted_requests": hits}
 
 
-def fault_for(profile: str, round_number: int, settings, host_timeout_ms: int):
+def fault_for(profile: str, round_number: int, host_timeout_ms: int):
     """The fault of this round, or None."""
     if profile == "database-interruption":
         phase = ("intake", "release_runs", "dashboard")[(round_number - 1) % 3]
@@ -146,7 +146,7 @@ async def run_profile(run, settings, host_timeout_ms: int) -> list[dict]:
     """Every round's phases; returns the soak rounds' drain records (the faults are on their phases)."""
     soak = []
     for number in range(1, rounds(settings) + 1):
-        fault = fault_for(settings.profile, number, settings, host_timeout_ms)
+        fault = fault_for(settings.profile, number, host_timeout_ms)
 
         def at(phase: str):
             return fault if fault is not None and fault.phase == phase else None
