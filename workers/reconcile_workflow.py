@@ -18,19 +18,8 @@ from __future__ import annotations
 
 from app import database
 from app.host.errors import HostError, HostPermanent
+from app.host.workflow_runs import find_attempt_run, run_state
 from workers.reconcile import SqlReconciler, _at
-
-
-def run_state(run: dict) -> tuple[str, str | None]:
-    """(observation, conclusion) of a workflow run as the code host shows it."""
-    if run.get("status") == "completed":
-        return "completed", run.get("conclusion") or "unknown"
-    return "pending", None
-
-
-def carries_attempt(display_title: str | None, attempt_ref: str) -> bool:
-    """The run name carries the attempt id as a word of its own."""
-    return attempt_ref in (display_title or "").split()
 
 
 class WorkflowReconciler(SqlReconciler):
@@ -51,10 +40,10 @@ class WorkflowReconciler(SqlReconciler):
                 run = self.host.get_workflow_run(item["installation_id"], item["repository"],
                                                  item["workflow_run_id"])
                 return (*run_state(run), None)
-            for run in self.host.list_workflow_runs(item["installation_id"], item["repository"],
-                                                    branch=item["dispatch_ref"], since=item["dispatch_since"]):
-                if carries_attempt(run.get("display_title"), item["attempt_ref"]):
-                    return (*run_state(run), run["id"])
+            run = find_attempt_run(self.host, item["installation_id"], item["repository"], item["dispatch_ref"],
+                                   item["dispatch_since"], item["attempt_ref"])
+            if run is not None:
+                return (*run_state(run), run["id"])
             return "not_found", None, None
         except HostPermanent as exc:
             return ("not_found" if exc.status == 404 else "lookup_unavailable"), None, None

@@ -13,6 +13,7 @@ import datetime as dt
 from app import database
 from app.host.client import HostClient
 from app.host.errors import HostPermanent, HostRetryable, HostUncertain
+from app.host.workflow_runs import find_attempt_run
 from app.host import publication
 from app.host.decision_output import decision_output
 from app.queueing import LeaseLost, failure_codes
@@ -66,11 +67,21 @@ class OutboxQueue:
         return self._report(pool, "outbox_check_run_created", item, p_check_run_id=check_run["id"])
 
     def _workflow_dispatch(self, pool, item: dict) -> str:
+        ref = item["params"].get("dispatchRef") or "main"
+        if item["attempts"] > 1:
+            # An earlier claim may have sent this dispatch and died before it
+            # could report (or its lease ran out mid-call): dispatching again
+            # would start a second run for one attempt. The run name carries
+            # the attempt id, so look first; a lookup that fails is retried.
+            started = find_attempt_run(self.host, item["installation_id"], item["repository"], ref,
+                                       item["attempt_started_at"], item["attempt_ref"])
+            if started is not None:
+                return self._report(pool, "outbox_dispatch_succeeded", item, p_workflow_run_id=started["id"],
+                                    p_installation_id=item["installation_id"])
         inputs = {"attempt_id": item["attempt_ref"], "head_sha": item["head_sha"],
                   "pull_request": str(item["pr_number"])}
         try:
-            details = self.host.dispatch_workflow(item["installation_id"], item["repository"],
-                                                  item["params"].get("dispatchRef") or "main", inputs)
+            details = self.host.dispatch_workflow(item["installation_id"], item["repository"], ref, inputs)
         except HostPermanent as exc:
             if exc.status == 404:
                 return self._report(pool, "outbox_dispatch_workflow_missing", item)

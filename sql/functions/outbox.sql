@@ -3,13 +3,17 @@
 
 -- Claimed items with what their call needs. p_item_id claims one given item
 -- (the synchronous result endpoint publishes its own check run).
+-- attempt_started_at bounds the search for a run a dispatch that died may
+-- have started (app/host/outbox.py); the signature without it is dropped.
+DROP FUNCTION IF EXISTS boardready.outbox_claim(text, integer, integer, integer, timestamptz, bigint);
 CREATE OR REPLACE FUNCTION boardready.outbox_claim(
   p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now(),
   p_item_id bigint DEFAULT NULL)
 RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, kind text, params jsonb,
                installation_id bigint, release_run_id bigint, attempt_id bigint, attempt_ref text,
                repository text, pr_number integer, head_sha text, check_run_id bigint, run_status text,
-               is_current boolean, run_result_id bigint, progress integer, comment_id bigint)
+               is_current boolean, run_result_id bigint, progress integer, comment_id bigint,
+               attempt_started_at timestamptz)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_claimed queue_claimed[] := queue_claim_all('outbox_items', p_worker, p_limit, p_lease_seconds, p_max_attempts,
@@ -20,7 +24,7 @@ BEGIN
   SELECT o.id, c.lease_token, c.attempts, o.kind, o.params, o.installation_id, rr.id, a.id,
          a.id || '-' || a.nonce, r.full_name, rr.pr_number, rr.head_sha, rr.check_run_id, rr.status,
          (rr.status IN ('queued', 'dispatched') AND rr.current_attempt_id = a.id),
-         o.run_result_id, o.progress, pc.comment_id
+         o.run_result_id, o.progress, pc.comment_id, a.created_at
     FROM unnest(v_claimed) c
     JOIN outbox_items o ON o.id = c.id
     JOIN release_runs rr ON rr.id = o.release_run_id

@@ -58,12 +58,3 @@ def due_now(owner) -> None:
     real-time workers compare with the database's clock: make them due now."""
     owner.execute("UPDATE outbox_items SET run_after = now() WHERE status = 'accepted'")
     owner.execute("UPDATE lifecycle_jobs SET run_after = now() WHERE status = 'accepted'")
-
-
-def run_name_template() -> str:
-    """The run-name of the repository's readiness workflow template (workflow/readiness-runner.yml)."""
-    import re
-
-    from tests.helpers import REPO_ROOT
-    text = (REPO_ROOT / "workflow" / "readiness-runner.yml").read_text()
-    return re.search(r"^run-name:\s*\"(.+)\"\s*$", text, re.MULTILINE).group(1)

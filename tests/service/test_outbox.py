@@ -11,6 +11,7 @@ from app import database
 from tests.service.hostkit import (REPOSITORY, assert_requests_match_the_rest_description, make_hostkit,
                                    run_lifecycle, run_outbox)
 from app.host.outbox import external_id
+from tools.workflow_file import run_name_template
 
 
 @pytest.fixture
@@ -182,6 +183,37 @@ def test_worker_killed_between_check_run_and_dispatch_creates_no_second_check_ru
     assert run["status"] == "dispatched"
     assert run["check_run_id"] == kit.host.check_runs(REPOSITORY)[0]["id"]
     assert len(kit.host.requests(operation_id="checks/create")) == 1
+
+
+def test_worker_killed_after_dispatching_starts_no_second_workflow_run(kit, client, pool, db_url, owner):
+    """Found by bin/load's worker-kill profiles: a worker that sent the
+    dispatch and died before reporting left the item to be claimed again when
+    its lease ran out, and the next worker dispatched a second run for the
+    same attempt. A retried dispatch now looks for the attempt's run first."""
+    kit.host.set_run_name(REPOSITORY, run_name_template())   # as readiness-runner.yml names its runs
+    # The check run is created and the first dispatch answered 502: the
+    # dispatch item waits for its next claim.
+    kit.host.add_fault(operation_id="actions/create-workflow-dispatch", status=502, count=1)
+    pr = open_and_process(kit, client, pool, db_url)
+    skip_backoff(owner)
+    with pool.connection() as conn:
+        [item] = database.call(conn, "outbox_claim", p_worker="doomed", p_limit=1, p_lease_seconds=60,
+                               p_max_attempts=5)
+    assert item["kind"] == "workflow_dispatch"
+    host_client = kit.host_client()
+    host_client.dispatch_workflow(item["installation_id"], item["repository"], "main",
+                                  {"attempt_id": item["attempt_ref"], "head_sha": item["head_sha"],
+                                   "pull_request": str(item["pr_number"])})
+    host_client.close()
+    owner.execute("UPDATE outbox_items SET leased_until = now() - interval '1 second' WHERE id = %s",
+                  (item["item_id"],))
+
+    run_outbox(kit, pool, db_url)
+    assert len(kit.host.requests(operation_id="actions/create-workflow-dispatch")) == 2   # the 502 and the doomed one
+    [workflow_run] = kit.host.runs(REPOSITORY)
+    run = release_run(owner, pr["head"]["sha"])
+    assert (run["status"], run["dispatch_state"], run["workflow_run_id"]) == (
+        "dispatched", "dispatched", workflow_run["id"])
 
 
 def test_dead_letter_after_the_last_attempt(kit, client, pool, db_url, owner):

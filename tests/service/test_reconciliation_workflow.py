@@ -14,9 +14,9 @@ from app import database
 from app.web.wsgi import create_app
 from tests.service.helpers import OIDC_AUDIENCE
 from tests.service.hostkit import REPOSITORY, make_hostkit, run_lifecycle, run_outbox
-from tests.service.reconcilekit import (DEADLINE, NEXT_CHECK, OBSERVATION, due_now, events, items, later,
-                                        run_name_template, workflow_loop)
+from tests.service.reconcilekit import DEADLINE, NEXT_CHECK, OBSERVATION, due_now, events, items, later, workflow_loop
 from tests.service.resultkit import DispatchedRun, envelope, make_result
+from tools.workflow_file import run_name_template
 
 RUN_GET = "actions/get-workflow-run"
 DISPATCH = "actions/create-workflow-dispatch"

@@ -59,6 +59,9 @@ class EmulatorProcess:
     def create_repository(self, full_name: str, **spec) -> dict:
         return self._call("POST", "/_emulator/repositories", {"full_name": full_name, **spec})
 
+    def set_run_name(self, full_name: str, run_name: str | None) -> dict:
+        return self._call("PUT", f"{self._repo(full_name)}/run-name", {"run_name": run_name})
+
     def create_user(self, login: str, **spec) -> dict:
         return self._call("POST", "/_emulator/users", {"login": login, **spec})
 

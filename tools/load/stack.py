@@ -41,6 +41,7 @@ from tools.demo import host_environment, point_webhooks
 from tools.disposable_pg import DisposableCluster, embedded_bindir
 from tools.load.host import EmulatorProcess
 from tools.load.settings import ENVELOPE_POOL_MAX, LoadSettings, Refusal
+from tools.workflow_file import run_name_template
 
 REQUIRED_MAJOR = 16
 OIDC_AUDIENCE = "boardready-load"
@@ -237,6 +238,9 @@ class Stack:
         for index in range(self.settings.repositories):
             repo = self.host.create_repository(f"{ORGANIZATION}/board-{index + 1:03d}",
                                                installation_id=installation["id"], deliver=True)
+            # Named as readiness-runner.yml names its runs, so a run whose id was
+            # lost is found by name (by the outbox and the workflow reconciler).
+            self.host.set_run_name(repo["full_name"], run_name_template())
             self.repositories.append({"full_name": repo["full_name"], "id": repo["id"]})
             answers.append(self.delivered(repo["delivery"]))
         if any(status not in (200, 202) for status in answers):
