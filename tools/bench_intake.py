@@ -159,6 +159,12 @@ def run_round(target: str, args, database_url: str, secret: str, data_dir: str) 
     run = uuid.uuid4().hex[:8]
     _, requests = deliveries_for(args, run)
     try:
+        if args.warmup:
+            # Not measured: a freshly started server builds its application and
+            # fills its connection pool on its first requests, which would
+            # otherwise weigh on a round that lasts about a second.
+            asyncio.run(post_all(server.base_url, secret, build_deliveries(args.warmup, "warm" + run),
+                                 args.concurrency))
         latencies, statuses, elapsed = asyncio.run(post_all(server.base_url, secret, requests, args.concurrency))
         if floor:
             stored_ok, drained = intake_floor.count(database_url, f"bench-{run}-") == args.unique, "no jobs"
@@ -182,6 +188,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="alternate the service with the minimal intake (tools/intake_floor.py) on the same "
                              "database and print both and their ratio")
     parser.add_argument("--rounds", type=int, default=3, help="with --baseline: rounds of each, alternating")
+    parser.add_argument("--warmup", type=int, default=300,
+                        help="unmeasured deliveries sent to each freshly started server first (0: none)")
     parser.add_argument("--url", help="a running service; needs HOST_WEBHOOK_SECRET and SERVICE_DATABASE_URL")
     parser.add_argument("--no-workers", action="store_true",
                         help="start the API alone (intake without the workers draining jobs beside it)")
