@@ -56,6 +56,20 @@ def wait_until_live(base_url: str, process: subprocess.Popen, seconds: float = 6
     raise SystemExit(f"error: the API did not answer on {base_url} within {seconds:.0f} s")
 
 
+def stop_processes(processes: list[subprocess.Popen], timeout: float = 30) -> None:
+    """SIGTERM to every process still running, then wait for each; one that
+    outlives `timeout` is killed (and reaped)."""
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 class Service:
     """The API and worker processes, started and stopped together."""
 
@@ -77,14 +91,7 @@ class Service:
         return self
 
     def stop(self, timeout: float = 30) -> None:
-        for child in self.children:
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-        for child in self.children:
-            try:
-                child.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        stop_processes(self.children, timeout)
         if self.log_file:
             self.log_file.close()
 

@@ -175,6 +175,17 @@ def test_dispatch_answered_204_is_found_by_its_run_name(kit, client, pool, db_ur
     assert accepted.status_code == 200, accepted.json
 
 
+def call_back_from_the_started_run(kit, client, owner, dispatched) -> None:
+    """The run the code host started sends its signed result with its own
+    verified ID token; accepting it binds the run to the attempt."""
+    [workflow_run] = kit.host.runs(REPOSITORY)
+    token = kit.host.mint_oidc_token(OIDC_AUDIENCE, run_id=workflow_run["id"])
+    accepted = dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha)), token)
+    assert accepted.status_code == 200, accepted.json
+    bound = attempt(owner, dispatched.release_run_id)
+    assert (bound["workflow_run_id"], bound["dispatch_state"]) == (workflow_run["id"], "dispatched")
+
+
 def test_a_fast_callback_after_a_204_dispatch_binds_its_run(kit, client, pool, db_url, owner, loop):
     # The workflow calls back before reconciliation looked for its run: the
     # verified ID token of the repository's readiness workflow, for this
@@ -182,12 +193,7 @@ def test_a_fast_callback_after_a_204_dispatch_binds_its_run(kit, client, pool, d
     kit.host.add_fault(operation_id=DISPATCH, status=204, after=True, count=1)
     dispatched = DispatchedRun(kit, client, pool, db_url, owner)
     assert dispatched.workflow_run_id is None
-    [workflow_run] = kit.host.runs(REPOSITORY)
-    token = kit.host.mint_oidc_token(OIDC_AUDIENCE, run_id=workflow_run["id"])
-    accepted = dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha)), token)
-    assert accepted.status_code == 200, accepted.json
-    bound = attempt(owner, dispatched.release_run_id)
-    assert (bound["workflow_run_id"], bound["dispatch_state"]) == (workflow_run["id"], "dispatched")
+    call_back_from_the_started_run(kit, client, owner, dispatched)
     assert release_run(owner, dispatched.release_run_id)["status"] == "completed"
     # A completed run with its run id is nothing reconciliation needs to look at.
     assert loop.run_once(later(OBSERVATION + 1, started(owner, dispatched))) == []
@@ -230,12 +236,7 @@ def test_a_fast_callback_after_an_uncertain_dispatch_resolves_its_dead_letter(ki
     # (found by bin/load's github-api-interruption profile).
     kit.host.add_fault(operation_id=DISPATCH, drop=True, after=True, count=1)
     dispatched = DispatchedRun(kit, client, pool, db_url, owner)
-    [workflow_run] = kit.host.runs(REPOSITORY)
-    token = kit.host.mint_oidc_token(OIDC_AUDIENCE, run_id=workflow_run["id"])
-    accepted = dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha)), token)
-    assert accepted.status_code == 200, accepted.json
-    bound = attempt(owner, dispatched.release_run_id)
-    assert (bound["workflow_run_id"], bound["dispatch_state"]) == (workflow_run["id"], "dispatched")
+    call_back_from_the_started_run(kit, client, owner, dispatched)
     assert owner.execute("SELECT * FROM ops.dead_letters").fetchall() == []
     assert owner.execute("SELECT outcome FROM outbox_items WHERE kind = 'workflow_dispatch'").fetchone()["outcome"] \
         == "dispatch_reconciled"

@@ -35,7 +35,7 @@ import psycopg
 
 from app import config as config_module
 from app import migrations
-from app.serve import Service
+from app.serve import Service, stop_processes
 from app.web.session_auth import SESSION_COOKIE
 from tools.demo import host_environment, point_webhooks
 from tools.disposable_pg import DisposableCluster, embedded_bindir
@@ -164,15 +164,7 @@ class WorkerFleet:
         self.processes = [p for p in self.processes if p.pid not in pids]
 
     def stop(self, timeout: float = 30) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in self.processes:
-            try:
-                process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_processes(self.processes, timeout)
         self.processes = []
 
 
