@@ -16,3 +16,24 @@ def webhook_fixture(name: str) -> bytes:
 
 def webhook_fixture_json(name: str) -> dict:
     return json.loads(webhook_fixture(name))
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def headless_chromium():
+    """Debian's chromium under Playwright, for a module-scoped `browser` fixture
+    to `yield from`; a missing binary fails the test (bin/test installs it)."""
+    import os
+
+    import pytest
+    from playwright.sync_api import sync_playwright
+
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Debian chromium is missing at /usr/bin/chromium (bin/test installs it)")
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield instance
+        instance.close()

@@ -1,7 +1,6 @@
 """The HTML report in headless Chromium (Debian's, driven by playwright)."""
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -10,10 +9,8 @@ import pytest
 from checker.report_html import render_html
 from checker.runner import RunOptions, check
 from checker_fixtures import KICAD, REPO_ROOT
+from tests.helpers import headless_chromium
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def _report(tmp_path: Path, relative: str) -> tuple[Path, object]:
@@ -33,14 +30,7 @@ def test_report_is_self_contained(tmp_path):
 
 @pytest.fixture(scope="module")
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Debian chromium is missing at /usr/bin/chromium (bin/test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield instance
-        instance.close()
+    yield from headless_chromium()
 
 
 @pytest.mark.browser

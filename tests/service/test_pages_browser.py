@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
 import re
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from falcon import testing
 
 from app.web.pages.artifacts import UPLOAD_PATH
 from app.web.wsgi import create_app
+from tests.helpers import headless_chromium
 from tests.service.access_helpers import seed_repository
 from tests.service.helpers import free_port
 from tests.service.hostkit import REPOSITORY, make_hostkit, run_outbox
@@ -29,9 +29,6 @@ from tests.service.sessionkit import decided_run, served
 from tests.service.sessionkit import finding as sessionkit_finding
 
 ORG = "acme-hw"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 SHOTS = Path(__file__).resolve().parents[2] / ".data" / "screenshots" / "pages"
 HOSTILE_REPORT = (b"<!doctype html><title>report</title><p id=cookie>unset</p><p id=api>unset</p><script>"
                   b"try{document.getElementById('cookie').textContent='cookie:'+document.cookie}"
@@ -43,14 +40,7 @@ HOSTILE_REPORT = (b"<!doctype html><title>report</title><p id=cookie>unset</p><p
 
 @pytest.fixture(scope="module")
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Debian chromium is missing at /usr/bin/chromium (bin/test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield instance
-        instance.close()
+    yield from headless_chromium()
 
 
 def check_page(page, name: str) -> None:
