@@ -86,21 +86,16 @@ def normalize(event: str, payload: dict) -> LifecycleDelivery:
         return LifecycleDelivery("ping", None, None,
                                  {"kind": "ping", "hookId": hook_id if isinstance(hook_id, int) else None})
 
-    if event == "installation":
+    if event in ("installation", "installation_repositories"):
         action = _action(payload, required=True)
         installation = _installation(payload)
+        # An installation lists the repositories it starts with; a change of
+        # its repositories lists those added and those removed.
+        lists = ({"repositories": "repositories"} if event == "installation" else
+                 {"repositoriesAdded": "repositories_added", "repositoriesRemoved": "repositories_removed"})
         return LifecycleDelivery(event, action, installation["id"], {
             "kind": event, "action": action, "installation": installation,
-            "repositories": _repositories(payload, "repositories"),
-        })
-
-    if event == "installation_repositories":
-        action = _action(payload, required=True)
-        installation = _installation(payload)
-        return LifecycleDelivery(event, action, installation["id"], {
-            "kind": event, "action": action, "installation": installation,
-            "repositoriesAdded": _repositories(payload, "repositories_added"),
-            "repositoriesRemoved": _repositories(payload, "repositories_removed"),
+            **{name: _repositories(payload, path) for name, path in lists.items()},
         })
 
     if event == "pull_request":
