@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from app import database
@@ -85,27 +86,25 @@ class RetentionWorker:
                                      p_batch_size=self.settings.batch_size, **_at(now))
 
     # -- a sweep ------------------------------------------------------------------
-    def erase_due(self, now: dt.datetime | None = None) -> list[dict]:
-        """erasure_step until nothing is due (or every due account is another worker's)."""
-        steps = []
+    def _calls(self, step, now: dt.datetime | None, goes_on) -> Iterator[dict]:
+        """The rows of `step(now)`, called again while `goes_on(row)`, until
+        the worker stops or MAX_CALLS_PER_SWEEP calls were made."""
         for _ in range(MAX_CALLS_PER_SWEEP):
             if self.stop.is_set():
-                break
-            row = self.erasure_step(now)
-            if row["outcome"] in ("idle", "busy"):
-                break
-            steps.append(row)
-        return steps
+                return
+            row = step(now)
+            if not goes_on(row):
+                return
+            yield row
+
+    def erase_due(self, now: dt.datetime | None = None) -> list[dict]:
+        """erasure_step until nothing is due (or every due account is another worker's)."""
+        return list(self._calls(self.erasure_step, now, lambda row: row["outcome"] not in ("idle", "busy")))
 
     def purge(self, now: dt.datetime | None = None) -> list[dict]:
         """retention_purge_batch until a batch finds nothing left."""
         batches = []
-        for _ in range(MAX_CALLS_PER_SWEEP):
-            if self.stop.is_set():
-                break
-            row = self.retention_batch(now)
-            if row["outcome"] not in ("purged", "completed"):
-                break
+        for row in self._calls(self.retention_batch, now, lambda row: row["outcome"] in ("purged", "completed")):
             batches.append(row)
             if row["outcome"] == "completed":
                 log("worker.retention_purged", sweepId=row["sweep_id"], auditEventId=str(row["audit_event_id"]),
