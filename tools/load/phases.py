@@ -218,9 +218,12 @@ class LoadRun:
             phase.during_faults_ms = figures([s.ms for s in faulted])
         return [s.ms for s in steady]
 
-    def _throughput_limit(self, phase: PhaseResult) -> None:
+    async def _close(self, phase: PhaseResult, settled: bool) -> None:
+        """What ends every phase: its throughput limit, the SQL audit, and its place in the report."""
         phase.limits.append(Limit("min_throughput_per_s", self.settings.min_throughput, round(phase.throughput, 1),
                                   at_most=False))
+        await self.audit(phase, settled)
+        self.phases.append(phase)
 
     def _halfway(self, total: int, task_advance) -> tuple[asyncio.Event, callable]:
         event, done = asyncio.Event(), [0]
@@ -283,9 +286,7 @@ class LoadRun:
         phase.limits.append(Limit("intake_p95_ms", self.settings.intake_p95_ms, phase.latency_ms["p95"]))
         phase.checks["every_delivery_acknowledged"] = all(i in self.acknowledged for i in ids)
         self._finish_fault(phase, record, outcome.samples)
-        self._throughput_limit(phase)
-        await self.audit(phase, settled=False)
-        self.phases.append(phase)
+        await self._close(phase, settled=False)
         return phase, ids
 
     # -- 2. lifecycle ---------------------------------------------------------------------
@@ -312,9 +313,7 @@ class LoadRun:
                         "dead_letter": sum(1 for r in rows if r["status"] == "dead_letter")}
         phase.checks["every_job_completed"] = len(completed) == len(keys)
         phase.limits.append(Limit("lifecycle_p95_ms", self.settings.lifecycle_p95_ms, phase.latency_ms["p95"]))
-        self._throughput_limit(phase)
-        await self.audit(phase, settled=True)
-        self.phases.append(phase)
+        await self._close(phase, settled=True)
         return phase
 
     # -- 3. release runs -------------------------------------------------------------------
@@ -368,9 +367,7 @@ class LoadRun:
         phase.checks["every_delivery_acknowledged"] = all(s in (200, 202) for s in outcome.final)
         phase.checks["every_run_done"] = len(finished) == len(requests)
         self._finish_fault(phase, record, outcome.samples + callbacks)
-        self._throughput_limit(phase)
-        await self.audit(phase, settled=True)
-        self.phases.append(phase)
+        await self._close(phase, settled=True)
         return phase
 
     # -- 4. dashboard ---------------------------------------------------------------------
@@ -411,9 +408,7 @@ class LoadRun:
         phase.checks["runs_listed"] = pages["items"] > 0
         phase.limits.append(Limit("dashboard_p95_ms", self.settings.dashboard_p95_ms, phase.latency_ms["p95"]))
         self._finish_fault(phase, record, outcome.samples)
-        self._throughput_limit(phase)
-        await self.audit(phase, settled=True)
-        self.phases.append(phase)
+        await self._close(phase, settled=True)
         return phase
 
 
