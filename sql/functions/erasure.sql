@@ -58,25 +58,15 @@ BEGIN
     RETURN v_counts;
   END IF;
 
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'pull_request_comments', 'repository_id',
-                                                            v_repositories);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'pull_requests', 'repository_id',
-                                                            v_repositories);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'waivers', 'repository_id', v_repositories);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'api_tokens', 'repository_id',
-                                                            v_repositories);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_steps(
+    v_counts, v_left, ARRAY['pull_request_comments', 'pull_requests', 'waivers', 'api_tokens'], 'repository_id',
+    v_repositories);
   -- Supply: the watched board (its supply checks went with the results), the
   -- part observations fetched on the account's budget, and that budget.
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'watched_boards', 'installation_id',
-                                                            v_installations);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'part_lifecycle_observations',
-                                                            'installation_id', v_installations);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'component_provider_calls',
-                                                            'installation_id', v_installations);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'component_provider_breakers',
-                                                            'installation_id', v_installations);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'component_provider_breaker_transitions',
-                                                            'installation_id', v_installations);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_steps(
+    v_counts, v_left, ARRAY['watched_boards', 'part_lifecycle_observations', 'component_provider_calls',
+                            'component_provider_breakers', 'component_provider_breaker_transitions'],
+    'installation_id', v_installations);
   IF v_left <= 0 THEN
     RETURN v_counts;
   END IF;
@@ -88,10 +78,8 @@ BEGIN
   IF v_left <= 0 OR EXISTS (SELECT 1 FROM boardready.webhook_inbox i WHERE i.installation_id = ANY (v_installations)) THEN
     RETURN v_counts;
   END IF;
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'reconciliation_items', 'installation_id',
-                                                            v_installations);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'replay_requests', 'installation_id',
-                                                            v_installations);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_steps(
+    v_counts, v_left, ARRAY['reconciliation_items', 'replay_requests'], 'installation_id', v_installations);
   IF v_left <= 0 THEN
     RETURN v_counts;
   END IF;

@@ -67,6 +67,18 @@ BEGIN
   p_left := p_left - v_rows;
 END $$;
 
+-- purge_step for each of p_tables in turn, all keyed by p_key in p_ids.
+CREATE OR REPLACE FUNCTION boardready.purge_steps(
+  INOUT p_counts jsonb, INOUT p_left integer, p_tables text[], p_key text, p_ids bigint[])
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_table text;
+BEGIN
+  FOREACH v_table IN ARRAY p_tables LOOP
+    SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, v_table, p_key, p_ids);
+  END LOOP;
+END $$;
+
 -- Run results (ingested ones, or those of release runs being purged): their
 -- findings, BOM lines, supply checks and report artifacts first, then each result that has
 -- nothing left. Leaves before the rows that refer to them, so a step that
@@ -77,13 +89,9 @@ DECLARE
   v_counts jsonb := '{}';
   v_left   integer := p_budget;
 BEGIN
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'run_findings', 'run_result_id', p_result_ids);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'run_bom_lines', 'run_result_id',
-                                                            p_result_ids);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'supply_checks', 'run_result_id',
-                                                            p_result_ids);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'report_artifacts', 'run_result_id',
-                                                            p_result_ids);
+  SELECT * INTO v_counts, v_left FROM boardready.purge_steps(
+    v_counts, v_left, ARRAY['run_findings', 'run_bom_lines', 'supply_checks', 'report_artifacts'], 'run_result_id',
+    p_result_ids);
   -- A result still referred to (an outbox item of a run not purged with it) stays.
   SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'run_results', 'id', p_result_ids,
     'NOT EXISTS (SELECT 1 FROM boardready.outbox_items o WHERE o.run_result_id = t.id)');
