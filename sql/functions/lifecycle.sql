@@ -35,32 +35,29 @@ END $$;
 
 CREATE OR REPLACE FUNCTION boardready.lifecycle_upsert_repositories(
   p_installation_id bigint, p_repositories jsonb, p_now timestamptz)
-RETURNS integer LANGUAGE plpgsql AS $$
-DECLARE
-  v_count integer;
-BEGIN
-  INSERT INTO boardready.repositories AS r (id, installation_id, full_name, private, removed_at, created_at, updated_at)
-  SELECT (x ->> 'id')::bigint, p_installation_id, x ->> 'fullName', (x ->> 'private')::boolean, NULL, p_now, p_now
-    FROM jsonb_array_elements(coalesce(p_repositories, '[]'::jsonb)) AS x
-  ON CONFLICT (id) DO UPDATE
-     SET installation_id = EXCLUDED.installation_id, full_name = EXCLUDED.full_name,
-         private = coalesce(EXCLUDED.private, r.private), removed_at = NULL, updated_at = p_now;
-  GET DIAGNOSTICS v_count = ROW_COUNT;
-  RETURN v_count;
-END $$;
+RETURNS integer LANGUAGE sql AS $$
+  WITH upserted AS (
+    INSERT INTO boardready.repositories AS r (id, installation_id, full_name, private, removed_at, created_at,
+                                              updated_at)
+    SELECT (x ->> 'id')::bigint, p_installation_id, x ->> 'fullName', (x ->> 'private')::boolean, NULL, p_now, p_now
+      FROM jsonb_array_elements(coalesce(p_repositories, '[]'::jsonb)) AS x
+    ON CONFLICT (id) DO UPDATE
+       SET installation_id = EXCLUDED.installation_id, full_name = EXCLUDED.full_name,
+           private = coalesce(EXCLUDED.private, r.private), removed_at = NULL, updated_at = p_now
+    RETURNING 1)
+  SELECT count(*)::integer FROM upserted
+$$;
 
 CREATE OR REPLACE FUNCTION boardready.lifecycle_remove_repositories(
   p_installation_id bigint, p_repositories jsonb, p_now timestamptz)
-RETURNS integer LANGUAGE plpgsql AS $$
-DECLARE
-  v_count integer;
-BEGIN
-  UPDATE boardready.repositories r SET removed_at = p_now, updated_at = p_now
-   WHERE r.installation_id = p_installation_id AND r.removed_at IS NULL
-     AND r.id IN (SELECT (x ->> 'id')::bigint FROM jsonb_array_elements(coalesce(p_repositories, '[]'::jsonb)) AS x);
-  GET DIAGNOSTICS v_count = ROW_COUNT;
-  RETURN v_count;
-END $$;
+RETURNS integer LANGUAGE sql AS $$
+  WITH removed AS (
+    UPDATE boardready.repositories r SET removed_at = p_now, updated_at = p_now
+     WHERE r.installation_id = p_installation_id AND r.removed_at IS NULL
+       AND r.id IN (SELECT (x ->> 'id')::bigint FROM jsonb_array_elements(coalesce(p_repositories, '[]'::jsonb)) AS x)
+    RETURNING 1)
+  SELECT count(*)::integer FROM removed
+$$;
 
 CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_installation(p_action text, p_actions jsonb, p_now timestamptz)
 RETURNS text LANGUAGE plpgsql AS $$
@@ -157,7 +154,8 @@ BEGIN
 END $$;
 
 -- The lifecycle handler: one transaction applies the effect and completes the
--- job, and only while the caller's lease is still the current one.
+-- job, and only while the caller's lease is still the current one (the lease
+-- and completion rules of queue.sql).
 CREATE OR REPLACE FUNCTION boardready.lifecycle_job_process(
   p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
@@ -167,13 +165,11 @@ DECLARE
   v_actions jsonb;
   v_outcome text;
 BEGIN
-  SELECT * INTO v_job FROM lifecycle_jobs j
-   WHERE j.id = p_job_id AND j.status = 'leased' AND j.lease_token = p_lease_token
-   FOR UPDATE;
-  IF NOT FOUND THEN
+  IF queue_lock_leased('lifecycle_jobs', p_job_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
+  SELECT * INTO v_job FROM lifecycle_jobs j WHERE j.id = p_job_id;
 
   SELECT i.actions INTO v_actions FROM webhook_inbox i WHERE i.id = v_job.inbox_id;
   v_outcome := CASE v_job.kind
@@ -183,9 +179,6 @@ BEGIN
     ELSE 'noop'
   END;
 
-  UPDATE lifecycle_jobs
-     SET status = 'completed', outcome = v_outcome, completed_at = p_now,
-         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE id = p_job_id;
+  PERFORM queue_complete('lifecycle_jobs', p_job_id, p_lease_token, v_outcome, p_now);
   RETURN QUERY SELECT v_outcome;
 END $$;
