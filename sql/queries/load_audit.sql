@@ -19,9 +19,10 @@ stored AS (
    GROUP BY a.key
 ),
 -- The deliveries that must have a job: the lifecycle events (ping and other
--- events are kept as evidence without one).
+-- events are kept as evidence without one). Until a worker makes it, the
+-- inbox row awaits its job (jobs.sql): pending work, not a lost job.
 job_deliveries AS (
-  SELECT i.id, count(j.id) AS jobs
+  SELECT i.id, count(j.id) AS jobs, i.awaiting_job AS awaiting
     FROM boardready.webhook_inbox i
     JOIN accepted a ON a.key = i.idempotency_key
     LEFT JOIN boardready.lifecycle_jobs j ON j.inbox_id = i.id
@@ -78,6 +79,47 @@ checked_runs AS (
   -- Every run that should show one check run: not superseded before it was created.
   SELECT rr.* FROM boardready.release_runs rr WHERE rr.status <> 'superseded' OR rr.check_run_id IS NOT NULL
 ),
+-- What the code host shows, each object with the subject it must be the
+-- only one for: a check run per head, a comment per pull request, a workflow
+-- run per attempt.
+host_objects AS (
+  SELECT 'check_runs' AS kind, jsonb_build_array(repository_id, head_sha) AS subject FROM host_check_runs
+  UNION ALL SELECT 'comments', jsonb_build_array(repository_id, issue_number) FROM host_comments
+  UNION ALL SELECT 'workflow_runs', to_jsonb(attempt_ref) FROM host_runs
+),
+-- One check per kind of host object: beyond one per subject is doubled (the
+-- query's end counts it); missing, once settled, is what the service recorded
+-- and the host lacks; mismatched, where it applies, is what the service
+-- points at that the host shows otherwise.
+host_checks AS (
+  SELECT 'one_check_run_per_head' AS check_name, 'check_runs' AS kind,
+         CASE WHEN %(settled)s THEN
+           (SELECT count(*) FROM checked_runs rr
+             WHERE NOT EXISTS (SELECT 1 FROM host_check_runs h
+                                WHERE h.external_id = 'boardready:release_run:' || rr.id))
+         ELSE 0 END AS missing,
+         (SELECT count(*) FROM host_check_runs h JOIN boardready.release_runs rr
+                   ON h.external_id = 'boardready:release_run:' || rr.id
+           WHERE rr.check_run_id IS DISTINCT FROM h.id
+             AND (%(settled)s OR rr.check_run_id IS NOT NULL)) AS mismatched
+  UNION ALL
+  SELECT 'at_most_one_comment_per_pull_request', 'comments',
+         CASE WHEN %(settled)s THEN
+           (SELECT count(DISTINCT (c.repository_id, c.pr_number)) FROM current_results c
+             WHERE NOT EXISTS (SELECT 1 FROM host_comments h
+                                WHERE h.repository_id = c.repository_id AND h.issue_number = c.pr_number))
+         ELSE 0 END,
+         (SELECT count(*) FROM boardready.pull_request_comments p
+           WHERE NOT EXISTS (SELECT 1 FROM host_comments h WHERE h.id = p.comment_id))
+  UNION ALL
+  SELECT 'one_workflow_run_per_attempt', 'workflow_runs',
+         CASE WHEN %(settled)s THEN
+           (SELECT count(*) FROM boardready.release_run_attempts a
+             WHERE a.workflow_run_id IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM host_runs h WHERE h.id = a.workflow_run_id))
+         ELSE 0 END,
+         NULL
+),
 leases AS (
   SELECT status, leased_until FROM boardready.lifecycle_jobs WHERE status = 'leased'
   UNION ALL SELECT status, leased_until FROM boardready.outbox_items WHERE status = 'leased'
@@ -90,9 +132,9 @@ SELECT 'deliveries_stored_once' AS check_name,
   FROM stored
 UNION ALL
 SELECT 'one_job_per_delivery',
-       count(*) FILTER (WHERE jobs <> 1)
+       count(*) FILTER (WHERE jobs <> 1 AND NOT (jobs = 0 AND awaiting))
          + (SELECT count(*) - count(DISTINCT idempotency_key) FROM boardready.lifecycle_jobs),
-       jsonb_build_object('deliveries', count(*), 'lost', count(*) FILTER (WHERE jobs = 0),
+       jsonb_build_object('deliveries', count(*), 'lost', count(*) FILTER (WHERE jobs = 0 AND NOT awaiting),
                           'doubled', count(*) FILTER (WHERE jobs > 1),
                           'same_key_twice', (SELECT count(*) - count(DISTINCT idempotency_key)
                                                FROM boardready.lifecycle_jobs))
@@ -100,9 +142,11 @@ SELECT 'one_job_per_delivery',
 UNION ALL
 SELECT 'jobs_completed',
        count(*) FILTER (WHERE status = 'dead_letter'
-                           OR (%(settled)s AND status IN ('accepted', 'leased'))),
+                           OR (%(settled)s AND status IN ('accepted', 'leased')))
+         + CASE WHEN %(settled)s THEN (SELECT count(*) FROM job_deliveries WHERE awaiting) ELSE 0 END,
        jsonb_build_object('jobs', count(*), 'completed', count(*) FILTER (WHERE status = 'completed'),
-                          'pending', count(*) FILTER (WHERE status IN ('accepted', 'leased')),
+                          'pending', count(*) FILTER (WHERE status IN ('accepted', 'leased'))
+                                     + (SELECT count(*) FROM job_deliveries WHERE awaiting),
                           'dead_letter', count(*) FILTER (WHERE status = 'dead_letter'))
   FROM jobs
 UNION ALL
@@ -119,21 +163,12 @@ SELECT 'outbox_items_completed',
                           'dead_letter', count(*) FILTER (WHERE status = 'dead_letter'))
   FROM boardready.outbox_items
 UNION ALL
-SELECT 'one_check_run_per_head', d.doubled + d.missing + d.mismatched,
-       jsonb_build_object('check_runs', (SELECT count(*) FROM host_check_runs), 'doubled', d.doubled,
-                          'missing', d.missing, 'mismatched', d.mismatched)
-  FROM (SELECT
-          (SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM host_check_runs
-                                                 GROUP BY repository_id, head_sha) g WHERE n > 1) AS doubled,
-          CASE WHEN %(settled)s THEN
-            (SELECT count(*) FROM checked_runs rr
-              WHERE NOT EXISTS (SELECT 1 FROM host_check_runs h
-                                 WHERE h.external_id = 'boardready:release_run:' || rr.id))
-          ELSE 0 END AS missing,
-          (SELECT count(*) FROM host_check_runs h JOIN boardready.release_runs rr
-                    ON h.external_id = 'boardready:release_run:' || rr.id
-            WHERE rr.check_run_id IS DISTINCT FROM h.id
-              AND (%(settled)s OR rr.check_run_id IS NOT NULL)) AS mismatched) d
+SELECT c.check_name, d.doubled + c.missing + coalesce(c.mismatched, 0),
+       jsonb_build_object(c.kind, d.objects, 'doubled', d.doubled, 'missing', c.missing)
+       || CASE WHEN c.mismatched IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('mismatched', c.mismatched) END
+  FROM host_checks c
+  CROSS JOIN LATERAL (SELECT coalesce(sum(g.n), 0) AS objects, coalesce(sum(g.n - 1), 0) AS doubled
+                        FROM (SELECT count(*) AS n FROM host_objects h WHERE h.kind = c.kind GROUP BY h.subject) g) d
 UNION ALL
 SELECT 'check_runs_completed',
        CASE WHEN %(settled)s THEN count(*) FILTER (WHERE NOT done) ELSE 0 END,
@@ -146,32 +181,6 @@ SELECT 'check_runs_completed',
           FROM boardready.release_runs rr
          WHERE rr.status NOT IN ('queued', 'dispatched') AND rr.check_run_id IS NOT NULL
            AND (rr.status <> 'superseded')) t
-UNION ALL
-SELECT 'at_most_one_comment_per_pull_request', d.doubled + d.missing + d.mismatched,
-       jsonb_build_object('comments', (SELECT count(*) FROM host_comments), 'doubled', d.doubled,
-                          'missing', d.missing, 'mismatched', d.mismatched)
-  FROM (SELECT
-          (SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM host_comments
-                                                 GROUP BY repository_id, issue_number) g WHERE n > 1) AS doubled,
-          CASE WHEN %(settled)s THEN
-            (SELECT count(DISTINCT (c.repository_id, c.pr_number)) FROM current_results c
-              WHERE NOT EXISTS (SELECT 1 FROM host_comments h
-                                 WHERE h.repository_id = c.repository_id AND h.issue_number = c.pr_number))
-          ELSE 0 END AS missing,
-          (SELECT count(*) FROM boardready.pull_request_comments p
-            WHERE NOT EXISTS (SELECT 1 FROM host_comments h WHERE h.id = p.comment_id)) AS mismatched) d
-UNION ALL
-SELECT 'one_workflow_run_per_attempt', d.doubled + d.missing,
-       jsonb_build_object('workflow_runs', (SELECT count(*) FROM host_runs), 'doubled', d.doubled,
-                          'missing', d.missing)
-  FROM (SELECT
-          (SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM host_runs
-                                                 GROUP BY attempt_ref) g WHERE n > 1) AS doubled,
-          CASE WHEN %(settled)s THEN
-            (SELECT count(*) FROM boardready.release_run_attempts a
-              WHERE a.workflow_run_id IS NOT NULL
-                AND NOT EXISTS (SELECT 1 FROM host_runs h WHERE h.id = a.workflow_run_id))
-          ELSE 0 END AS missing) d
 UNION ALL
 SELECT 'one_result_per_attempt', coalesce(sum(n - 1), 0),
        jsonb_build_object('doubled', coalesce(sum(n - 1), 0))
