@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 
 from app import database
+from app.web import client_address
 from app.web.errors import ApiError
 
 BEARER = "bearer"
@@ -23,11 +24,19 @@ def now() -> dt.datetime:
 
 
 def client_key(req) -> str:
-    """The request's client key, computed by the hardening middleware from the
-    peer and, behind a trusted proxy only, X-Forwarded-For
-    (app/web/client_address.py). Without the middleware: the peer address."""
-    key = getattr(req.context, "client_key", None)
-    return key if key is not None else (req.remote_addr or "unknown")[:MAX_CLIENT_KEY]
+    """The request's client key: from the peer and, behind one of the trusted
+    proxies the hardening middleware put in `req.context`, X-Forwarded-For
+    (app/web/client_address.py). Computed on first use and kept for the rest
+    of the request. Without the middleware: the peer address."""
+    context = req.context
+    key = getattr(context, "client_key", None)
+    if key is None:
+        trusted_proxies = getattr(context, "trusted_proxies", None)
+        if trusted_proxies is None:
+            return (req.remote_addr or "unknown")[:MAX_CLIENT_KEY]
+        key = context.client_key = client_address.client_key(req.remote_addr, req.get_header("X-Forwarded-For"),
+                                                              trusted_proxies)
+    return key
 
 
 def refuse_if_limited(conn, limiter: str, key: str, limit: int, at: dt.datetime) -> None:
