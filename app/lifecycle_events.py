@@ -17,6 +17,8 @@ HANDLED_EVENTS = ("installation", "installation_repositories", "pull_request", "
 SHA = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
 FULL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
 ACTION = re.compile(r"^[a-z_]{1,64}$")
+ACCOUNT_TYPE = re.compile(r"^(User|Organization|Bot|Enterprise)$")
+PULL_REQUEST_STATE = re.compile(r"^(open|closed)$")
 MAX_REPOSITORIES = 5000  # the code host sends at most a few hundred per delivery
 
 
@@ -28,21 +30,19 @@ class LifecycleDelivery:
     actions: dict
 
 
-def _account(payload: dict, path: str) -> dict | None:
-    account = payload.get("installation", {}).get("account") if path == "installation.account" else None
-    if account is None:
+def _installation_account(payload: dict) -> dict | None:
+    if payload["installation"].get("account") is None:
         return None
     return {
-        "id": positive_id(payload, f"{path}.id"),
-        "login": text(payload, f"{path}.login", max_length=255),
-        "type": text(payload, f"{path}.type", re.compile(r"^(User|Organization|Bot|Enterprise)$"), optional=True)
-        or "Unknown",
+        "id": positive_id(payload, "installation.account.id"),
+        "login": text(payload, "installation.account.login", max_length=255),
+        "type": text(payload, "installation.account.type", ACCOUNT_TYPE, optional=True) or "Unknown",
     }
 
 
 def _installation(payload: dict) -> dict:
     installation = {"id": positive_id(payload, "installation.id")}
-    account = _account(payload, "installation.account")
+    account = _installation_account(payload)
     if account:
         installation["account"] = account
     return installation
@@ -116,7 +116,7 @@ def normalize(event: str, payload: dict) -> LifecycleDelivery:
                 "headSha": text(payload, "pull_request.head.sha", SHA),
                 "headRef": text(payload, "pull_request.head.ref", max_length=255, optional=True),
                 "baseRef": text(payload, "pull_request.base.ref", max_length=255, optional=True),
-                "state": text(payload, "pull_request.state", re.compile(r"^(open|closed)$"), optional=True) or "open",
+                "state": text(payload, "pull_request.state", PULL_REQUEST_STATE, optional=True) or "open",
                 "draft": bool(flag(payload, "pull_request.draft")),
                 "author": _pull_request_author(payload),
             },
