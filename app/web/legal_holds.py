@@ -25,7 +25,7 @@ from app.web import db
 from app.web.bodies import SMALL_MAX_BYTES, read_json_object
 from app.web.errors import ApiError, quoted_prefix
 from app.web.keyset import limit_param
-from app.web.operator import DEFAULT_PAGE, MAX_PAGE, OperatorGate
+from app.web.operator import DEFAULT_PAGE, MAX_PAGE, OperatorGate, OperatorResource
 from app.web.params import idempotency_key, path_id
 from app.web.tokens import iso
 
@@ -62,12 +62,7 @@ def _account_not_found() -> ApiError:
 _REUSED = ApiError(409, "idempotency_key_reused", "this Idempotency-Key was already used for another request")
 
 
-class LegalHolds:
-    auth = "operator"
-
-    def __init__(self, config, pool, gate: OperatorGate):
-        self.config, self.pool, self.gate = config, pool, gate
-
+class LegalHolds(OperatorResource):
     def on_get(self, req, resp, account_id):
         self.gate.authenticate(req)
         account = path_id(account_id, "invalid_account_id", "accountId")
@@ -106,12 +101,7 @@ class LegalHolds:
                       "auditEventId": str(row["audit_event_id"]), "placedAt": iso(row["placed_at"])}
 
 
-class LegalHold:
-    auth = "operator"
-
-    def __init__(self, config, pool, gate: OperatorGate):
-        self.config, self.pool, self.gate = config, pool, gate
-
+class LegalHold(OperatorResource):
     def on_delete(self, req, resp, account_id, hold_id):
         actor = self.gate.authenticate(req)
         account = path_id(account_id, "invalid_account_id", "accountId")

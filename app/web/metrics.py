@@ -15,6 +15,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from app.web import db
+from app.web.operator import OperatorResource
 
 PREFIX = "boardready_"
 
@@ -86,12 +87,7 @@ def render(snapshot: dict, configuration_valid: bool) -> bytes:
     return generate_latest(registry)
 
 
-class Metrics:
-    auth = "operator"
-
-    def __init__(self, config, pool, gate):
-        self.config, self.pool, self.gate = config, pool, gate
-
+class Metrics(OperatorResource):
     def _snapshot(self, conn) -> dict:
         with conn.transaction():
             conn.execute(f"SET LOCAL statement_timeout = {int(self.config.db_acquire_timeout_ms)}")

@@ -83,6 +83,16 @@ def _before(raw: str | None) -> dt.datetime | None:
     return value
 
 
+class OperatorResource:
+    """A resource of the operator API: it checks the operator token itself
+    (`self.gate.authenticate(req)`), so the bearer middleware leaves it alone."""
+
+    auth = "operator"
+
+    def __init__(self, config, pool, gate: OperatorGate):
+        self.config, self.pool, self.gate = config, pool, gate
+
+
 def page_of(rows: list[dict], limit: int) -> tuple[list[dict], dt.datetime | None]:
     """Cut one page and its nextBefore from up to limit + 1 rows, newest first.
 
@@ -103,12 +113,7 @@ def page_of(rows: list[dict], limit: int) -> tuple[list[dict], dt.datetime | Non
     return page, boundary
 
 
-class DeadLetters:
-    auth = "operator"
-
-    def __init__(self, config, pool, gate: OperatorGate):
-        self.config, self.pool, self.gate = config, pool, gate
-
+class DeadLetters(OperatorResource):
     def on_get(self, req, resp, installation_id):
         self.gate.authenticate(req)
         installation = path_id(installation_id, "invalid_installation_id", "installationId")
@@ -137,12 +142,7 @@ _REPLAY_ERRORS = {
 }
 
 
-class Replay:
-    auth = "operator"
-
-    def __init__(self, config, pool, gate: OperatorGate):
-        self.config, self.pool, self.gate = config, pool, gate
-
+class Replay(OperatorResource):
     def on_post(self, req, resp, installation_id, item_type, item_id):
         actor = self.gate.authenticate(req)
         installation = path_id(installation_id, "invalid_installation_id", "installationId")

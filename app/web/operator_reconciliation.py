@@ -9,6 +9,7 @@ did the work), so every API replica reports the fleet's truth, not its own.
 from __future__ import annotations
 
 from app.web import db
+from app.web.operator import OperatorResource
 from app.web.tokens import iso
 
 # reconciler (reconciler_heartbeats) -> the name in the field names
@@ -36,12 +37,7 @@ def reconciliation_body(config, rows: list[dict]) -> dict:
     return body
 
 
-class OperatorReconciliation:
-    auth = "operator"
-
-    def __init__(self, config, pool, gate):
-        self.config, self.pool, self.gate = config, pool, gate
-
+class OperatorReconciliation(OperatorResource):
     def on_get(self, req, resp):
         self.gate.authenticate(req)
         rows = db.run(self.pool, self.config,
