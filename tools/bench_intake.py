@@ -35,6 +35,7 @@ from app import embedded_pg, migrations, queries
 from app.serve import SERVICE_WSGI_APP, Service
 from app.web.wsgi import pool_size_per_web_process
 from tools import intake_db_cost, intake_floor
+from tools.process_cpu import parent_pid, tree_cpu_seconds
 
 REPOSITORIES = 12
 
@@ -110,8 +111,10 @@ def audit(database_url: str, run: str, unique: int, drain_seconds: float) -> dic
                 break
             time.sleep(0.1)
         drained = time.monotonic() - started
+    # Each delivery has its job, or awaits it once (the workers make jobs from the inbox).
     ok = (stored["inbox_rows"] == stored["inbox_distinct"] == unique
-          and stored["jobs"] == stored["jobs_distinct_inbox"] == stored["jobs_distinct_key"] == unique)
+          and stored["jobs"] == stored["jobs_distinct_inbox"] == stored["jobs_distinct_key"]
+          and stored["jobs"] + stored["awaiting_job"] == unique)
     return {**stored, "ok": ok, "pending_after_drain": pending, "drain_seconds": round(drained, 2)}
 
 
@@ -123,15 +126,37 @@ class Round:
     elapsed: float
     stored_ok: bool
     drained: str
+    cpu_us: dict[str, float] | None = None   # CPU microseconds per request, by process group
 
     @property
     def throughput(self) -> float:
         return len(self.latencies) / self.elapsed
 
     def line(self) -> str:
+        cpu = ("" if not self.cpu_us else
+               "\n         CPU us/request: " + "  ".join(f"{group} {us:5.0f}" for group, us in self.cpu_us.items()))
         return (f"{self.target:<8} p50 {percentile(self.latencies, 50):6.1f}  p95 {percentile(self.latencies, 95):6.1f}  "
                 f"p99 {percentile(self.latencies, 99):6.1f} ms  {self.throughput:5.0f} req/s  "
-                f"statuses {dict(sorted(self.statuses.items()))}  stored once: {self.stored_ok}; {self.drained}")
+                f"statuses {dict(sorted(self.statuses.items()))}  stored once: {self.stored_ok}; {self.drained}{cpu}")
+
+
+class CpuMeter:
+    """CPU seconds spent by the load generator, the server's process tree and PostgreSQL's."""
+
+    def __init__(self, server: Service, database_url: str):
+        with psycopg.connect(database_url) as conn:
+            self.postmaster = parent_pid(conn.info.backend_pid)
+        self.server_roots = [child.pid for child in server.children]
+
+    def read(self) -> dict[str, float]:
+        return {"client": time.process_time(),
+                "server": sum(tree_cpu_seconds(pid) for pid in self.server_roots),
+                "postgres": tree_cpu_seconds(self.postmaster)}
+
+    def per_request_us(self, before: dict[str, float], requests: int) -> dict[str, float]:
+        after = self.read()
+        spent = {group: (after[group] - before[group]) / requests * 1e6 for group in after}
+        return {**spent, "total": sum(spent.values())}
 
 
 def deliveries_for(args, run: str) -> tuple[list, list]:
@@ -165,7 +190,10 @@ def run_round(target: str, args, database_url: str, secret: str, data_dir: str) 
             # otherwise weigh on a round that lasts about a second.
             asyncio.run(post_all(server.base_url, secret, build_deliveries(args.warmup, "warm" + run),
                                  args.concurrency))
+        meter = CpuMeter(server, database_url)
+        cpu_before = meter.read()
         latencies, statuses, elapsed = asyncio.run(post_all(server.base_url, secret, requests, args.concurrency))
+        cpu_us = meter.per_request_us(cpu_before, len(requests))
         if floor:
             stored_ok, drained = intake_floor.count(database_url, f"bench-{run}-") == args.unique, "no jobs"
         else:
@@ -176,7 +204,7 @@ def run_round(target: str, args, database_url: str, secret: str, data_dir: str) 
     finally:
         server.stop()
     expected = {status: n for status, n in ((202, args.unique), (200, args.duplicates)) if n}
-    return Round(target, latencies, statuses, elapsed, stored_ok and statuses == expected, drained)
+    return Round(target, latencies, statuses, elapsed, stored_ok and statuses == expected, drained, cpu_us)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -231,7 +259,10 @@ def main(argv: list[str] | None = None) -> None:
             mine = [r for r in rounds if r.target == target]
             summary[target] = (statistics.median(r.throughput for r in mine),
                                statistics.median(percentile(r.latencies, 95) for r in mine))
-            print(f"median of {len(mine)} {target:<8} {summary[target][0]:5.0f} req/s  p95 {summary[target][1]:.1f} ms")
+            cpu = "  ".join(f"{group} {statistics.median(r.cpu_us[group] for r in mine):.0f}"
+                            for group in mine[0].cpu_us)
+            print(f"median of {len(mine)} {target:<8} {summary[target][0]:5.0f} req/s  p95 {summary[target][1]:.1f} ms"
+                  f"  CPU us/request: {cpu}")
         (s_rps, s_p95), (f_rps, f_p95) = summary["service"], summary["floor"]
         print(f"service / floor: throughput {s_rps / f_rps:.2f}x (goal >= 0.80), p95 {s_p95 / f_p95:.2f}x "
               f"(goal <= 1.25)")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import statistics
 import uuid
 
@@ -23,16 +22,7 @@ from psycopg.types.json import Jsonb
 
 from app.lifecycle_events import normalize
 from tools import intake_floor
-
-TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
-
-
-def backend_cpu_seconds(pid: int) -> float:
-    """utime + stime of a backend process (fields 14 and 15 of /proc/<pid>/stat)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND
-
+from tools.process_cpu import process_cpu_seconds
 
 def _service_calls(conn, body: bytes, calls: int, run: str) -> None:
     payload = json.loads(body)
@@ -59,9 +49,9 @@ def measure(database_url: str, body: bytes, calls: int = 3000, rounds: int = 3) 
             with psycopg.connect(database_url, autocommit=True) as conn:
                 pid = conn.info.backend_pid
                 calls_of(conn, body, 50, uuid.uuid4().hex)       # warm: plans cached, relations open
-                before = backend_cpu_seconds(pid)
+                before = process_cpu_seconds(pid)
                 calls_of(conn, body, calls, uuid.uuid4().hex)
-                per_call[target].append((backend_cpu_seconds(pid) - before) / calls * 1e6)
+                per_call[target].append((process_cpu_seconds(pid) - before) / calls * 1e6)
     return per_call
 
 

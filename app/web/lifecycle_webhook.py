@@ -46,8 +46,8 @@ class LifecycleWebhook:
         )
 
         log("webhook.delivery", deliveryId=delivery.delivery_id, hostEvent=delivery.event, action=event.action,
-            outcome=row["outcome"], inboxId=row["inbox_id"], jobId=row["job_id"])
-        if row["job_id"] is not None and row["outcome"] == "accepted":
+            outcome=row["outcome"], inboxId=row["inbox_id"], awaitsJob=row["awaits_job"])
+        if row["awaits_job"]:  # a worker makes the job from the inbox row (sql/functions/jobs.sql)
             self.waker.poke()
         resp.status = falcon.HTTP_202 if row["outcome"] == "accepted" else falcon.HTTP_200
         resp.media = {"ok": True, "outcome": row["outcome"], "deliveryId": delivery.delivery_id}

@@ -38,6 +38,54 @@ BEGIN
   END IF;
 END $$;
 
+-- Jobs for the given inbox rows, each keyed by its delivery's idempotency key
+-- (its actions stay on the inbox row). A row that has a job already gets no
+-- second one. Returns the jobs made.
+CREATE OR REPLACE FUNCTION boardready.lifecycle_jobs_insert(p_inbox_ids bigint[], p_now timestamptz)
+RETURNS TABLE (inbox_id bigint, job_id bigint) LANGUAGE sql AS $$
+  INSERT INTO boardready.lifecycle_jobs AS j (inbox_id, idempotency_key, installation_id, kind, action, status,
+                                              run_after, created_at, updated_at)
+  SELECT i.id, i.idempotency_key, i.installation_id, i.event, i.action, 'accepted', p_now, p_now, p_now
+    FROM boardready.webhook_inbox i
+   WHERE i.id = ANY (p_inbox_ids)
+  ON CONFLICT (inbox_id) DO NOTHING
+  RETURNING j.inbox_id, j.id
+$$;
+
+-- Turn up to p_limit inbox rows awaiting their job (the intake stores the
+-- delivery alone) into jobs, oldest first. A row whose account is canceled
+-- gets none and is kept as processed evidence: new lifecycle jobs are
+-- blocked for it (marketplace.sql); the account is looked up now, so a
+-- cancellation that arrived after the delivery counts. Rows another worker
+-- holds are skipped: it is making their jobs.
+CREATE OR REPLACE FUNCTION boardready.lifecycle_jobs_from_inbox(p_limit integer, p_now timestamptz)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  v_inbox_ids bigint[];
+BEGIN
+  WITH awaiting AS (
+    SELECT i.id, boardready.installation_account_canceled(
+                   i.installation_id, (i.actions #>> '{installation,account,id}')::bigint) AS blocked
+      FROM boardready.webhook_inbox i
+     WHERE i.awaiting_job
+     ORDER BY i.id
+     LIMIT p_limit
+       FOR UPDATE SKIP LOCKED
+  ), settled AS (
+    UPDATE boardready.webhook_inbox i
+       SET awaiting_job = false, updated_at = p_now,
+           state = CASE WHEN a.blocked THEN 'processed' ELSE i.state END
+      FROM awaiting a
+     WHERE i.id = a.id
+    RETURNING i.id, a.blocked
+  )
+  SELECT coalesce(array_agg(id) FILTER (WHERE NOT blocked), '{}') INTO v_inbox_ids FROM settled;
+  RETURN (SELECT count(*) FROM boardready.lifecycle_jobs_insert(v_inbox_ids, p_now));
+END $$;
+
+-- Claim due jobs, first making the jobs of up to 500 deliveries that await
+-- one (more when the claim may take more): a burst becomes jobs at once, so
+-- a backlog waits as jobs, counted and aged as it always was.
 CREATE OR REPLACE FUNCTION boardready.job_claim(
   p_worker          text,
   p_limit           integer,
@@ -48,9 +96,10 @@ RETURNS TABLE (job_id bigint, lease_token uuid, kind text, action text, installa
                actions jsonb, attempts integer)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_claimed queue_claimed[] := queue_claim_all('lifecycle_jobs', p_worker, p_limit, p_lease_seconds,
-                                               p_max_attempts, p_now);
+  v_claimed queue_claimed[];
 BEGIN
+  PERFORM lifecycle_jobs_from_inbox(greatest(p_limit, 500), p_now);
+  v_claimed := queue_claim_all('lifecycle_jobs', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
   -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY
   SELECT j.id, c.lease_token, j.kind, j.action, j.installation_id, i.actions, c.attempts

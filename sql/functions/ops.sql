@@ -3,7 +3,7 @@
 
 CREATE OR REPLACE VIEW ops.inbox AS
 SELECT i.id, i.idempotency_key, i.event, i.action, i.installation_id, i.state, i.payload_bytes,
-       i.received_at, i.updated_at, j.id AS job_id, j.status AS job_status
+       i.received_at, i.updated_at, j.id AS job_id, j.status AS job_status, i.awaiting_job
   FROM boardready.webhook_inbox i
   LEFT JOIN boardready.lifecycle_jobs j ON j.inbox_id = i.id;
 
@@ -16,7 +16,11 @@ SELECT j.id, j.kind, j.action, j.installation_id, j.status, j.attempts, j.outcom
 CREATE OR REPLACE VIEW ops.job_queue AS
 SELECT status, count(*) AS jobs, min(created_at) AS oldest_created_at,
        max(now() - created_at) FILTER (WHERE status IN ('accepted', 'leased')) AS oldest_pending_age
-  FROM boardready.lifecycle_jobs GROUP BY status;
+  FROM boardready.lifecycle_jobs GROUP BY status
+UNION ALL
+-- Deliveries a worker has not turned into a job yet (jobs.sql, lifecycle_jobs_from_inbox).
+SELECT 'awaiting_job', count(*), min(received_at), max(now() - received_at)
+  FROM boardready.webhook_inbox WHERE awaiting_job HAVING count(*) > 0;
 
 -- One shape for every kind of dead letter, so that each kind is one more
 -- UNION ALL branch: (item_type, item_id, installation_id, repository,

@@ -504,14 +504,9 @@ BEGIN
   SELECT * INTO v_job FROM lifecycle_jobs j WHERE j.inbox_id = v_inbox.id;
 
   IF v_job.id IS NULL AND v_inbox.state IN ('accepted', 'processing') THEN
-    INSERT INTO lifecycle_jobs (inbox_id, idempotency_key, installation_id, kind, action, status, run_after,
-                                created_at, updated_at)
-    VALUES (v_inbox.id, v_inbox.idempotency_key, v_inbox.installation_id, v_inbox.event, v_inbox.action,
-            'accepted', p_now, p_now, p_now)
-    ON CONFLICT DO NOTHING
-    RETURNING id INTO v_job_id;
+    SELECT made.job_id INTO v_job_id FROM lifecycle_jobs_insert(ARRAY[v_inbox.id], p_now) made;
     IF v_job_id IS NOT NULL THEN
-      UPDATE webhook_inbox SET state = 'accepted', updated_at = p_now WHERE id = v_inbox.id;
+      UPDATE webhook_inbox SET state = 'accepted', awaiting_job = false, updated_at = p_now WHERE id = v_inbox.id;
       PERFORM pg_notify('lifecycle_jobs', '');
       PERFORM reconciliation_finish(p_item_id, 'job_recreated', v_item.reason_code, p_now);
       RETURN QUERY SELECT 'job_recreated'::text, v_item.reason_code, v_inbox.id, v_job_id;

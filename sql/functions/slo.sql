@@ -28,11 +28,15 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
       FROM webhook_inbox i
      WHERE i.received_at > p_now - make_interval(secs => p_acceptance_window_seconds)
        AND i.acceptance_ms IS NOT NULL
+  ), awaiting AS (
+    SELECT i.received_at FROM webhook_inbox i WHERE i.awaiting_job
   ), jobs AS (
-    SELECT count(*) FILTER (WHERE j.status = 'accepted') AS accepted,
+    -- A delivery awaiting its job (jobs.sql) is queued work as much as an accepted job.
+    SELECT count(*) FILTER (WHERE j.status = 'accepted') + (SELECT count(*) FROM awaiting) AS accepted,
            count(*) FILTER (WHERE j.status = 'leased') AS leased,
            count(*) FILTER (WHERE j.status = 'dead_letter') AS dead,
-           min(j.created_at) FILTER (WHERE j.status IN ('accepted', 'leased')) AS oldest
+           least(min(j.created_at) FILTER (WHERE j.status IN ('accepted', 'leased')),
+                 (SELECT min(received_at) FROM awaiting)) AS oldest
       FROM lifecycle_jobs j WHERE j.status <> 'completed'
   ), outbox AS (
     SELECT count(*) FILTER (WHERE o.status = 'accepted') AS accepted,

@@ -5,7 +5,8 @@
 -- calls made, no item waiting for a dead worker's lease to run out.
 SELECT
   (SELECT count(*) FROM boardready.lifecycle_jobs j
-    WHERE j.inbox_id <= %(inbox_mark)s AND j.status IN ('accepted', 'leased')) AS jobs,
+    WHERE j.inbox_id <= %(inbox_mark)s AND j.status IN ('accepted', 'leased'))
+    + (SELECT count(*) FROM boardready.webhook_inbox i WHERE i.id <= %(inbox_mark)s AND i.awaiting_job) AS jobs,
   (SELECT count(*) FROM boardready.outbox_items o
     WHERE o.release_run_id <= %(run_mark)s AND o.status IN ('accepted', 'leased')) AS outbox_items,
   (SELECT count(*) FROM boardready.release_runs rr

@@ -7,7 +7,7 @@ import uuid
 
 from app import api_tokens, database
 from tests.helpers import webhook_fixture, webhook_fixture_json
-from tests.service.helpers import MARKETPLACE_SECRET, post_webhook, webhook_headers
+from tests.service.helpers import MARKETPLACE_SECRET, make_lifecycle_jobs, post_webhook, webhook_headers
 
 MARKETPLACE_PATH = "/api/host/marketplace/webhook"
 OPERATOR_TOKEN = "op-token-" + "x" * 40
@@ -98,6 +98,7 @@ def dead_letter(client, owner, installation_id: int, delivery_id: str, failed_at
     payload["installation"]["id"] = installation_id
     payload["repository"]["id"] = repository_id
     assert post_webhook(client, json.dumps(payload).encode(), "pull_request", delivery_id=delivery_id).status_code == 202
+    make_lifecycle_jobs(owner)
     return owner.execute(
         "UPDATE lifecycle_jobs SET status = 'dead_letter', attempts = 3, reason_code = %s, error_class = 'HostError',"
         " failed_at = %s WHERE idempotency_key = %s RETURNING id",

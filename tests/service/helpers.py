@@ -119,6 +119,13 @@ def post_webhook(client, body: bytes, event: str, delivery_id: str | None = None
                                 headers=webhook_headers(body, event, delivery_id, **kwargs))
 
 
+def make_lifecycle_jobs(conn) -> int:
+    """What a lifecycle worker's claim does first: turn the inbox rows awaiting
+    their job into jobs (sql/functions/jobs.sql). Returns how many it made."""
+    row = conn.execute("SELECT boardready.lifecycle_jobs_from_inbox(1000, now()) AS made").fetchone()
+    return row["made"] if isinstance(row, dict) else row[0]
+
+
 def count(conn, table: str) -> int:
     return conn.execute(f"SELECT count(*) AS n FROM boardready.{table}").fetchone()["n"]
 

@@ -13,7 +13,7 @@ from psycopg.types.json import Jsonb
 from app import database, run_results
 from tests.helpers import webhook_fixture
 from tests.service.access_helpers import create_token, marketplace_body, post_marketplace, seed_repository
-from tests.service.helpers import post_webhook
+from tests.service.helpers import make_lifecycle_jobs, post_webhook
 from tests.service.sessionkit import Session, decided_run, finding
 
 OPERATOR = "operator:ops.alice"
@@ -103,6 +103,7 @@ def seed_account(owner, pool, client, *, account_id: int, installation_id: int, 
 
     deliver_pull_request(client, installation_id, repository_id, f"d-{account_id}-1")
     deliver_pull_request(client, installation_id, repository_id, f"d-{account_id}-2")
+    make_lifecycle_jobs(owner)
     dead = owner.execute("UPDATE lifecycle_jobs SET status = 'dead_letter', attempts = 3, reason_code = "
                          "'handler_error', error_class = 'X', failed_at = now() WHERE idempotency_key = %s "
                          "RETURNING id", (f"host:d-{account_id}-2",)).fetchone()["id"]

@@ -10,7 +10,7 @@ from psycopg.conninfo import conninfo_to_dict
 from app import database
 from app.web.wsgi import create_app
 from tests.helpers import webhook_fixture
-from tests.service.helpers import count, webhook_headers
+from tests.service.helpers import count, make_lifecycle_jobs, webhook_headers
 from tests.service.tcp_proxy import TcpProxy
 
 
@@ -40,7 +40,7 @@ def test_outage_then_redelivery(db_url, owner, config):
         assert again.status_code == 202
         assert client.simulate_post("/api/host/webhook", body=body, headers=headers).status_code == 200
         assert count(owner, "webhook_inbox") == 1
-        assert count(owner, "lifecycle_jobs") == 1
+        assert make_lifecycle_jobs(owner) == 1
     finally:
         pool.close(timeout=1)
         proxy.close()

@@ -11,7 +11,7 @@ import pytest
 
 from app import database
 from tests.helpers import webhook_fixture
-from tests.service.helpers import post_webhook
+from tests.service.helpers import make_lifecycle_jobs, post_webhook
 from workers.lifecycle import LifecycleQueue
 from workers.queue_worker import QueueWorker
 
@@ -187,16 +187,14 @@ def test_worker_killed_mid_job_lease_expires_and_the_job_completes_once(client, 
     assert owner.execute("SELECT count(*) AS n FROM installations").fetchone()["n"] == 1
 
 
-def test_two_workers_racing_never_share_a_job(client, owner, pool, db_url):
-    for i in range(20):
-        deliver(client, "pull_request.opened.12.json", delivery_id=f"race-{i}")
+def race_two_claims(db_url, limit: int) -> tuple[set, set]:
     barrier = threading.Barrier(2)
     results: dict[str, list] = {}
 
     def racer(name):
         with psycopg.connect(db_url, row_factory=psycopg.rows.dict_row) as conn:
             barrier.wait()
-            results[name] = database.call(conn, "job_claim", p_worker=name, p_limit=15, p_lease_seconds=LEASE,
+            results[name] = database.call(conn, "job_claim", p_worker=name, p_limit=limit, p_lease_seconds=LEASE,
                                           p_max_attempts=MAX_ATTEMPTS)
 
     threads = [threading.Thread(target=racer, args=(n,)) for n in ("a", "b")]
@@ -204,10 +202,33 @@ def test_two_workers_racing_never_share_a_job(client, owner, pool, db_url):
         t.start()
     for t in threads:
         t.join()
-    a = {r["job_id"] for r in results["a"]}
-    b = {r["job_id"] for r in results["b"]}
+    return {r["job_id"] for r in results["a"]}, {r["job_id"] for r in results["b"]}
+
+
+def test_two_workers_racing_never_share_a_job(client, owner, pool, db_url):
+    for i in range(20):
+        deliver(client, "pull_request.opened.12.json", delivery_id=f"race-{i}")
+    assert make_lifecycle_jobs(owner) == 20
+    a, b = race_two_claims(db_url, limit=15)
     assert not a & b
     assert len(a | b) == 20
+
+
+def test_two_workers_racing_make_each_delivery_one_job(client, owner, pool, db_url):
+    """Both claims find the same deliveries awaiting their job: each row is
+    taken by one of them (the other skips it), and a job made twice would be
+    refused by the unique inbox_id anyway. Whatever neither claimed waits as an
+    accepted job for the next claim."""
+    for i in range(20):
+        deliver(client, "pull_request.opened.12.json", delivery_id=f"race-{i}")
+    a, b = race_two_claims(db_url, limit=8)
+    assert not a & b
+    jobs = owner.execute("SELECT inbox_id, status FROM lifecycle_jobs").fetchall()
+    assert len(jobs) == len({j["inbox_id"] for j in jobs}) == 20
+    assert sum(j["status"] == "leased" for j in jobs) == len(a | b) > 0
+    assert owner.execute("SELECT count(*) AS n FROM webhook_inbox WHERE awaiting_job").fetchone()["n"] == 0
+    rest = claim(pool, limit=20)
+    assert {r["job_id"] for r in rest}.isdisjoint(a | b) and len(rest) == 20 - len(a | b)
 
 
 def test_failures_back_off_then_dead_letter_after_the_last_attempt(client, owner, pool):

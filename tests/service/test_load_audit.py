@@ -7,17 +7,20 @@ from __future__ import annotations
 import json
 
 from tests.helpers import webhook_fixture
-from tests.service.helpers import post_webhook
+from tests.service.helpers import make_lifecycle_jobs, post_webhook
 from tools.load.audit import empty_host_view, run_audit
 
 FIXTURE = "pull_request.labeled.8.json"
 
 
-def deliver(client, count: int) -> list[str]:
+def deliver(client, count: int, owner=None) -> list[str]:
+    """Deliveries through the real intake; with `owner`, their jobs made as a worker's claim makes them."""
     body = webhook_fixture(FIXTURE)
     ids = [f"load-audit-{index}" for index in range(count)]
     for delivery_id in ids:
         assert post_webhook(client, body, "pull_request", delivery_id=delivery_id).status_code == 202
+    if owner is not None:
+        make_lifecycle_jobs(owner)
     return ids
 
 
@@ -30,7 +33,7 @@ def test_stored_deliveries_pass_the_audit(client, db_url):
 
 
 def test_a_lost_job_fails_the_audit(client, owner, db_url):
-    ids = deliver(client, 3)
+    ids = deliver(client, 3, owner)
     owner.execute("DELETE FROM lifecycle_jobs WHERE id = (SELECT min(id) FROM lifecycle_jobs)")
     audit = run_audit(db_url, ids, empty_host_view(), settled=False)
     assert not audit.passed
@@ -39,7 +42,7 @@ def test_a_lost_job_fails_the_audit(client, owner, db_url):
 
 
 def test_a_doubled_job_fails_the_audit(client, owner, db_url):
-    ids = deliver(client, 3)
+    ids = deliver(client, 3, owner)
     # The unique indexes would refuse it: the audit must not rely on them (a migration may drop one).
     owner.execute("ALTER TABLE lifecycle_jobs DROP CONSTRAINT IF EXISTS lifecycle_jobs_inbox_id_key, "
                   "DROP CONSTRAINT IF EXISTS lifecycle_jobs_idempotency_key_key")
@@ -59,8 +62,11 @@ def test_an_acknowledged_delivery_that_was_not_stored_fails_the_audit(client, db
     assert audit.checks["deliveries_stored_once"]["missing"] == 1
 
 
-def test_pending_work_counts_as_lost_once_the_load_has_drained(client, db_url):
-    ids = deliver(client, 2)  # no worker runs here: the jobs stay pending
+def test_pending_work_counts_as_lost_once_the_load_has_drained(client, owner, db_url):
+    # No worker runs here: one delivery's job is made and stays pending, the
+    # other delivery still awaits its job.
+    ids = deliver(client, 1, owner) + ["load-audit-awaiting"]
+    assert post_webhook(client, webhook_fixture(FIXTURE), "pull_request", delivery_id=ids[1]).status_code == 202
     assert run_audit(db_url, ids, empty_host_view(), settled=False).passed
     audit = run_audit(db_url, ids, empty_host_view(), settled=True)
     assert audit.failed == ["jobs_completed"]

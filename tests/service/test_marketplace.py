@@ -12,7 +12,7 @@ from contracts import openapi_response_validator
 from tests.helpers import WEBHOOK_FIXTURES, webhook_fixture, webhook_fixture_json
 from tests.service.access_helpers import (MARKETPLACE_PATH, create_token, marketplace_body, post_marketplace,
                                           seed_repository)
-from tests.service.helpers import WEBHOOK_SECRET, count, make_config, post_webhook, webhook_headers
+from tests.service.helpers import WEBHOOK_SECRET, count, make_config, make_lifecycle_jobs, post_webhook, webhook_headers
 
 PURCHASED = "marketplace_purchase.purchased.0.json"
 CANCELLED = "marketplace_purchase.cancelled.1.json"
@@ -115,20 +115,22 @@ def test_cancellation_revokes_tokens_queues_erasure_and_blocks_jobs(client, owne
     assert erasure["due_at"] == at(T2) + dt.timedelta(days=30)
     assert erasure["account_type"] == "organization"
 
-    # New lifecycle jobs for the account's installation are blocked: the
-    # delivery is kept as processed evidence, with no job.
+    # New lifecycle jobs for the account's installation are blocked: when a
+    # worker turns the inbox into jobs, the delivery is kept as processed
+    # evidence, with no job...
     pr = json.loads(webhook_fixture("pull_request.opened.12.json"))
     pr["installation"]["id"] = 501
     raw = json.dumps(pr).encode()
     assert post_webhook(client, raw, "pull_request", delivery_id="blocked-1").status_code == 202
-    inbox = owner.execute("SELECT * FROM webhook_inbox WHERE delivery_id = 'blocked-1'").fetchone()
-    assert inbox["state"] == "processed"
-    assert count(owner, "lifecycle_jobs") == 0
     # ...while another account's installation still gets its job.
     pr["installation"]["id"] = 502
     raw = json.dumps(pr).encode()
     assert post_webhook(client, raw, "pull_request", delivery_id="open-1").status_code == 202
-    assert count(owner, "lifecycle_jobs") == 1
+    assert make_lifecycle_jobs(owner) == 1
+    inbox = owner.execute("SELECT * FROM webhook_inbox WHERE delivery_id = 'blocked-1'").fetchone()
+    assert (inbox["state"], inbox["awaiting_job"]) == ("processed", False)
+    job = owner.execute("SELECT i.delivery_id FROM lifecycle_jobs j JOIN webhook_inbox i ON i.id = j.inbox_id")
+    assert [row["delivery_id"] for row in job] == ["open-1"]
 
 
 def test_cancellation_of_a_user_account_under_legal_hold(client, owner):
@@ -202,7 +204,7 @@ def test_a_newer_purchase_reactivates_and_withdraws_the_erasure_request(client, 
     pr = json.loads(webhook_fixture("pull_request.opened.12.json"))
     pr["installation"]["id"] = 501
     assert post_webhook(client, json.dumps(pr).encode(), "pull_request").status_code == 202
-    assert count(owner, "lifecycle_jobs") == 1
+    assert make_lifecycle_jobs(owner) == 1
     # A later cancellation queues a new request; the withdrawn one stays as evidence.
     deliver(client, CANCELLED, effective_date=T3, account_id=ACCOUNT)
     assert [e["status"] for e in erasures(owner)] == ["withdrawn", "pending"]

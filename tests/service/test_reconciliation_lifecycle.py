@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 
 from tests.helpers import webhook_fixture
-from tests.service.helpers import post_webhook
+from tests.service.helpers import make_lifecycle_jobs, post_webhook
 from tests.service.reconcilekit import OBSERVATION, events, items, later, lifecycle_loop
 from workers.lifecycle import LifecycleQueue
 from workers.queue_worker import QueueWorker
@@ -30,10 +30,30 @@ def installed(client, config, pool, db_url):
 
 
 def lose_job(owner, delivery_id: str) -> dict:
-    """The drift a lost write leaves: the inbox row without its job."""
+    """The drift a lost write leaves: the inbox row without its job, and not awaiting one."""
+    make_lifecycle_jobs(owner)
     inbox = owner.execute("SELECT * FROM webhook_inbox WHERE delivery_id = %s", (delivery_id,)).fetchone()
+    assert not inbox["awaiting_job"]
     owner.execute("DELETE FROM lifecycle_jobs WHERE inbox_id = %s", (inbox["id"],))
     return inbox
+
+
+def test_a_delivery_awaiting_its_job_past_the_window_gets_it_from_reconciliation(client, owner, pool, config,
+                                                                                  db_url):
+    """No worker claimed since the delivery (they were down): the inbox row is
+    a non-terminal inbox without a job, and the repair makes it, once."""
+    installed(client, config, pool, db_url)
+    deliver(client, "installation_repositories.added.0.json", "d-waiting")
+    loop = lifecycle_loop(config, pool)
+    assert loop.run_once(later(OBSERVATION - 30)) == []
+
+    [report] = loop.run_once(later(OBSERVATION + 1))
+    assert report["outcome"] == "job_recreated"
+    inbox = owner.execute("SELECT * FROM webhook_inbox WHERE delivery_id = 'd-waiting'").fetchone()
+    assert (inbox["state"], inbox["awaiting_job"]) == ("accepted", False)
+    assert make_lifecycle_jobs(owner) == 0
+    assert owner.execute("SELECT count(*) AS n FROM lifecycle_jobs WHERE inbox_id = %s",
+                         (inbox["id"],)).fetchone()["n"] == 1
 
 
 def test_missing_job_is_recreated_with_its_key_and_actions(client, owner, pool, config, db_url, capsys):

@@ -13,7 +13,7 @@ from psycopg.rows import dict_row
 from app import database
 from app.config import RetentionSettings
 from tests.service.access_helpers import seed_repository
-from tests.service.helpers import make_config, race, wait_for
+from tests.service.helpers import make_config, make_lifecycle_jobs, race, wait_for
 from tests.service.retentionkit import (audit, call, deliver_pull_request, finished_run, ingest, place_hold)
 from workers.retention import RetentionWorker
 
@@ -142,6 +142,7 @@ def test_inbox_rows_and_jobs_past_the_window_go_once_terminal(owner, pool, clien
     for delivery in ("done", "pending", "dead", "leased"):
         deliver_pull_request(client, MINE[0], MINE[1], delivery)
     deliver_pull_request(client, HELD[0], HELD[1], "held-done")
+    make_lifecycle_jobs(owner)
     owner.execute("UPDATE lifecycle_jobs SET status = 'completed', completed_at = now() "
                   "WHERE idempotency_key IN ('host:done', 'host:held-done')")
     owner.execute("UPDATE lifecycle_jobs SET status = 'dead_letter', failed_at = now(), reason_code = 'handler_error',"

@@ -61,6 +61,10 @@ def test_chunked_body_above_2_mb_is_cut_off_while_reading(served, owner):
     assert owner.execute("SELECT count(*) AS n FROM boardready.webhook_inbox").fetchone()["n"] == 0
 
 
+def completed_jobs(owner) -> int:
+    return owner.execute("SELECT count(*) AS n FROM boardready.lifecycle_jobs WHERE status = 'completed'").fetchone()["n"]
+
+
 def test_worker_wakes_on_notify_without_polling(client, owner, pool, config, db_url):
     # A poll interval of ten minutes: only the NOTIFY can wake the loop in time.
     worker = QueueWorker(LifecycleQueue(config), pool, db_url, concurrency=2, poll_ms=600_000)
@@ -69,8 +73,7 @@ def test_worker_wakes_on_notify_without_polling(client, owner, pool, config, db_
     try:
         time.sleep(0.3)  # let the listener subscribe; the poll after LISTEN finds nothing
         post_webhook(client, webhook_fixture("installation.created.1.json"), "installation", delivery_id="n-1")
-        wait_for(lambda: owner.execute("SELECT status FROM boardready.lifecycle_jobs").fetchone()["status"]
-                 == "completed")
+        wait_for(lambda: completed_jobs(owner) == 1)
     finally:
         worker.stop.set()
         worker.wake.set()
@@ -84,8 +87,7 @@ def test_worker_process_stops_cleanly_on_sigterm(db_url, client, owner):
     process = subprocess.Popen([sys.executable, "-m", "workers"], env=env, stderr=subprocess.PIPE, text=True)
     try:
         post_webhook(client, webhook_fixture("installation.created.1.json"), "installation", delivery_id="t-1")
-        wait_for(lambda: owner.execute("SELECT status FROM boardready.lifecycle_jobs").fetchone()["status"]
-                 == "completed")
+        wait_for(lambda: completed_jobs(owner) == 1)
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0
     finally:

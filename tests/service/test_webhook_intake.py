@@ -1,5 +1,6 @@
-"""POST /api/host/webhook: real payloads in, one inbox row and one job each,
-and every malformed request refused with a stable code and nothing stored."""
+"""POST /api/host/webhook: real payloads in, one inbox row each, which a
+worker's claim turns into one job, and every malformed request refused with a
+stable code and nothing stored."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ import pytest
 
 from contracts import openapi_response_validator
 from tests.helpers import WEBHOOK_FIXTURES, webhook_fixture
-from tests.service.helpers import count, make_config, post_webhook, sign, webhook_headers
+from tests.service.helpers import count, make_config, make_lifecycle_jobs, post_webhook, sign, webhook_headers
 
 PATH = "/api/host/webhook"
 JOB_EVENTS = ("installation", "installation_repositories", "pull_request")
@@ -48,9 +49,15 @@ def test_real_lifecycle_payloads(client, owner, name):
     assert result.json == {"ok": True, "outcome": "accepted", "deliveryId": f"d-{name}"}
     assert_documented(result)
     inbox = owner.execute("SELECT * FROM webhook_inbox").fetchone()
-    job = owner.execute("SELECT * FROM lifecycle_jobs").fetchone()
     assert inbox["idempotency_key"] == f"host:d-{name}"
-    assert (inbox["state"], job["status"]) == ("accepted", "accepted")
+    # The delivery is stored alone; a worker makes its job (jobs.sql).
+    assert (inbox["state"], inbox["awaiting_job"]) == ("accepted", True)
+    assert count(owner, "lifecycle_jobs") == 0
+    assert make_lifecycle_jobs(owner) == 1
+    job = owner.execute("SELECT * FROM lifecycle_jobs").fetchone()
+    awaited = owner.execute("SELECT state, awaiting_job FROM webhook_inbox").fetchone()
+    assert (awaited["state"], awaited["awaiting_job"], job["status"]) == ("accepted", False, "accepted")
+    assert (job["inbox_id"], job["idempotency_key"]) == (inbox["id"], inbox["idempotency_key"])
     assert inbox["event"] == job["kind"] == event
     assert inbox["action"] == payload["action"]
     assert inbox["installation_id"] == payload["installation"]["id"]
@@ -94,6 +101,8 @@ def test_duplicate_delivery_is_stored_once(client, owner):
     assert second.json == {"ok": True, "outcome": "duplicate", "deliveryId": "dup-1"}
     assert_documented(second)
     assert count(owner, "webhook_inbox") == 1
+    assert make_lifecycle_jobs(owner) == 1
+    assert make_lifecycle_jobs(owner) == 0
     assert count(owner, "lifecycle_jobs") == 1
 
 
@@ -256,6 +265,7 @@ def test_an_inbox_row_cannot_be_deleted_from_under_its_job(client, owner):
     on the intake's hot insert: removing an inbox row whose job still exists is
     refused, one statement at a time, and so is changing an inbox id."""
     post_webhook(client, webhook_fixture("installation.created.1.json"), "installation", delivery_id="guarded")
+    make_lifecycle_jobs(owner)
     job_inbox = owner.execute("SELECT inbox_id FROM lifecycle_jobs").fetchone()["inbox_id"]
 
     with pytest.raises(psycopg.errors.ForeignKeyViolation):
