@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 import select
 import threading
-from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, TypeVar
 
 import orjson
 import psycopg
@@ -179,31 +178,43 @@ def purge_broken(pool: ConnectionPool) -> None:
             _purging.discard(id(pool))
 
 
-@contextmanager
-def connection(pool: ConnectionPool, timeout: float | None = None) -> Iterator[psycopg.Connection]:
-    """A pool connection known not to be dead on arrival.
+def connection(pool: ConnectionPool, timeout: float | None = None) -> _Checkout:
+    """A pool connection known not to be dead on arrival, for a `with` block.
 
     Use it instead of `pool.connection()` everywhere: a connection lost while
     in use purges the pool before the error propagates.
     """
-    conn = pool.getconn(timeout)
-    if _idle_connection_is_dead(conn):
-        conn.close()  # closed, so the pool discards it instead of keeping it
-        pool.putconn(conn)
-        purge_broken(pool)
-        conn = pool.getconn(timeout)
-    try:
-        yield conn
-    except psycopg.OperationalError as exc:
-        if is_connection_lost(exc, conn):
-            exc.connection_lost = True  # read by run(): the connection is gone by now
+    return _Checkout(pool, timeout)
+
+
+class _Checkout:
+    """connection()'s context manager. A class rather than a generator: every
+    request's database call goes through it, and a generator-based context
+    manager costs several more Python frames per call."""
+
+    __slots__ = ("pool", "timeout", "conn")
+
+    def __init__(self, pool: ConnectionPool, timeout: float | None):
+        self.pool, self.timeout = pool, timeout
+
+    def __enter__(self) -> psycopg.Connection:
+        pool = self.pool
+        conn = pool.getconn(self.timeout)
+        if _idle_connection_is_dead(conn):
+            conn.close()  # closed, so the pool discards it instead of keeping it
             pool.putconn(conn)
-            conn = None
             purge_broken(pool)
-        raise
-    finally:
-        if conn is not None:
-            pool.putconn(conn)
+            conn = pool.getconn(self.timeout)
+        self.conn = conn
+        return conn
+
+    def __exit__(self, kind, exc, traceback) -> None:
+        lost = isinstance(exc, psycopg.OperationalError) and is_connection_lost(exc, self.conn)
+        if lost:
+            exc.connection_lost = True  # read by run(): the connection is gone by now
+        self.pool.putconn(self.conn)
+        if lost:
+            purge_broken(self.pool)
 
 
 def run(pool: ConnectionPool, work: Callable[[psycopg.Connection], T], *, idempotent: bool,
