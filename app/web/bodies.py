@@ -125,11 +125,14 @@ def read_bounded(req, limit: int) -> bytes:
     and enforced while reading (chunked bodies, a lying Content-Length): never
     more than limit + 1 bytes in memory."""
     declared = req.content_length
-    if declared is not None and declared > limit:
-        raise ApiError(413, "payload_too_large", f"body above {limit} bytes")
+    if declared is not None:
+        if declared > limit:
+            raise ApiError(413, "payload_too_large", f"body above {limit} bytes")
+        # Falcon's bounded stream ends at Content-Length: one read, at most `limit` bytes.
+        return req.bounded_stream.read()
     # Without Content-Length (chunked transfer under a server that streams),
     # Falcon's bounded stream reads nothing; the raw input stream ends cleanly.
-    stream = req.bounded_stream if declared is not None else req.stream
+    stream = req.stream
     chunks, total = [], 0
     while True:
         chunk = stream.read(min(READ_CHUNK, limit + 1 - total))
