@@ -8,7 +8,7 @@ import threading
 import psycopg
 
 from tests.helpers import webhook_fixture
-from tests.service.helpers import make_config, post_webhook, wait_for
+from tests.service.helpers import make_config, make_lifecycle_jobs, post_webhook, wait_for
 from tests.service.reconcilekit import events
 from workers.reconcile import ReconcileLoop
 from workers.reconcile_lifecycle import LifecycleReconciler
@@ -27,7 +27,8 @@ def test_the_loop_repairs_drift_on_its_own_until_stopped(client, owner, pool):
     body = webhook_fixture("installation.created.1.json")
     assert post_webhook(client, body, "installation", delivery_id="d-loop").status_code == 202
     owner.execute("INSERT INTO installations (id, status) VALUES (957387, 'active')")
-    owner.execute("DELETE FROM lifecycle_jobs")
+    make_lifecycle_jobs(owner)
+    owner.execute("DELETE FROM lifecycle_jobs")  # a lost job: the inbox row no longer awaits one
     stop = threading.Event()
     loop = ReconcileLoop(LifecycleReconciler(), pool, config.reconciliation, stop)
     thread = threading.Thread(target=loop.run)
