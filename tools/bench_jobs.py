@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     data_dir = tempfile.mkdtemp(prefix="bench-jobs-")
-    url = embedded_pg.start(data_dir)
+    url = embedded_pg.start(data_dir, delete_on_exit=True)
     migrations.migrate(url)
     apply_procrastinate_schema(url)
     with psycopg.connect(url) as conn:

@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=1000, help="SERVICE_RETENTION_BATCH_SIZE")
     args = parser.parse_args(argv)
 
-    url = embedded_pg.start(tempfile.mkdtemp(prefix="boardready-bench-retention-"), database="bench")
+    url = embedded_pg.start(tempfile.mkdtemp(prefix="boardready-bench-retention-"), database="bench",
+                            delete_on_exit=True)
     migrations.migrate(url)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET search_path = boardready")

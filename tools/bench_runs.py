@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.walks} walks per page size; one request at a time")
 
     data_dir = tempfile.mkdtemp(prefix="bench-runs-")
-    database_url = embedded_pg.start(data_dir)
+    database_url = embedded_pg.start(data_dir, delete_on_exit=True)
     migrations.migrate(database_url)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
