@@ -39,6 +39,7 @@ class NoOpLifecycleQueue:
 
     name = "bench-lifecycle"
     channel = "lifecycle_jobs"
+    table = "lifecycle_jobs"
     id_field = "job_id"
 
     def __init__(self, lease_seconds: int, max_attempts: int):

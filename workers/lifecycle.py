@@ -13,10 +13,12 @@ from app.queueing import LeaseLost, failure_codes
 class LifecycleQueue:
     name = "lifecycle"
     channel = "lifecycle_jobs"
+    table = "lifecycle_jobs"
     id_field = "job_id"
 
     def __init__(self, config):
         self.config = config
+        self.lease_seconds = config.job_lease_seconds
 
     def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
         return database.call(conn, "job_claim", p_worker=worker_id, p_limit=limit,

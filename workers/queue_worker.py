@@ -3,8 +3,11 @@
 LISTEN on the queue's channel is only a hint that work may be waiting; the poll
 interval is the truth, so a lost notification delays work by at most one poll.
 Claims take a lease in the database; a worker that dies simply lets its lease
-expire and another claims the item again. Completion and failure are reported
-through SQL functions that refuse a lease that is no longer current.
+expire and another claims the item again. A live worker renews the leases of
+the items it holds, so that an item slower than its lease (a busy machine, a
+slow code host) is not run a second time by another worker meanwhile.
+Completion and failure are reported through SQL functions that refuse a lease
+that is no longer current.
 """
 from __future__ import annotations
 
@@ -23,7 +26,9 @@ from app.queueing import worker_identity
 class Queue(Protocol):
     name: str
     channel: str
+    table: str     # the queue table (queue.sql)
     id_field: str  # the claimed row's id column
+    lease_seconds: int
 
     def claim(self, conn: psycopg.Connection, worker_id: str, limit: int) -> list[dict]: ...
 
@@ -77,6 +82,7 @@ class QueueWorker:
         self.worker_id = worker_identity(queue.name)
         self._inflight = 0
         self._inflight_lock = threading.Lock()
+        self._held: dict[int, tuple] = {}  # item id -> (lease token, monotonic time of the claim)
         self.processed = 0
 
     # -- one item ---------------------------------------------------------
@@ -97,6 +103,7 @@ class QueueWorker:
         finally:
             with self._inflight_lock:
                 self._inflight -= 1
+                self._held.pop(item[self.queue.id_field], None)
             self.wake.set()
 
     def _report_failure(self, item: dict, exc: BaseException) -> None:
@@ -114,14 +121,50 @@ class QueueWorker:
     def _claim(self, limit: int) -> list[dict]:
         try:
             with database.connection(self.pool, 5) as conn:
-                return self.queue.claim(conn, self.worker_id, limit)
+                claimed = self.queue.claim(conn, self.worker_id, limit)
         except Exception as exc:
             log("worker.claim_failed", level="warning", queue=self.queue.name, errorClass=type(exc).__name__)
             return []
+        now = time.monotonic()
+        with self._inflight_lock:
+            for item in claimed:
+                self._held[item[self.queue.id_field]] = (item["lease_token"], now)
+        return claimed
+
+    # -- leases -----------------------------------------------------------
+    #: Renewals per lease: a lease is extended well before it can run out.
+    RENEWALS_PER_LEASE = 3
+    #: An item is kept for at most this many leases. A handler stuck longer
+    #: (every call it makes has a timeout) is let go: once its lease runs out,
+    #: another worker may take the item over, as when a worker dies.
+    MAX_LEASES_PER_ITEM = 10
+
+    def _renew_leases(self) -> None:
+        """Extend the leases of the items this worker holds; runs beside the loop."""
+        lease = self.queue.lease_seconds
+        while not self.stop.wait(lease / self.RENEWALS_PER_LEASE):
+            oldest = time.monotonic() - lease * self.MAX_LEASES_PER_ITEM
+            with self._inflight_lock:
+                held = [(item_id, token) for item_id, (token, claimed_at) in self._held.items() if claimed_at > oldest]
+            if not held:
+                continue
+            try:
+                with database.connection(self.pool, 5) as conn:
+                    renewed = database.call(conn, "queue_renew_leases", p_table=self.queue.table,
+                                            p_ids=[item_id for item_id, _ in held],
+                                            p_lease_tokens=[token for _, token in held], p_lease_seconds=lease)
+            except Exception as exc:  # the next round tries again; a lost lease is refused at completion
+                log("worker.lease_renewal_failed", level="warning", queue=self.queue.name,
+                    errorClass=type(exc).__name__)
+                continue
+            if len(renewed) < len(held):
+                log("worker.leases_lost", level="warning", queue=self.queue.name, held=len(held),
+                    renewed=len(renewed))
 
     def run(self) -> None:
         listener = Listener(self.listen_url, self.queue.channel, self.wake, self.stop)
         listener.start()
+        threading.Thread(target=self._renew_leases, name=f"leases-{self.queue.name}", daemon=True).start()
         log("worker.started", queue=self.queue.name, worker=self.worker_id, concurrency=self.concurrency)
         with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=self.queue.name) as executor:
             while not self.stop.is_set():

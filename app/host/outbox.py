@@ -33,11 +33,13 @@ def external_id(release_run_id: int) -> str:
 class OutboxQueue:
     name = "outbox"
     channel = "outbox_items"
+    table = "outbox_items"
     id_field = "item_id"
 
     def __init__(self, config, host: HostClient):
         self.config = config
         self.host = host
+        self.lease_seconds = config.job_lease_seconds
 
     def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
         return database.call(conn, "outbox_claim", p_worker=worker_id, p_limit=limit,

@@ -80,6 +80,26 @@ BEGIN
   USING p_now, p_id, p_lease_seconds, p_worker;
 END $$;
 
+-- Extend the leases a live worker still holds on items it is running
+-- (workers/queue_worker.py renews them a few times per lease), so that an
+-- item slower than its lease is not claimed and run a second time by another
+-- worker meanwhile. A lease already taken over (another token) or ended is
+-- left alone. Returns the ids whose lease was extended.
+CREATE OR REPLACE FUNCTION boardready.queue_renew_leases(
+  p_table text, p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamptz DEFAULT now())
+RETURNS SETOF bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  PERFORM queue_check_table(p_table);
+  RETURN QUERY EXECUTE format($q$
+    UPDATE boardready.%1$I q
+       SET leased_until = greatest(q.leased_until, $1 + make_interval(secs => $2))
+      FROM unnest($3::bigint[], $4::uuid[]) AS held (id, lease_token)
+     WHERE q.id = held.id AND q.lease_token = held.lease_token AND q.status = 'leased'
+    RETURNING q.id$q$, p_table)
+  USING p_now, p_lease_seconds, p_ids, p_lease_tokens;
+END $$;
+
 -- Lock the item if the caller's lease is still the current one.
 CREATE OR REPLACE FUNCTION boardready.queue_lock_leased(p_table text, p_id bigint, p_lease_token uuid)
 RETURNS integer LANGUAGE plpgsql AS $$
