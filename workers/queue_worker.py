@@ -157,9 +157,11 @@ class QueueWorker:
                 log("worker.lease_renewal_failed", level="warning", queue=self.queue.name,
                     errorClass=type(exc).__name__)
                 continue
-            if len(renewed) < len(held):
-                log("worker.leases_lost", level="warning", queue=self.queue.name, held=len(held),
-                    renewed=len(renewed))
+            renewed_ids = {row["queue_renew_leases"] for row in renewed}
+            with self._inflight_lock:  # an item that finished meanwhile was not lost
+                lost = [item_id for item_id, _ in held if item_id not in renewed_ids and item_id in self._held]
+            if lost:
+                log("worker.leases_lost", level="warning", queue=self.queue.name, itemIds=lost[:20])
 
     def run(self) -> None:
         listener = Listener(self.listen_url, self.queue.channel, self.wake, self.stop)
