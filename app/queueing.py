@@ -11,6 +11,8 @@ import socket
 
 import psycopg
 
+from app import database
+
 
 class LeaseLost(Exception):
     """The lease this process held was taken over; the new holder's run is the one that counts."""
@@ -33,3 +35,36 @@ def failure_codes(exc: BaseException) -> tuple[str, str]:
         else:
             reason = "handler_error"
     return reason, type(exc).__name__
+
+
+
+class SqlQueue:
+    """A queue table with queue.sql's lease, retry and release rules. A queue
+    names its table, its claim function (which returns what its handler needs)
+    and its id column, and writes its handler; failing an item and giving it
+    back on shutdown are the generic queue_fail and queue_release on the table,
+    unless the queue's failure has effects of its own (the outbox's)."""
+
+    name: str
+    channel: str
+    table: str
+    id_field: str
+    claim_function: str
+
+    def __init__(self, config):
+        self.config = config
+        self.lease_seconds = config.job_lease_seconds
+
+    def claim(self, conn: psycopg.Connection, worker_id: str, limit: int) -> list[dict]:
+        return database.call(conn, self.claim_function, p_worker=worker_id, p_limit=limit,
+                             p_lease_seconds=self.lease_seconds, p_max_attempts=self.config.job_max_attempts)
+
+    def fail(self, conn: psycopg.Connection, item: dict, exc: BaseException) -> dict:
+        reason, error_class = failure_codes(exc)
+        return database.call_one(conn, "queue_fail", p_table=self.table, p_id=item[self.id_field],
+                                 p_lease_token=item["lease_token"], p_reason_code=reason, p_error_class=error_class,
+                                 p_max_attempts=self.config.job_max_attempts)
+
+    def release(self, conn: psycopg.Connection, item: dict) -> None:
+        database.call(conn, "queue_release", p_table=self.table, p_id=item[self.id_field],
+                      p_lease_token=item["lease_token"])

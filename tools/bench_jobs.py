@@ -29,25 +29,16 @@ import psycopg
 
 from app import config as config_module
 from app import database, embedded_pg, migrations
+from workers.lifecycle import LifecycleQueue
 from workers.queue_worker import QueueWorker
 
 INSTALLATION_ID = 9_000_001
 
 
-class NoOpLifecycleQueue:
+class NoOpLifecycleQueue(LifecycleQueue):
     """The lifecycle queue's claim, completed without applying any action."""
 
     name = "bench-lifecycle"
-    channel = "lifecycle_jobs"
-    table = "lifecycle_jobs"
-    id_field = "job_id"
-
-    def __init__(self, lease_seconds: int, max_attempts: int):
-        self.lease_seconds, self.max_attempts = lease_seconds, max_attempts
-
-    def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
-        return database.call(conn, "job_claim", p_worker=worker_id, p_limit=limit,
-                             p_lease_seconds=self.lease_seconds, p_max_attempts=self.max_attempts)
 
     def handle(self, pool, item: dict) -> str:
         with database.connection(pool) as conn:
@@ -57,9 +48,6 @@ class NoOpLifecycleQueue:
 
     def fail(self, conn, item: dict, exc: BaseException) -> dict:
         raise RuntimeError("a no-op job cannot fail") from exc
-
-    def release(self, conn, item: dict) -> None:
-        database.call(conn, "job_release", p_job_id=item["job_id"], p_lease_token=item["lease_token"])
 
 
 def create_our_jobs(url: str, count: int) -> str:
@@ -100,7 +88,7 @@ def run_ours(url: str, count: int, concurrency: int) -> float:
     # applying it (queue_complete is internal to the SQL functions).
     pool = database.create_pool(url, max_size=concurrency + 2, name="bench-jobs", open_wait_seconds=10,
                                 as_api_role=False)
-    worker = QueueWorker(NoOpLifecycleQueue(config.job_lease_seconds, config.job_max_attempts), pool, url,
+    worker = QueueWorker(NoOpLifecycleQueue(config), pool, url,
                          concurrency=concurrency, poll_ms=50)
     try:
         started = time.perf_counter()

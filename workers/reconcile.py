@@ -136,7 +136,7 @@ class ReconcileLoop:
         try:
             if self.stop.is_set():
                 with database.connection(self.pool) as conn:
-                    database.call(conn, "reconciliation_release", p_item_id=item["item_id"],
+                    database.call(conn, "queue_release", p_table="reconciliation_items", p_id=item["item_id"],
                                   p_lease_token=item["lease_token"])
                 return None
             report = self.reconciler.observe(self.pool, item, now)
@@ -156,7 +156,7 @@ class ReconcileLoop:
         reason, error_class = failure_codes(exc)
         try:
             with database.connection(self.pool) as conn:
-                row = database.call_one(conn, "reconciliation_fail", p_item_id=item["item_id"],
+                row = database.call_one(conn, "queue_fail", p_table="reconciliation_items", p_id=item["item_id"],
                                         p_lease_token=item["lease_token"], p_reason_code=reason,
                                         p_error_class=error_class, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))
             log("worker.item_failed", level="warning", queue=self.name, itemId=item["item_id"],

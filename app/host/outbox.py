@@ -16,7 +16,7 @@ from app.host.errors import HostPermanent, HostRetryable, HostUncertain
 from app.host.workflow_runs import find_attempt_run
 from app.host import publication
 from app.host.decision_output import decision_output
-from app.queueing import LeaseLost, failure_codes
+from app.queueing import LeaseLost, SqlQueue, failure_codes
 
 QUEUED_SUMMARY = ("boardready is starting the release-readiness workflow for this commit. "
                   "The result appears here when the KiCad checks finish.")
@@ -30,21 +30,16 @@ def external_id(release_run_id: int) -> str:
     return f"boardready:release_run:{release_run_id}"
 
 
-class OutboxQueue:
+class OutboxQueue(SqlQueue):
     name = "outbox"
     channel = "outbox_items"
     table = "outbox_items"
     id_field = "item_id"
+    claim_function = "outbox_claim"
 
     def __init__(self, config, host: HostClient):
-        self.config = config
+        super().__init__(config)
         self.host = host
-        self.lease_seconds = config.job_lease_seconds
-
-    def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
-        return database.call(conn, "outbox_claim", p_worker=worker_id, p_limit=limit,
-                             p_lease_seconds=self.config.job_lease_seconds,
-                             p_max_attempts=self.config.job_max_attempts)
 
     def _report(self, pool, function: str, item: dict, **params) -> str:
         with database.connection(pool) as conn:
@@ -202,9 +197,6 @@ class OutboxQueue:
             p_not_before=exc.not_before if isinstance(exc, HostRetryable) else None,
             # A request the host refused will be refused again: dead-letter it now.
             p_final=isinstance(exc, HostPermanent))
-
-    def release(self, conn, item: dict) -> None:
-        database.call(conn, "outbox_release", p_item_id=item["item_id"], p_lease_token=item["lease_token"])
 
 
 class SynchronousPublisher:

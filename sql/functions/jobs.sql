@@ -109,23 +109,7 @@ BEGIN
    ORDER BY j.id;
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.job_fail(
-  p_job_id        bigint,
-  p_lease_token   uuid,
-  p_reason_code   text,
-  p_error_class   text,
-  p_max_attempts  integer,
-  p_now           timestamptz DEFAULT now())
-RETURNS TABLE (outcome text, run_after timestamptz)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT * FROM queue_fail('lifecycle_jobs', p_job_id, p_lease_token, p_reason_code, p_error_class,
-                           p_max_attempts, p_now)
-$$;
-
--- Give a claimed job back untouched (a worker shutting down): not an attempt.
-CREATE OR REPLACE FUNCTION boardready.job_release(
-  p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT * FROM queue_release('lifecycle_jobs', p_job_id, p_lease_token, p_now)
-$$;
+-- A job's failure and its release on shutdown are queue.sql's queue_fail and
+-- queue_release, called with the table: the wrappers that only named it went.
+DROP FUNCTION IF EXISTS boardready.job_fail(bigint, uuid, text, text, integer, timestamptz);
+DROP FUNCTION IF EXISTS boardready.job_release(bigint, uuid, timestamptz);

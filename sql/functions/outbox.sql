@@ -242,11 +242,8 @@ BEGIN
   RETURN QUERY SELECT 'comment_posted'::text;
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.outbox_release(p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT * FROM queue_release('outbox_items', p_item_id, p_lease_token, p_now)
-$$;
+-- Releasing an item on shutdown is queue.sql's queue_release, called with the table.
+DROP FUNCTION IF EXISTS boardready.outbox_release(bigint, uuid, timestamptz);
 
 -- The pending item of one kind for a release run (the synchronous result
 -- endpoint publishes its check run completion itself).

@@ -128,11 +128,16 @@ END $$;
 
 -- A failed attempt: back off and retry, or dead-letter after the last attempt
 -- (or at once when p_final). p_not_before honours the code host's Retry-After.
+-- The workers call it directly for a queue whose failure has no effect beyond
+-- the item (lifecycle jobs, reconciliation items; the per-queue copies
+-- job_fail and reconciliation_fail are gone), hence SECURITY DEFINER; the
+-- table is checked against the queue tables (queue_check_table).
 CREATE OR REPLACE FUNCTION boardready.queue_fail(
   p_table text, p_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text,
-  p_max_attempts integer, p_now timestamptz, p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false)
+  p_max_attempts integer, p_now timestamptz DEFAULT now(), p_not_before timestamptz DEFAULT NULL,
+  p_final boolean DEFAULT false)
 RETURNS TABLE (outcome text, run_after timestamptz)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_attempts integer;
   v_delay    double precision;
@@ -166,9 +171,13 @@ BEGIN
 END $$;
 
 -- Give a claimed item back untouched (a worker shutting down): not an
--- attempt. Each queue's NOTIFY channel is named after its table.
-CREATE OR REPLACE FUNCTION boardready.queue_release(p_table text, p_id bigint, p_lease_token uuid, p_now timestamptz)
-RETURNS TABLE (outcome text) LANGUAGE plpgsql AS $$
+-- attempt. Each queue's NOTIFY channel is named after its table. Every
+-- worker calls it directly (the per-queue copies job_release,
+-- reconciliation_release and outbox_release are gone), hence SECURITY DEFINER.
+CREATE OR REPLACE FUNCTION boardready.queue_release(
+  p_table text, p_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
   IF boardready.queue_lock_leased(p_table, p_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;

@@ -252,23 +252,12 @@ BEGIN
    ORDER BY ri.id;
 END $$;
 
--- An unexpected failure of a handler (not an observation): back off, and
--- dead-letter after the last attempt, as jobs do.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_fail(
-  p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
-  p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text, run_after timestamptz)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT * FROM queue_fail('reconciliation_items', p_item_id, p_lease_token, p_reason_code, p_error_class,
-                           p_max_attempts, p_now)
-$$;
-
-CREATE OR REPLACE FUNCTION boardready.reconciliation_release(
-  p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT * FROM queue_release('reconciliation_items', p_item_id, p_lease_token, p_now)
-$$;
+-- An unexpected failure of a handler (not an observation) backs off, and
+-- dead-letters after the last attempt, as jobs do: queue.sql's queue_fail;
+-- a shutdown gives the item back with queue_release. The wrappers that only
+-- named the table went.
+DROP FUNCTION IF EXISTS boardready.reconciliation_fail(bigint, uuid, text, text, integer, timestamptz);
+DROP FUNCTION IF EXISTS boardready.reconciliation_release(bigint, uuid, timestamptz);
 
 -- Observed, not converged yet: look again after p_next_check_seconds. The
 -- claim count starts over (attempts counts failures since the last observation).
