@@ -41,10 +41,11 @@ class OutboxQueue(SqlQueue):
         super().__init__(config)
         self.host = host
 
-    def _report(self, pool, function: str, item: dict, **params) -> str:
+    def _report(self, pool, outcome: str, item: dict, **facts) -> str:
+        """Report the item's outcome with what it carries (sql/functions/outbox.sql, outbox_report)."""
         with database.connection(pool) as conn:
-            outcome = database.call_one(conn, function, p_item_id=item["item_id"],
-                                        p_lease_token=item["lease_token"], **params)["outcome"]
+            outcome = database.call_one(conn, "outbox_report", p_item_id=item["item_id"],
+                                        p_lease_token=item["lease_token"], p_outcome=outcome, **facts)["outcome"]
         if outcome == "lease_lost":
             raise LeaseLost()
         return outcome
@@ -53,7 +54,7 @@ class OutboxQueue(SqlQueue):
         kind = item["kind"]
         if kind in ("check_run_create", "workflow_dispatch") and not item["is_current"]:
             # Superseded or closed meanwhile: nothing to start any more.
-            return self._report(pool, "outbox_skip", item, p_outcome="superseded")
+            return self._report(pool, "superseded", item)
         return getattr(self, f"_{kind}")(pool, item)
 
     def _check_run_create(self, pool, item: dict) -> str:
@@ -61,7 +62,7 @@ class OutboxQueue(SqlQueue):
         existing = self.host.find_check_run(item["installation_id"], item["repository"], item["head_sha"], ref)
         check_run = existing or self.host.create_check_run(item["installation_id"], item["repository"],
                                                            item["head_sha"], ref, QUEUED_SUMMARY)
-        return self._report(pool, "outbox_check_run_created", item, p_check_run_id=check_run["id"])
+        return self._report(pool, "check_run_created", item, p_check_run_id=check_run["id"])
 
     def _workflow_dispatch(self, pool, item: dict) -> str:
         ref = item["params"].get("dispatchRef") or "main"
@@ -73,7 +74,7 @@ class OutboxQueue(SqlQueue):
             started = find_attempt_run(self.host, item["installation_id"], item["repository"], ref,
                                        item["attempt_started_at"], item["attempt_ref"])
             if started is not None:
-                return self._report(pool, "outbox_dispatch_succeeded", item, p_workflow_run_id=started["id"],
+                return self._report(pool, "dispatched", item, p_workflow_run_id=started["id"],
                                     p_installation_id=item["installation_id"])
         inputs = {"attempt_id": item["attempt_ref"], "head_sha": item["head_sha"],
                   "pull_request": str(item["pr_number"])}
@@ -81,9 +82,9 @@ class OutboxQueue(SqlQueue):
             details = self.host.dispatch_workflow(item["installation_id"], item["repository"], ref, inputs)
         except HostPermanent as exc:
             if exc.status == 404:
-                return self._report(pool, "outbox_dispatch_workflow_missing", item)
+                return self._report(pool, "workflow_missing", item)
             raise
-        return self._report(pool, "outbox_dispatch_succeeded", item,
+        return self._report(pool, "dispatched", item,
                             p_workflow_run_id=details.get("workflow_run_id"),
                             p_installation_id=item["installation_id"])
 
@@ -93,7 +94,7 @@ class OutboxQueue(SqlQueue):
     def _check_run_complete(self, pool, item: dict) -> str:
         if item["check_run_id"] is None:
             # The check run was never created (superseded before): nothing to close.
-            return self._report(pool, "outbox_skip", item, p_outcome="no_check_run")
+            return self._report(pool, "no_check_run", item)
         if item["run_result_id"] is None:
             # Closed without a result (workflow missing, superseded): words only.
             params = item["params"]
@@ -101,7 +102,7 @@ class OutboxQueue(SqlQueue):
                                           "completed_at": _now(), "output": {
                                               "title": params["title"][:publication.TITLE_LIMIT],
                                               "summary": params["summary"][:publication.TEXT_LIMIT]}})
-            return self._report(pool, "outbox_check_run_completed", item)
+            return self._report(pool, "check_run_completed", item)
         return self._publish_result(pool, item)
 
     def _check_run_decision(self, pool, item: dict) -> str:
@@ -113,10 +114,10 @@ class OutboxQueue(SqlQueue):
         if row["outcome"] == "lease_lost":
             raise LeaseLost()
         if row["outcome"] != "publish":
-            return self._report(pool, "outbox_skip", item, p_outcome=row["outcome"])
+            return self._report(pool, row["outcome"], item)
         self._update_check_run(item, {"status": "completed", "conclusion": row["conclusion"],
                                       "output": decision_output(row, self.review_url(item))})
-        return self._report(pool, "outbox_decision_published", item, p_decision=row["decision"])
+        return self._report(pool, "decision_published", item, p_decision=row["decision"])
 
     def _update_check_run(self, item: dict, body: dict) -> None:
         self.host.update_check_run(item["installation_id"], item["repository"], item["check_run_id"], body)
@@ -137,8 +138,9 @@ class OutboxQueue(SqlQueue):
             if index == 0:
                 body.update(status="completed", conclusion=result["conclusion"], completed_at=_now())
             self._update_check_run(item, body)
-            self._report_progress(pool, item, index + 1, result["conclusion"] if index == 0 else None)
-        return self._report(pool, "outbox_check_run_completed", item)
+            self._report(pool, "progress_recorded", item, p_progress=index + 1,
+                         p_published_conclusion=result["conclusion"] if index == 0 else None)
+        return self._report(pool, "check_run_completed", item)
 
     def _batches_already_sent(self, item: dict, chunks: list[list]) -> int:
         """On a retry, the host's own count of annotations says how many batches
@@ -158,14 +160,6 @@ class OutboxQueue(SqlQueue):
             sent += 1
         return max(item["progress"], sent, 1)
 
-    def _report_progress(self, pool, item: dict, progress: int, published_conclusion: str | None) -> None:
-        with database.connection(pool) as conn:
-            outcome = database.call_one(conn, "outbox_check_run_progress", p_item_id=item["item_id"],
-                                        p_lease_token=item["lease_token"], p_progress=progress,
-                                        p_published_conclusion=published_conclusion)["outcome"]
-        if outcome == "lease_lost":
-            raise LeaseLost()
-
     def _pr_comment(self, pool, item: dict) -> str:
         """One comment per pull request, updated by later results: the stored id,
         else ours found by its marker (a crash after creating it), else a new one."""
@@ -184,13 +178,12 @@ class OutboxQueue(SqlQueue):
                 comment_id = None  # deleted by someone: post a new one
         if comment_id is None:
             comment_id = self.host.create_comment(installation, repository, item["pr_number"], body)["id"]
-        return self._report(pool, "outbox_comment_posted", item, p_comment_id=comment_id)
+        return self._report(pool, "comment_posted", item, p_comment_id=comment_id)
 
     def fail(self, conn, item: dict, exc: BaseException) -> dict:
-        if isinstance(exc, HostUncertain) and item["kind"] == "workflow_dispatch":
-            return database.call_one(conn, "outbox_dispatch_uncertain", p_item_id=item["item_id"],
-                                     p_lease_token=item["lease_token"], p_error_class=type(exc).__name__)
         reason, error_class = failure_codes(exc)
+        if isinstance(exc, HostUncertain) and item["kind"] == "workflow_dispatch":
+            reason = "dispatch_uncertain"  # may have started a run: dead-lettered at once, never replayed
         return database.call_one(
             conn, "outbox_fail", p_item_id=item["item_id"], p_lease_token=item["lease_token"],
             p_reason_code=reason, p_error_class=error_class, p_max_attempts=self.config.job_max_attempts,

@@ -34,212 +34,152 @@ BEGIN
    ORDER BY o.id;
 END $$;
 
--- The lease check every outbox report starts with: when the caller's lease is
--- still the current one, complete the item with p_outcome and return it;
--- otherwise return NULL (the lease was lost; the new holder's report counts).
-CREATE OR REPLACE FUNCTION boardready.outbox_complete_leased(
-  p_item_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz)
-RETURNS boardready.outbox_items
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_item boardready.outbox_items%ROWTYPE;
-BEGIN
-  IF boardready.queue_complete('outbox_items', p_item_id, p_lease_token, p_outcome, p_now) THEN
-    SELECT * INTO v_item FROM boardready.outbox_items WHERE id = p_item_id;
-  END IF;
-  RETURN v_item;
-END $$;
-
--- Nothing to do any more (the run was superseded or already closed).
-CREATE OR REPLACE FUNCTION boardready.outbox_skip(
-  p_item_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz DEFAULT now())
+-- Every report on a claimed outbox item, in one transaction: when the
+-- caller's lease is still the current one, the item is completed with
+-- p_outcome (a progress report keeps it leased) and the outcome's effects are
+-- applied; otherwise 'lease_lost' (the new holder's report counts). What an
+-- outcome carries: check_run_created p_check_run_id; dispatched
+-- p_workflow_run_id and p_installation_id; progress_recorded p_progress and
+-- p_published_conclusion; comment_posted p_comment_id; decision_published
+-- p_decision. One function with a branch per outcome replaces one function
+-- per outcome, each of which began with the same lease check.
+DROP FUNCTION IF EXISTS boardready.outbox_skip(bigint, uuid, text, timestamptz);
+DROP FUNCTION IF EXISTS boardready.outbox_check_run_created(bigint, uuid, bigint, timestamptz);
+DROP FUNCTION IF EXISTS boardready.outbox_dispatch_succeeded(bigint, uuid, bigint, bigint, timestamptz);
+DROP FUNCTION IF EXISTS boardready.outbox_dispatch_workflow_missing(bigint, uuid, timestamptz);
+DROP FUNCTION IF EXISTS boardready.outbox_check_run_completed(bigint, uuid, timestamptz);
+DROP FUNCTION IF EXISTS boardready.outbox_check_run_progress(bigint, uuid, integer, text, timestamptz);
+DROP FUNCTION IF EXISTS boardready.outbox_comment_posted(bigint, uuid, bigint, timestamptz);
+DROP FUNCTION IF EXISTS boardready.outbox_complete_leased(bigint, uuid, text, timestamptz);
+CREATE OR REPLACE FUNCTION boardready.outbox_report(
+  p_item_id bigint, p_lease_token uuid, p_outcome text,
+  p_check_run_id bigint DEFAULT NULL, p_workflow_run_id bigint DEFAULT NULL, p_installation_id bigint DEFAULT NULL,
+  p_progress integer DEFAULT NULL, p_published_conclusion text DEFAULT NULL, p_comment_id bigint DEFAULT NULL,
+  p_decision text DEFAULT NULL, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, p_outcome, p_now);
+  v_item    outbox_items%ROWTYPE;
+  v_run     release_runs%ROWTYPE;
+  v_outcome text := p_outcome;
 BEGIN
-  IF v_item.id IS NULL THEN
+  IF NOT (CASE WHEN p_outcome = 'progress_recorded'
+               THEN queue_lock_leased('outbox_items', p_item_id, p_lease_token) IS NOT NULL
+               ELSE queue_complete('outbox_items', p_item_id, p_lease_token, p_outcome, p_now) END) THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
-  UPDATE release_run_attempts SET dispatch_state = 'skipped'
-   WHERE v_item.kind = 'workflow_dispatch' AND id = v_item.attempt_id AND dispatch_state = 'pending';
-  RETURN QUERY SELECT p_outcome;
-END $$;
+  SELECT * INTO v_item FROM outbox_items WHERE id = p_item_id;
 
--- The check run exists (created now, or found by its external_id after a
--- crash): remember it, then dispatch the workflow, or close the check run if
--- the release run was superseded meanwhile.
-CREATE OR REPLACE FUNCTION boardready.outbox_check_run_created(
-  p_item_id bigint, p_lease_token uuid, p_check_run_id bigint, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'check_run_created', p_now);
-  v_run  release_runs%ROWTYPE;
-BEGIN
-  IF v_item.id IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text;
-    RETURN;
-  END IF;
-  UPDATE release_runs SET check_run_id = p_check_run_id, updated_at = p_now
-   WHERE id = v_item.release_run_id RETURNING * INTO v_run;
+  CASE p_outcome
+  WHEN 'superseded', 'no_check_run', 'skip', 'unchanged' THEN
+    -- Nothing to do any more (the run was superseded or already closed).
+    UPDATE release_run_attempts SET dispatch_state = 'skipped'
+     WHERE v_item.kind = 'workflow_dispatch' AND id = v_item.attempt_id AND dispatch_state = 'pending';
 
-  IF v_run.status = 'superseded' THEN
-    PERFORM release_run_enqueue_check_run_completion(v_run.id, 'cancelled', 'Superseded by a newer commit',
-      'A newer commit was pushed to this pull request; its readiness check replaces this one.', p_now);
-    RETURN QUERY SELECT 'check_run_created_superseded'::text;
-    RETURN;
-  END IF;
-  PERFORM outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'workflow_dispatch',
-                         'workflow_dispatch:' || v_run.current_attempt_id, v_item.params, p_now);
-  RETURN QUERY SELECT 'check_run_created'::text;
-END $$;
+  WHEN 'check_run_created' THEN
+    -- The check run exists (created now, or found by its external_id after a
+    -- crash): remember it, then dispatch the workflow, or close the check run
+    -- if the release run was superseded meanwhile.
+    UPDATE release_runs SET check_run_id = p_check_run_id, updated_at = p_now
+     WHERE id = v_item.release_run_id RETURNING * INTO v_run;
+    IF v_run.status = 'superseded' THEN
+      PERFORM release_run_enqueue_check_run_completion(v_run.id, 'cancelled', 'Superseded by a newer commit',
+        'A newer commit was pushed to this pull request; its readiness check replaces this one.', p_now);
+      v_outcome := 'check_run_created_superseded';
+    ELSE
+      PERFORM outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'workflow_dispatch',
+                             'workflow_dispatch:' || v_run.current_attempt_id, v_item.params, p_now);
+    END IF;
 
-CREATE OR REPLACE FUNCTION boardready.outbox_dispatch_succeeded(
-  p_item_id bigint, p_lease_token uuid, p_workflow_run_id bigint, p_installation_id bigint,
-  p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'dispatched', p_now);
-BEGIN
-  IF v_item.id IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text;
-    RETURN;
-  END IF;
-  UPDATE release_run_attempts SET dispatch_state = 'dispatched', workflow_run_id = p_workflow_run_id,
-         host_installation_id = p_installation_id, dispatched_at = p_now
-   WHERE id = v_item.attempt_id;
-  UPDATE release_runs SET status = 'dispatched', updated_at = p_now
-   WHERE id = v_item.release_run_id AND status = 'queued';
-  RETURN QUERY SELECT 'dispatched'::text;
-END $$;
+  WHEN 'dispatched' THEN
+    UPDATE release_run_attempts SET dispatch_state = 'dispatched', workflow_run_id = p_workflow_run_id,
+           host_installation_id = p_installation_id, dispatched_at = p_now
+     WHERE id = v_item.attempt_id;
+    UPDATE release_runs SET status = 'dispatched', updated_at = p_now
+     WHERE id = v_item.release_run_id AND status = 'queued';
 
--- The repository has no readiness workflow: the run fails, and the check run
--- tells the engineer what to add.
-CREATE OR REPLACE FUNCTION boardready.outbox_dispatch_workflow_missing(
-  p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'workflow_missing', p_now);
-BEGIN
-  IF v_item.id IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text;
-    RETURN;
-  END IF;
-  UPDATE release_run_attempts SET dispatch_state = 'failed' WHERE id = v_item.attempt_id;
-  UPDATE release_runs SET status = 'failed', failure_reason = 'workflow_missing', decision = 'UNKNOWN',
-         conclusion = 'failure', completed_at = p_now, updated_at = p_now
-   WHERE id = v_item.release_run_id AND status IN ('queued', 'dispatched');
-  IF FOUND THEN
-    PERFORM release_run_enqueue_check_run_completion(v_item.release_run_id, 'failure',
-      'Readiness check could not start',
-      'boardready could not start the readiness check because this repository has no '
-      || '`.github/workflows/readiness-runner.yml` on the branch it runs from. Add the workflow from the '
-      || 'boardready documentation (it checks out this commit and runs the KiCad checks), then push a new '
-      || 'commit or re-run this check. Until then this board cannot be marked ready.', p_now);
-  END IF;
-  RETURN QUERY SELECT 'workflow_missing'::text;
-END $$;
+  WHEN 'workflow_missing' THEN
+    -- The repository has no readiness workflow: the run fails, and the check
+    -- run tells the engineer what to add.
+    UPDATE release_run_attempts SET dispatch_state = 'failed' WHERE id = v_item.attempt_id;
+    UPDATE release_runs SET status = 'failed', failure_reason = 'workflow_missing', decision = 'UNKNOWN',
+           conclusion = 'failure', completed_at = p_now, updated_at = p_now
+     WHERE id = v_item.release_run_id AND status IN ('queued', 'dispatched');
+    IF FOUND THEN
+      PERFORM release_run_enqueue_check_run_completion(v_item.release_run_id, 'failure',
+        'Readiness check could not start',
+        'boardready could not start the readiness check because this repository has no '
+        || '`.github/workflows/readiness-runner.yml` on the branch it runs from. Add the workflow from the '
+        || 'boardready documentation (it checks out this commit and runs the KiCad checks), then push a new '
+        || 'commit or re-run this check. Until then this board cannot be marked ready.', p_now);
+    END IF;
 
--- The dispatch request was sent but no answer came back: the workflow may or
--- may not be running. Retrying could start it twice, so the item becomes a
--- dead letter that replay refuses (reconciliation resolves it).
-CREATE OR REPLACE FUNCTION boardready.outbox_dispatch_uncertain(
-  p_item_id bigint, p_lease_token uuid, p_error_class text, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_result record;
-BEGIN
-  SELECT * INTO v_result FROM queue_fail('outbox_items', p_item_id, p_lease_token, 'dispatch_uncertain',
-                                         p_error_class, 1, p_now, NULL, true);
-  IF v_result.outcome = 'lease_lost' THEN
-    RETURN QUERY SELECT 'lease_lost'::text;
-    RETURN;
-  END IF;
-  UPDATE outbox_items SET replay_safe = false WHERE id = p_item_id;
-  UPDATE release_run_attempts a SET dispatch_state = 'uncertain'
-    FROM outbox_items o WHERE o.id = p_item_id AND a.id = o.attempt_id;
-  RETURN QUERY SELECT 'dispatch_uncertain'::text;
-END $$;
+  WHEN 'progress_recorded' THEN
+    -- Annotation batches sent so far, and the conclusion the check run was
+    -- first completed with (kept by a trigger once set).
+    UPDATE outbox_items SET progress = greatest(progress, p_progress), updated_at = p_now WHERE id = p_item_id;
+    IF p_published_conclusion IS NOT NULL THEN
+      UPDATE run_results SET published_conclusion = p_published_conclusion, last_publication_error = NULL
+       WHERE id = v_item.run_result_id;
+    END IF;
 
-CREATE OR REPLACE FUNCTION boardready.outbox_check_run_completed(
-  p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'check_run_completed', p_now);
-BEGIN
-  IF v_item.id IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text;
-    RETURN;
-  END IF;
-  UPDATE release_runs SET check_run_published_at = p_now, updated_at = p_now WHERE id = v_item.release_run_id;
-  -- An approval or a waiver may have changed the decision meanwhile (reviews.sql).
-  PERFORM release_decision_after_completion(v_item.release_run_id, p_now);
-  RETURN QUERY SELECT 'check_run_completed'::text;
+  WHEN 'check_run_completed' THEN
+    UPDATE release_runs SET check_run_published_at = p_now, updated_at = p_now WHERE id = v_item.release_run_id;
+    -- An approval or a waiver may have changed the decision meanwhile (reviews.sql).
+    PERFORM release_decision_after_completion(v_item.release_run_id, p_now);
+
+  WHEN 'comment_posted' THEN
+    -- The one pull request comment was created or updated: remember its id.
+    INSERT INTO pull_request_comments (repository_id, pr_number, comment_id, updated_at)
+    SELECT rr.repository_id, rr.pr_number, p_comment_id, p_now
+      FROM release_runs rr WHERE rr.id = v_item.release_run_id
+    ON CONFLICT (repository_id, pr_number) DO UPDATE SET comment_id = EXCLUDED.comment_id, updated_at = p_now;
+
+  WHEN 'decision_published' THEN
+    -- The check run now shows p_decision. If the decision moved on while it
+    -- was sent, another update is queued, so the last word is always the
+    -- current one (reviews.sql).
+    UPDATE release_runs SET published_decision = p_decision, updated_at = p_now WHERE id = v_item.release_run_id;
+    PERFORM release_decision_refresh(v_item.release_run_id, p_now);
+
+  ELSE
+    RAISE EXCEPTION 'outbox_unknown_outcome' USING ERRCODE = '22023';
+  END CASE;
+  RETURN QUERY SELECT v_outcome;
 END $$;
 
 -- A failed call. A failed check run publication is also remembered on its
 -- run result (last_publication_error); the result itself never changes.
+-- dispatch_uncertain: the dispatch request was sent but no answer came back,
+-- so the workflow may or may not be running. Retrying could start it twice,
+-- so the item becomes a dead letter at once, which replay refuses
+-- (reconciliation resolves it). It replaces outbox_dispatch_uncertain, which
+-- repeated this function's lease check.
+DROP FUNCTION IF EXISTS boardready.outbox_dispatch_uncertain(bigint, uuid, text, timestamptz);
 CREATE OR REPLACE FUNCTION boardready.outbox_fail(
   p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
   p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, run_after timestamptz)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_result record;
+  v_uncertain boolean := p_reason_code = 'dispatch_uncertain';
+  v_result    record;
 BEGIN
   SELECT * INTO v_result FROM queue_fail('outbox_items', p_item_id, p_lease_token, p_reason_code, p_error_class,
-                                         p_max_attempts, p_now, p_not_before, p_final);
+                                         p_max_attempts, p_now, p_not_before, p_final OR v_uncertain);
   IF v_result.outcome <> 'lease_lost' THEN
     UPDATE run_results rr SET last_publication_error = p_reason_code
       FROM outbox_items o
      WHERE o.id = p_item_id AND o.kind = 'check_run_complete' AND rr.id = o.run_result_id;
+    IF v_uncertain THEN
+      UPDATE outbox_items SET replay_safe = false WHERE id = p_item_id;
+      UPDATE release_run_attempts a SET dispatch_state = 'uncertain'
+        FROM outbox_items o WHERE o.id = p_item_id AND a.id = o.attempt_id;
+      v_result.outcome := 'dispatch_uncertain';
+    END IF;
   END IF;
   RETURN QUERY SELECT v_result.outcome, v_result.run_after;
-END $$;
-
--- Annotation batches sent so far, and the conclusion the check run was first
--- completed with (kept by a trigger once set).
-CREATE OR REPLACE FUNCTION boardready.outbox_check_run_progress(
-  p_item_id bigint, p_lease_token uuid, p_progress integer, p_published_conclusion text,
-  p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-BEGIN
-  IF queue_lock_leased('outbox_items', p_item_id, p_lease_token) IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text;
-    RETURN;
-  END IF;
-  UPDATE outbox_items SET progress = greatest(progress, p_progress), updated_at = p_now WHERE id = p_item_id;
-  IF p_published_conclusion IS NOT NULL THEN
-    UPDATE run_results rr SET published_conclusion = p_published_conclusion, last_publication_error = NULL
-      FROM outbox_items o WHERE o.id = p_item_id AND rr.id = o.run_result_id;
-  END IF;
-  RETURN QUERY SELECT 'progress_recorded'::text;
-END $$;
-
--- The one pull request comment was created or updated: remember its id.
-CREATE OR REPLACE FUNCTION boardready.outbox_comment_posted(
-  p_item_id bigint, p_lease_token uuid, p_comment_id bigint, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'comment_posted', p_now);
-BEGIN
-  IF v_item.id IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text;
-    RETURN;
-  END IF;
-  INSERT INTO pull_request_comments (repository_id, pr_number, comment_id, updated_at)
-  SELECT rr.repository_id, rr.pr_number, p_comment_id, p_now
-    FROM release_runs rr WHERE rr.id = v_item.release_run_id
-  ON CONFLICT (repository_id, pr_number) DO UPDATE SET comment_id = EXCLUDED.comment_id, updated_at = p_now;
-  RETURN QUERY SELECT 'comment_posted'::text;
 END $$;
 
 -- Releasing an item on shutdown is queue.sql's queue_release, called with the table.

@@ -134,7 +134,7 @@ BEGIN
   RETURN QUERY SELECT v_decision, v_decision IS DISTINCT FROM v_run.decision;
 END $$;
 
--- Called when the check run's completion was published (outbox_check_run_completed):
+-- Called when the check run's completion was published (outbox_report, check_run_completed):
 -- if the decision moved on meanwhile (an approval, a waiver), update the check run.
 CREATE OR REPLACE FUNCTION boardready.release_decision_after_completion(p_release_run_id bigint, p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
@@ -358,23 +358,9 @@ BEGIN
     FROM run_results r WHERE r.id = v_in.run_result_id;
 END $$;
 
--- The check run now shows p_decision. If the decision moved on while it was
--- sent, another update is queued, so the last word is always the current one.
-CREATE OR REPLACE FUNCTION boardready.outbox_decision_published(
-  p_item_id bigint, p_lease_token uuid, p_decision text, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_item outbox_items%ROWTYPE := outbox_complete_leased(p_item_id, p_lease_token, 'decision_published', p_now);
-BEGIN
-  IF v_item.id IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text;
-    RETURN;
-  END IF;
-  UPDATE release_runs SET published_decision = p_decision, updated_at = p_now WHERE id = v_item.release_run_id;
-  PERFORM release_decision_refresh(v_item.release_run_id, p_now);
-  RETURN QUERY SELECT 'decision_published'::text;
-END $$;
+-- The check run's decision update is reported through outbox_report
+-- (outbox.sql, decision_published).
+DROP FUNCTION IF EXISTS boardready.outbox_decision_published(bigint, uuid, text, timestamptz);
 
 -- For operators: reviews with their standing approvals, and waivers (reasons
 -- are tenant text and stay out).

@@ -41,8 +41,8 @@ def post_comment(owner, pool, release_run_id: int, comment_id: int, now: dt.date
         [claimed] = database.call(conn, "outbox_claim", p_worker="test", p_limit=1, p_lease_seconds=60,
                                   p_max_attempts=5, p_item_id=item["id"])
         extra = {} if now is None else {"p_now": now}
-        assert database.call_one(conn, "outbox_comment_posted", p_item_id=item["id"],
-                                 p_lease_token=claimed["lease_token"], p_comment_id=comment_id,
+        assert database.call_one(conn, "outbox_report", p_item_id=item["id"], p_lease_token=claimed["lease_token"],
+                                 p_outcome="comment_posted", p_comment_id=comment_id,
                                  **extra)["outcome"] == "comment_posted"
 
 

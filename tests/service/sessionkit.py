@@ -125,13 +125,13 @@ def publish_completion(owner, pool, release_run_id: int) -> None:
     with pool.connection() as conn:
         claimed = database.call(conn, "outbox_claim", p_worker="test", p_limit=1, p_lease_seconds=60,
                                 p_max_attempts=5, p_item_id=item["id"])
-        database.call_one(conn, "outbox_check_run_progress", p_item_id=item["id"],
-                          p_lease_token=claimed[0]["lease_token"], p_progress=1,
+        database.call_one(conn, "outbox_report", p_item_id=item["id"], p_lease_token=claimed[0]["lease_token"],
+                          p_outcome="progress_recorded", p_progress=1,
                           p_published_conclusion=owner.execute(
                               "SELECT conclusion FROM run_results WHERE release_run_id = %s ORDER BY id DESC LIMIT 1",
                               (release_run_id,)).fetchone()["conclusion"])
-        assert database.call_one(conn, "outbox_check_run_completed", p_item_id=item["id"],
-                                 p_lease_token=claimed[0]["lease_token"])["outcome"] == "check_run_completed"
+        assert database.call_one(conn, "outbox_report", p_item_id=item["id"], p_lease_token=claimed[0]["lease_token"],
+                                 p_outcome="check_run_completed")["outcome"] == "check_run_completed"
 
 
 def decision_items(owner, release_run_id: int) -> list[dict]:
