@@ -48,15 +48,16 @@ class Reconciler(Protocol):
 
 
 class SqlReconciler:
-    """What every reconciler does the same way: detection and claims are the
-    SQL functions reconciliation_detect_<kind> and reconciliation_claim_<kind>
-    (sql/functions/reconciliation.sql); a subclass names its kind and observes."""
+    """What every reconciler does the same way: detection is the SQL function
+    reconciliation_detect for its item kind, claims are reconciliation_claim_<kind>
+    (sql/functions/reconciliation.sql); a subclass names its kinds and observes."""
     name: str
     event_prefix: str
-    sql_kind: str        # check_runs, lifecycle, workflow
+    item_kind: str       # reconciliation_items.kind: workflow_attempt, release_run, lifecycle_inbox
+    sql_kind: str        # the claim's suffix: check_runs, lifecycle, workflow
 
     def detect(self, conn, settings: ReconciliationSettings, now: dt.datetime | None) -> list[dict]:
-        return database.call(conn, f"reconciliation_detect_{self.sql_kind}",
+        return database.call(conn, "reconciliation_detect", p_kind=self.item_kind,
                              p_observation_seconds=settings.observation_seconds,
                              p_deadline_seconds=settings.deadline_seconds, **_at(now))
 

@@ -44,6 +44,7 @@ def generic_output(item: dict, review_url: str) -> dict:
 
 class CheckRunReconciler(SqlReconciler):
     name = "check_run"
+    item_kind = "release_run"
     sql_kind = "check_runs"
     event_prefix = "worker.check_run_reconciliation"
 

@@ -16,6 +16,7 @@ from workers.reconcile import SqlReconciler, _at
 
 class LifecycleReconciler(SqlReconciler):
     name = "lifecycle"
+    item_kind = "lifecycle_inbox"
     sql_kind = "lifecycle"
     event_prefix = "worker.lifecycle_reconciliation"
 

@@ -24,6 +24,7 @@ from workers.reconcile import SqlReconciler, _at
 
 class WorkflowReconciler(SqlReconciler):
     name = "workflow"
+    item_kind = "workflow_attempt"
     sql_kind = "workflow"
     event_prefix = "worker.reconciliation"
 

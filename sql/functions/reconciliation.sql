@@ -7,7 +7,7 @@
 --   lifecycle_inbox    inbox row         a non-terminal delivery without a job, or an inbox state that
 --                                        differs from its job's
 --
--- Detection is one function per kind; items are claimed per kind with the
+-- Detection is one function for every kind; items are claimed per kind with the
 -- generic lease functions of queue.sql; each observation is reported through
 -- one function that re-checks, in its own transaction, that the caller's
 -- lease is still held and (for terminal repairs) that the attempt is still
@@ -68,28 +68,77 @@ BEGIN
   END LOOP;
 END $$;
 
--- Workflow state. A candidate is the current attempt of an open release run
--- whose workflow was dispatched (with or without a run id: a 204 answer) or
--- whose dispatch is uncertain, with no result, past the observation window
--- since the attempt began. Its deadline counts from the same instant.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_detect_workflow(
-  p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
+-- Detection of one kind (p_kind): its candidates, each opened as an item
+-- (reconciliation_open_items). One function for the three kinds, which
+-- differed only in the candidates they select.
+--  workflow_attempt: the current attempt of an open release run whose
+--   workflow was dispatched (with or without a run id: a 204 answer) or whose
+--   dispatch is uncertain, with no result, past the observation window since
+--   the attempt began. Its deadline counts from the same instant.
+--  release_run (check run publication): a terminal release run with a check
+--   run and no publication timestamp past the observation window, once the
+--   outbox has no check run update pending for it (it gave up, or the
+--   completion was lost).
+--  lifecycle_inbox (inbox and job drift), only for deliveries that resolve to
+--   a persisted installation (whose account is not canceled: its new jobs are
+--   blocked). lifecycle_job_missing: a non-terminal inbox row without a job,
+--   older than the observation window. lifecycle_inbox_state_drift: the inbox
+--   state is not the projection of its job's status
+--   (lifecycle_inbox_state_for), and neither changed within the window.
+--   Terminal inbox rows without a job are evidence (ping, events the service
+--   does not act on): left alone.
+DROP FUNCTION IF EXISTS boardready.reconciliation_detect_workflow(integer, integer, timestamptz);
+DROP FUNCTION IF EXISTS boardready.reconciliation_detect_check_runs(integer, integer, timestamptz);
+DROP FUNCTION IF EXISTS boardready.reconciliation_detect_lifecycle(integer, integer, timestamptz);
+CREATE OR REPLACE FUNCTION boardready.reconciliation_detect(
+  p_kind text, p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
 LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT * FROM reconciliation_open_items('workflow_attempt', (
-    SELECT jsonb_agg(jsonb_build_object(
-             'subject', a.id, 'installation', rr.installation_id,
-             'reason', CASE WHEN a.workflow_run_id IS NULL THEN 'workflow_run_id_missing' ELSE 'workflow_run_open' END,
-             'deadline', coalesce(a.dispatched_at, a.created_at) + make_interval(secs => p_deadline_seconds)))
+  WITH candidates (subject, installation, reason, deadline) AS (
+    SELECT a.id, rr.installation_id,
+           CASE WHEN a.workflow_run_id IS NULL THEN 'workflow_run_id_missing' ELSE 'workflow_run_open' END,
+           coalesce(a.dispatched_at, a.created_at) + make_interval(secs => p_deadline_seconds)
       FROM release_runs rr
       JOIN release_run_attempts a ON a.id = rr.current_attempt_id
-     WHERE rr.status IN ('queued', 'dispatched')
+     WHERE p_kind = 'workflow_attempt'
+       AND rr.status IN ('queued', 'dispatched')
        AND a.dispatch_state IN ('dispatched', 'uncertain')
        AND a.lease_closed_at IS NULL
        AND coalesce(a.dispatched_at, a.created_at) <= p_now - make_interval(secs => p_observation_seconds)
        -- One item per attempt for its whole life: a terminal one is not reopened.
        AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
-                        WHERE ri.kind = 'workflow_attempt' AND ri.subject_id = a.id)), p_now)
+                        WHERE ri.kind = 'workflow_attempt' AND ri.subject_id = a.id)
+    UNION ALL
+    SELECT rr.id, rr.installation_id, 'reporting_stale', rr.completed_at + make_interval(secs => p_deadline_seconds)
+      FROM release_runs rr
+     WHERE p_kind = 'release_run'
+       AND rr.status IN ('completed', 'failed', 'timed_out', 'superseded')
+       AND rr.check_run_id IS NOT NULL AND rr.check_run_published_at IS NULL
+       AND rr.completed_at <= p_now - make_interval(secs => p_observation_seconds)
+       -- Any check run update still pending in the outbox is left to it.
+       AND NOT EXISTS (SELECT 1 FROM outbox_items o
+                        WHERE o.release_run_id = rr.id AND o.kind NOT IN ('workflow_dispatch', 'pr_comment')
+                          AND o.status IN ('accepted', 'leased'))
+       -- Reconciled or recorded as failed once: never reopened.
+       AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
+                        WHERE ri.kind = 'release_run' AND ri.subject_id = rr.id)
+    UNION ALL
+    SELECT i.id, i.installation_id,
+           CASE WHEN j.id IS NULL THEN 'lifecycle_job_missing' ELSE 'lifecycle_inbox_state_drift' END,
+           p_now + make_interval(secs => p_deadline_seconds)
+      FROM webhook_inbox i
+      JOIN installations inst ON inst.id = i.installation_id
+      LEFT JOIN lifecycle_jobs j ON j.inbox_id = i.id
+     WHERE p_kind = 'lifecycle_inbox'
+       AND ((j.id IS NULL AND i.state IN ('accepted', 'processing')
+             AND i.received_at <= p_now - make_interval(secs => p_observation_seconds))
+         OR (j.id IS NOT NULL AND i.state <> lifecycle_inbox_state_for(j.status)
+             AND greatest(i.updated_at, j.updated_at) <= p_now - make_interval(secs => p_observation_seconds)))
+       AND NOT installation_account_canceled(i.installation_id, NULL)
+       -- A repair that dead-lettered waits for an operator instead of looping.
+       AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
+                        WHERE ri.kind = 'lifecycle_inbox' AND ri.subject_id = i.id AND ri.status = 'dead_letter'))
+  SELECT * FROM reconciliation_open_items(p_kind, (SELECT jsonb_agg(to_jsonb(c)) FROM candidates c), p_now)
 $$;
 
 -- The conclusion the check run must show: the run's own as stored (its
@@ -104,60 +153,6 @@ RETURNS text LANGUAGE sql STABLE AS $$
                         WHERE r.release_run_id = rr.id AND r.attempt_id = rr.current_attempt_id
                         ORDER BY r.id DESC LIMIT 1) res ON true
    WHERE rr.id = p_release_run_id
-$$;
-
--- Check run publication: a terminal release run with a check run and no
--- publication timestamp past the observation window, once the outbox has no
--- check run update pending for it (it gave up, or the completion was lost).
-CREATE OR REPLACE FUNCTION boardready.reconciliation_detect_check_runs(
-  p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
-RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT * FROM reconciliation_open_items('release_run', (
-    SELECT jsonb_agg(jsonb_build_object(
-             'subject', rr.id, 'installation', rr.installation_id, 'reason', 'reporting_stale',
-             'deadline', rr.completed_at + make_interval(secs => p_deadline_seconds)))
-      FROM release_runs rr
-     WHERE rr.status IN ('completed', 'failed', 'timed_out', 'superseded')
-       AND rr.check_run_id IS NOT NULL AND rr.check_run_published_at IS NULL
-       AND rr.completed_at <= p_now - make_interval(secs => p_observation_seconds)
-       -- Any check run update still pending in the outbox is left to it.
-       AND NOT EXISTS (SELECT 1 FROM outbox_items o
-                        WHERE o.release_run_id = rr.id AND o.kind NOT IN ('workflow_dispatch', 'pr_comment')
-                          AND o.status IN ('accepted', 'leased'))
-       -- Reconciled or recorded as failed once: never reopened.
-       AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
-                        WHERE ri.kind = 'release_run' AND ri.subject_id = rr.id)), p_now)
-$$;
-
--- Inbox and job drift, only for deliveries that resolve to a persisted
--- installation (whose account is not canceled: its new jobs are blocked).
--- lifecycle_job_missing: a non-terminal inbox row without a job, older than
--- the observation window. lifecycle_inbox_state_drift: the inbox state is not
--- the projection of its job's status (lifecycle_inbox_state_for), and neither
--- changed within the window. Terminal inbox rows without a job are evidence
--- (ping, events the service does not act on): left alone.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_detect_lifecycle(
-  p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
-RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT * FROM reconciliation_open_items('lifecycle_inbox', (
-    SELECT jsonb_agg(jsonb_build_object(
-             'subject', i.id, 'installation', i.installation_id,
-             'reason', CASE WHEN j.id IS NULL THEN 'lifecycle_job_missing' ELSE 'lifecycle_inbox_state_drift' END,
-             'deadline', p_now + make_interval(secs => p_deadline_seconds)))
-      FROM webhook_inbox i
-      JOIN installations inst ON inst.id = i.installation_id
-      LEFT JOIN lifecycle_jobs j ON j.inbox_id = i.id
-     WHERE ((j.id IS NULL AND i.state IN ('accepted', 'processing')
-             AND i.received_at <= p_now - make_interval(secs => p_observation_seconds))
-         OR (j.id IS NOT NULL AND i.state <> lifecycle_inbox_state_for(j.status)
-             AND greatest(i.updated_at, j.updated_at) <= p_now - make_interval(secs => p_observation_seconds)))
-       AND NOT installation_account_canceled(i.installation_id, NULL)
-       -- A repair that dead-lettered waits for an operator instead of looping.
-       AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
-                        WHERE ri.kind = 'lifecycle_inbox' AND ri.subject_id = i.id AND ri.status = 'dead_letter')),
-    p_now)
 $$;
 
 -- ---------------------------------------------------------------------------
