@@ -13,6 +13,8 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from app.refusal import Refused
+
 TOKEN_PREFIX = "svc_live_"
 RANDOM_BYTES = 32
 TOKEN_VALUE = re.compile(r"^svc_live_[A-Za-z0-9_-]{43}$")
@@ -28,13 +30,9 @@ MAX_REPOSITORY_ID = 2**63 - 1   # a bigint column
 MAX_DURATION_DAYS = 365
 
 
-class InvalidTokenRequest(ValueError):
+class InvalidTokenRequest(Refused, ValueError):
     """A bad field of a token request; `code` is the stable error code."""
 
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)

@@ -12,16 +12,15 @@ import time
 import httpx
 import jwt
 
+from app.refusal import Refused
+
 LEEWAY_SECONDS = 60
 REFETCH_INTERVAL_SECONDS = 60
 REQUIRED_CLAIMS = ("iss", "aud", "exp", "iat", "repository", "repository_id", "run_id", "jti")
 
 
-class OidcRefused(Exception):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
+class OidcRefused(Refused):
+    """A token the OIDC check refuses; `code` is the stable error code."""
 
 
 class JwksCache:

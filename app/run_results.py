@@ -14,6 +14,7 @@ import rfc8785
 from jsonschema import Draft202012Validator, validators
 
 import contracts
+from app.refusal import Refused
 
 # JSON Schema counts 5.0 as an integer; the columns (integer) and the digest do
 # not, so an integer must be written as one.
@@ -21,11 +22,8 @@ _STRICT_TYPES = Draft202012Validator.TYPE_CHECKER.redefine(
     "integer", lambda checker, value: type(value) is int)
 
 
-class InvalidResult(ValueError):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
+class InvalidResult(Refused, ValueError):
+    """A run result the contract refuses; `code` is the stable error code."""
 
 
 def _schema() -> dict:
