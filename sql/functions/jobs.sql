@@ -29,14 +29,12 @@ CREATE TRIGGER lifecycle_job_project_inbox
   FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status)
   EXECUTE FUNCTION boardready.lifecycle_job_project_inbox();
 
+-- Stable codes only: a raw database error or payload never reaches a dead letter.
 CREATE OR REPLACE FUNCTION boardready.job_check_failure_codes(p_reason_code text, p_error_class text)
-RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
-BEGIN
-  -- Stable codes only: a raw database error or payload never reaches a dead letter.
-  IF p_reason_code !~ '^[a-z][a-z0-9_]{0,63}$' OR p_error_class !~ '^[A-Za-z_][A-Za-z0-9_.]{0,127}$' THEN
-    RAISE EXCEPTION 'job_invalid_failure_code' USING ERRCODE = '22023';
-  END IF;
-END $$;
+RETURNS void LANGUAGE sql IMMUTABLE AS $$
+  SELECT boardready.refuse_if(p_reason_code !~ '^[a-z][a-z0-9_]{0,63}$'
+                              OR p_error_class !~ '^[A-Za-z_][A-Za-z0-9_.]{0,127}$', 'job_invalid_failure_code')
+$$;
 
 -- Jobs for the given inbox rows, each keyed by its delivery's idempotency key
 -- (its actions stay on the inbox row). A row that has a job already gets no

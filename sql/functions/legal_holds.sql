@@ -29,12 +29,10 @@ BEGIN
 END $$;
 
 CREATE OR REPLACE FUNCTION boardready.legal_hold_check_request(p_idempotency_key text, p_actor text)
-RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
-BEGIN
-  IF p_idempotency_key !~ '^[\x21-\x7e]{1,200}$' OR p_actor !~ '^operator:[A-Za-z0-9._:-]{1,200}$' THEN
-    RAISE EXCEPTION 'legal_hold_invalid_request' USING ERRCODE = '22023';
-  END IF;
-END $$;
+RETURNS void LANGUAGE sql IMMUTABLE AS $$
+  SELECT boardready.refuse_if(p_idempotency_key !~ '^[\x21-\x7e]{1,200}$'
+                              OR p_actor !~ '^operator:[A-Za-z0-9._:-]{1,200}$', 'legal_hold_invalid_request')
+$$;
 
 -- POST /api/v1/operator/accounts/{accountId}/legal-holds. Outcomes: placed,
 -- already_applied (same key, same request: the same hold and audit event),
