@@ -19,13 +19,11 @@ import re
 
 import falcon
 
-from app import database, queries
 from app.jsonlog import log
 from app.web import db
 from app.web.bodies import SMALL_MAX_BYTES, read_json_object
 from app.web.errors import ApiError, quoted_prefix
-from app.web.keyset import limit_param
-from app.web.operator import DEFAULT_PAGE, MAX_PAGE, OperatorGate, OperatorResource
+from app.web.operator import OperatorGate, OperatorResource
 from app.web.params import idempotency_key, path_id
 from app.web.tokens import iso
 
@@ -66,10 +64,7 @@ class LegalHolds(OperatorResource):
     def on_get(self, req, resp, account_id):
         self.gate.authenticate(req)
         account = path_id(account_id, "invalid_account_id", "accountId")
-        limit = limit_param(req, DEFAULT_PAGE, MAX_PAGE)
-        before = _before(req.get_param("before"))
-        with db.connection(self.pool, self.config) as conn:
-            rows = queries.fetch_all(conn, "legal_holds_page", account_id=account, before=before, limit=limit + 1)
+        rows, limit = self.page_rows(req, "legal_holds_page", _before, account_id=account)
         if not rows:
             raise _account_not_found()
         holds = [r for r in rows if r["hold_id"] is not None]

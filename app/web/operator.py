@@ -92,6 +92,15 @@ class OperatorResource:
     def __init__(self, config, pool, gate: OperatorGate):
         self.config, self.pool, self.gate = config, pool, gate
 
+    def page_rows(self, req, query: str, parse_before, **params) -> tuple[list[dict], int]:
+        """A listing's rows below the request's `before` cursor (read by
+        parse_before) from the named query, and the page size: limit + 1 rows,
+        so that the caller can tell whether another page follows."""
+        limit = limit_param(req, DEFAULT_PAGE, MAX_PAGE)
+        before = parse_before(req.get_param("before"))
+        with db.connection(self.pool, self.config) as conn:
+            return queries.fetch_all(conn, query, before=before, limit=limit + 1, **params), limit
+
 
 def page_of(rows: list[dict], limit: int) -> tuple[list[dict], dt.datetime | None]:
     """Cut one page and its nextBefore from up to limit + 1 rows, newest first.
@@ -117,11 +126,7 @@ class DeadLetters(OperatorResource):
     def on_get(self, req, resp, installation_id):
         self.gate.authenticate(req)
         installation = path_id(installation_id, "invalid_installation_id", "installationId")
-        limit = limit_param(req, DEFAULT_PAGE, MAX_PAGE)
-        before = _before(req.get_param("before"))
-        with db.connection(self.pool, self.config) as conn:
-            rows = queries.fetch_all(conn, "dead_letters_page", installation_id=installation, before=before,
-                                     limit=limit + 1)
+        rows, limit = self.page_rows(req, "dead_letters_page", _before, installation_id=installation)
         page, next_before = page_of(rows, limit)
         resp.media = {
             "ok": True,
