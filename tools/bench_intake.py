@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import hashlib
 import hmac
 import json
@@ -26,6 +27,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 import psycopg
 from psycopg.rows import dict_row
@@ -40,24 +42,30 @@ from tools.process_cpu import parent_pid, tree_cpu_seconds
 REPOSITORIES = 12
 
 
+#: Real pull request deliveries (octokit's webhook examples, 23-27 KiB each;
+#: tests/fixtures/webhooks/LICENSE-octokit-webhooks-examples). Each benchmark
+#: delivery is one of them made unique: its own head commit, one of 12
+#: repositories of one installation.
+WEBHOOK_FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "webhooks"
+PAYLOAD_TEMPLATES = sorted(path for action in ("opened", "synchronize")
+                           for path in WEBHOOK_FIXTURES.glob(f"pull_request.{action}.*.json"))
+
+
 def build_deliveries(unique: int, run: str) -> list[tuple[str, str, bytes]]:
-    """(delivery id, event, body): pull requests across 12 repositories of one installation."""
+    """(delivery id, event, body): real pull request payloads across 12 repositories of one installation."""
     rng = random.Random(run)
+    templates = [json.loads(path.read_bytes()) for path in PAYLOAD_TEMPLATES]
     out = []
     for i in range(unique):
+        payload = copy.deepcopy(templates[i % len(templates)])
         repo = 500_000 + i % REPOSITORIES
-        payload = {
-            "action": "synchronize" if i >= REPOSITORIES else "opened",
-            "number": 1 + i % 50,
-            "installation": {"id": 6_000_001},
-            "repository": {"id": repo, "name": f"board-{repo}", "full_name": f"bench-org/board-{repo}",
-                           "private": True, "owner": {"login": "bench-org", "id": 77}},
-            "pull_request": {"number": 1 + i % 50, "state": "open", "draft": False,
-                             "title": "Layout update", "body": "Routing and silkscreen fixes. " * 60,
-                             "head": {"sha": hashlib.sha1(f"{run}-{i}".encode()).hexdigest(), "ref": "feature"},
-                             "base": {"ref": "main"}},
-            "sender": {"login": "bench", "id": 1},
-        }
+        number = 1 + i % 50
+        payload["action"] = "synchronize" if i >= REPOSITORIES else "opened"
+        payload["number"] = payload["pull_request"]["number"] = number
+        payload["installation"] = {"id": 6_000_001}
+        payload["repository"].update(id=repo, name=f"board-{repo}", full_name=f"bench-org/board-{repo}")
+        payload["pull_request"]["head"]["sha"] = hashlib.sha1(f"{run}-{i}".encode()).hexdigest()
+        payload["pull_request"]["state"], payload["pull_request"]["draft"] = "open", False
         out.append((f"bench-{run}-{i:06d}", "pull_request", json.dumps(payload).encode()))
     rng.shuffle(out)
     return out
