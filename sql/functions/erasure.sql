@@ -44,16 +44,14 @@ BEGIN
   -- successor loses its pointer to it: release_runs_purge).
   v_ids := ARRAY(SELECT rr.id FROM boardready.release_runs rr WHERE rr.repository_id = ANY (v_repositories)
                   LIMIT v_left FOR UPDATE);
-  v_counts := boardready.release_runs_purge(v_ids, v_left);
-  v_left := p_budget - boardready.purge_counts_total(v_counts);
+  SELECT * INTO v_counts, v_left FROM boardready.release_runs_purge(v_counts, v_left, v_ids);
   IF v_left <= 0 OR EXISTS (SELECT 1 FROM boardready.release_runs rr WHERE rr.repository_id = ANY (v_repositories)) THEN
     RETURN v_counts;
   END IF;
   -- Ingested results (every other result went with its run).
   v_ids := ARRAY(SELECT r.id FROM boardready.run_results r WHERE r.repository_id = ANY (v_repositories)
                   LIMIT v_left);
-  v_counts := boardready.purge_counts_add(v_counts, boardready.run_results_purge(v_ids, v_left));
-  v_left := p_budget - boardready.purge_counts_total(v_counts);
+  SELECT * INTO v_counts, v_left FROM boardready.run_results_purge(v_counts, v_left, v_ids);
   IF v_left <= 0 OR EXISTS (SELECT 1 FROM boardready.run_results r WHERE r.repository_id = ANY (v_repositories)) THEN
     RETURN v_counts;
   END IF;
@@ -73,8 +71,7 @@ BEGIN
   -- Webhook inbox rows with their jobs (an inbox row and its job are two rows).
   v_ids := ARRAY(SELECT i.id FROM boardready.webhook_inbox i WHERE i.installation_id = ANY (v_installations)
                   LIMIT greatest(1, v_left / 2));
-  v_counts := boardready.purge_counts_add(v_counts, boardready.inbox_purge(v_ids, v_left));
-  v_left := p_budget - boardready.purge_counts_total(v_counts);
+  SELECT * INTO v_counts, v_left FROM boardready.inbox_purge(v_counts, v_left, v_ids);
   IF v_left <= 0 OR EXISTS (SELECT 1 FROM boardready.webhook_inbox i WHERE i.installation_id = ANY (v_installations)) THEN
     RETURN v_counts;
   END IF;

@@ -79,32 +79,38 @@ BEGIN
   END LOOP;
 END $$;
 
+-- The purges below of what belongs together (run results, release runs,
+-- inbox rows) are steps like purge_step: each takes the counts so far and the
+-- budget left, and returns both updated, so that a caller chains them without
+-- adding their counts up itself. Their signatures before were (ids, budget)
+-- returning the counts:
+DROP FUNCTION IF EXISTS boardready.run_results_purge(bigint[], integer);
+DROP FUNCTION IF EXISTS boardready.release_runs_purge(bigint[], integer);
+DROP FUNCTION IF EXISTS boardready.inbox_purge(bigint[], integer);
+
 -- Run results (ingested ones, or those of release runs being purged): their
 -- findings, BOM lines, supply checks and report artifacts first, then each result that has
 -- nothing left. Leaves before the rows that refer to them, so a step that
 -- ran out of budget is taken up again by the next batch.
-CREATE OR REPLACE FUNCTION boardready.run_results_purge(p_result_ids bigint[], p_budget integer)
-RETURNS jsonb LANGUAGE plpgsql AS $$
-DECLARE
-  v_counts jsonb := '{}';
-  v_left   integer := p_budget;
+CREATE OR REPLACE FUNCTION boardready.run_results_purge(
+  INOUT p_counts jsonb, INOUT p_left integer, p_result_ids bigint[])
+LANGUAGE plpgsql AS $$
 BEGIN
-  SELECT * INTO v_counts, v_left FROM boardready.purge_steps(
-    v_counts, v_left, ARRAY['run_findings', 'run_bom_lines', 'supply_checks', 'report_artifacts'], 'run_result_id',
+  SELECT * INTO p_counts, p_left FROM boardready.purge_steps(
+    p_counts, p_left, ARRAY['run_findings', 'run_bom_lines', 'supply_checks', 'report_artifacts'], 'run_result_id',
     p_result_ids);
   -- A result still referred to (an outbox item of a run not purged with it) stays.
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'run_results', 'id', p_result_ids,
+  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'run_results', 'id', p_result_ids,
     'NOT EXISTS (SELECT 1 FROM boardready.outbox_items o WHERE o.run_result_id = t.id)');
-  RETURN v_counts;
 END $$;
 
 -- Everything of the given release runs, then the runs themselves with their
 -- attempts. The caller chose (and locked) the runs.
-CREATE OR REPLACE FUNCTION boardready.release_runs_purge(p_run_ids bigint[], p_budget integer)
-RETURNS jsonb LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION boardready.release_runs_purge(
+  INOUT p_counts jsonb, INOUT p_left integer, p_run_ids bigint[])
+LANGUAGE plpgsql AS $$
 DECLARE
-  v_counts   jsonb := '{}';
-  v_left     integer := p_budget;
+  v_budget   integer := p_left;
   v_results  bigint[] := ARRAY(SELECT r.id FROM boardready.run_results r WHERE r.release_run_id = ANY (p_run_ids));
   v_reviews  bigint[] := ARRAY(SELECT v.id FROM boardready.reviews v WHERE v.release_run_id = ANY (p_run_ids));
   v_attempts bigint[] := ARRAY(SELECT a.id FROM boardready.release_run_attempts a
@@ -113,22 +119,21 @@ DECLARE
   v_rows     integer;
 BEGIN
   IF coalesce(cardinality(p_run_ids), 0) = 0 THEN
-    RETURN v_counts;
+    RETURN;
   END IF;
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'outbox_items', 'release_run_id', p_run_ids);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'review_approvals', 'review_id', v_reviews);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'reviews', 'release_run_id', p_run_ids);
-  IF v_left <= 0 THEN
-    RETURN v_counts;
+  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'outbox_items', 'release_run_id', p_run_ids);
+  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'review_approvals', 'review_id', v_reviews);
+  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'reviews', 'release_run_id', p_run_ids);
+  IF p_left <= 0 THEN
+    RETURN;
   END IF;
-  v_counts := boardready.purge_counts_add(v_counts, boardready.run_results_purge(v_results, v_left));
-  v_left := p_budget - boardready.purge_counts_total(v_counts);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'reconciliation_items', 'subject_id',
+  SELECT * INTO p_counts, p_left FROM boardready.run_results_purge(p_counts, p_left, v_results);
+  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'reconciliation_items', 'subject_id',
                                                             p_run_ids, 'kind = ''release_run''');
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'reconciliation_items', 'subject_id',
+  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'reconciliation_items', 'subject_id',
                                                             v_attempts, 'kind = ''workflow_attempt''');
-  IF v_left <= 0 THEN
-    RETURN v_counts;
+  IF p_left <= 0 THEN
+    RETURN;
   END IF;
 
   -- The runs with nothing left, oldest first, each with its attempts (a run
@@ -148,9 +153,9 @@ BEGIN
                                   WHERE o.release_run_id = ANY (p_run_ids)
                                  UNION SELECT v.release_run_id FROM boardready.reviews v
                                   WHERE v.release_run_id = ANY (p_run_ids))) w) c
-   WHERE c.used <= v_left OR (c.n = 1 AND v_left = p_budget);
+   WHERE c.used <= p_left OR (c.n = 1 AND p_left = v_budget);
   IF v_runs IS NULL THEN
-    RETURN v_counts;
+    RETURN;
   END IF;
   -- A kept run that a purged one superseded loses the pointer to a row that is gone.
   UPDATE boardready.release_runs SET superseded_by = NULL
@@ -158,25 +163,21 @@ BEGIN
   WITH attempts AS (DELETE FROM boardready.release_run_attempts a WHERE a.release_run_id = ANY (v_runs) RETURNING 1),
        runs AS (DELETE FROM boardready.release_runs rr WHERE rr.id = ANY (v_runs) RETURNING 1)
   SELECT (SELECT count(*) FROM attempts) INTO v_rows;
-  v_counts := boardready.purge_counts_add(v_counts, jsonb_build_object('release_run_attempts', v_rows,
+  p_counts := boardready.purge_counts_add(p_counts, jsonb_build_object('release_run_attempts', v_rows,
                                                                        'release_runs', cardinality(v_runs)));
-  RETURN v_counts;
+  p_left := p_left - v_rows - cardinality(v_runs);
 END $$;
 
 -- Webhook inbox rows with their lifecycle jobs and reconciliation items (jobs
 -- refer to their inbox row).
-CREATE OR REPLACE FUNCTION boardready.inbox_purge(p_inbox_ids bigint[], p_budget integer)
-RETURNS jsonb LANGUAGE plpgsql AS $$
-DECLARE
-  v_counts jsonb := '{}';
-  v_left   integer := p_budget;
+CREATE OR REPLACE FUNCTION boardready.inbox_purge(INOUT p_counts jsonb, INOUT p_left integer, p_inbox_ids bigint[])
+LANGUAGE plpgsql AS $$
 BEGIN
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'reconciliation_items', 'subject_id',
+  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'reconciliation_items', 'subject_id',
                                                             p_inbox_ids, 'kind = ''lifecycle_inbox''');
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'lifecycle_jobs', 'inbox_id', p_inbox_ids);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'webhook_inbox', 'id', p_inbox_ids,
+  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'lifecycle_jobs', 'inbox_id', p_inbox_ids);
+  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'webhook_inbox', 'id', p_inbox_ids,
     'NOT EXISTS (SELECT 1 FROM boardready.lifecycle_jobs j WHERE j.inbox_id = t.id)');
-  RETURN v_counts;
 END $$;
 
 -- ---------------------------------------------------------------------------
@@ -343,18 +344,16 @@ BEGIN
   -- holds (an approval being recorded) are left for a later sweep.
   SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
     FROM retention_runs(v_cutoff, v_sweep.runs_from, v_sweep.runs_from_id, p_batch_size) c;
-  v_counts := release_runs_purge(ARRAY(SELECT rr.id FROM release_runs rr WHERE rr.id = ANY (v_ids)
-                                        ORDER BY rr.id FOR UPDATE SKIP LOCKED), v_left);
-  v_left := p_batch_size - purge_counts_total(v_counts);
+  SELECT * INTO v_counts, v_left FROM release_runs_purge(v_counts, v_left, ARRAY(
+    SELECT rr.id FROM release_runs rr WHERE rr.id = ANY (v_ids) ORDER BY rr.id FOR UPDATE SKIP LOCKED));
   SELECT * INTO v_sweep.runs_from, v_sweep.runs_from_id
     FROM retention_next_position('release_runs', v_ids, v_ats, v_sweep.runs_from, v_sweep.runs_from_id);
 
   IF v_left > 0 THEN
     SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
       FROM retention_ingested_results(v_cutoff, v_sweep.ingested_from, v_sweep.ingested_from_id, v_left) c;
-    v_counts := purge_counts_add(v_counts, run_results_purge(
-      ARRAY(SELECT r.id FROM run_results r WHERE r.id = ANY (v_ids) ORDER BY r.id FOR UPDATE SKIP LOCKED), v_left));
-    v_left := p_batch_size - purge_counts_total(v_counts);
+    SELECT * INTO v_counts, v_left FROM run_results_purge(v_counts, v_left, ARRAY(
+      SELECT r.id FROM run_results r WHERE r.id = ANY (v_ids) ORDER BY r.id FOR UPDATE SKIP LOCKED));
     SELECT * INTO v_sweep.ingested_from, v_sweep.ingested_from_id
       FROM retention_next_position('run_results', v_ids, v_ats, v_sweep.ingested_from, v_sweep.ingested_from_id);
   END IF;
@@ -374,8 +373,8 @@ BEGIN
     -- An inbox row with its job is two rows.
     SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
       FROM retention_inbox(v_cutoff, v_sweep.inbox_from, v_sweep.inbox_from_id, greatest(1, v_left / 2)) c;
-    v_counts := purge_counts_add(v_counts, inbox_purge(
-      ARRAY(SELECT i.id FROM webhook_inbox i WHERE i.id = ANY (v_ids) ORDER BY i.id FOR UPDATE SKIP LOCKED), v_left));
+    SELECT * INTO v_counts, v_left FROM inbox_purge(v_counts, v_left, ARRAY(
+      SELECT i.id FROM webhook_inbox i WHERE i.id = ANY (v_ids) ORDER BY i.id FOR UPDATE SKIP LOCKED));
     SELECT * INTO v_sweep.inbox_from, v_sweep.inbox_from_id
       FROM retention_next_position('webhook_inbox', v_ids, v_ats, v_sweep.inbox_from, v_sweep.inbox_from_id);
   END IF;
