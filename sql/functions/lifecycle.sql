@@ -59,23 +59,30 @@ RETURNS integer LANGUAGE sql AS $$
   SELECT count(*)::integer FROM removed
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_installation(p_action text, p_actions jsonb, p_now timestamptz)
+-- Each apply function gets the event's installation made sure of
+-- (lifecycle_job_process), which every event the service acts on names. Their
+-- signatures before, which each made sure of it first:
+DROP FUNCTION IF EXISTS boardready.lifecycle_apply_installation(text, jsonb, timestamptz);
+DROP FUNCTION IF EXISTS boardready.lifecycle_apply_installation_repositories(text, jsonb, timestamptz);
+DROP FUNCTION IF EXISTS boardready.lifecycle_apply_pull_request(text, jsonb, timestamptz);
+
+CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_installation(
+  p_action text, p_installation_id bigint, p_actions jsonb, p_now timestamptz)
 RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  v_id bigint := boardready.lifecycle_ensure_installation(p_actions -> 'installation', p_now);
 BEGIN
   CASE p_action
     WHEN 'created', 'new_permissions_accepted', 'unsuspend' THEN
-      UPDATE boardready.installations SET status = 'active', updated_at = p_now WHERE id = v_id AND status <> 'active';
-      PERFORM boardready.lifecycle_upsert_repositories(v_id, p_actions -> 'repositories', p_now);
+      UPDATE boardready.installations SET status = 'active', updated_at = p_now
+       WHERE id = p_installation_id AND status <> 'active';
+      PERFORM boardready.lifecycle_upsert_repositories(p_installation_id, p_actions -> 'repositories', p_now);
       RETURN 'installation_' || p_action;
     WHEN 'suspend' THEN
-      UPDATE boardready.installations SET status = 'suspended', updated_at = p_now WHERE id = v_id;
+      UPDATE boardready.installations SET status = 'suspended', updated_at = p_now WHERE id = p_installation_id;
       RETURN 'installation_suspend';
     WHEN 'deleted' THEN
-      UPDATE boardready.installations SET status = 'deleted', updated_at = p_now WHERE id = v_id;
+      UPDATE boardready.installations SET status = 'deleted', updated_at = p_now WHERE id = p_installation_id;
       UPDATE boardready.repositories SET removed_at = p_now, updated_at = p_now
-       WHERE installation_id = v_id AND removed_at IS NULL;
+       WHERE installation_id = p_installation_id AND removed_at IS NULL;
       RETURN 'installation_deleted';
     ELSE
       RETURN 'noop';
@@ -83,25 +90,22 @@ BEGIN
 END $$;
 
 CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_installation_repositories(
-  p_action text, p_actions jsonb, p_now timestamptz)
+  p_action text, p_installation_id bigint, p_actions jsonb, p_now timestamptz)
 RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  v_id bigint := boardready.lifecycle_ensure_installation(p_actions -> 'installation', p_now);
 BEGIN
   IF p_action NOT IN ('added', 'removed') THEN
     RETURN 'noop';
   END IF;
   -- Both lists may be present on either action; apply both.
-  PERFORM boardready.lifecycle_upsert_repositories(v_id, p_actions -> 'repositoriesAdded', p_now);
-  PERFORM boardready.lifecycle_remove_repositories(v_id, p_actions -> 'repositoriesRemoved', p_now);
+  PERFORM boardready.lifecycle_upsert_repositories(p_installation_id, p_actions -> 'repositoriesAdded', p_now);
+  PERFORM boardready.lifecycle_remove_repositories(p_installation_id, p_actions -> 'repositoriesRemoved', p_now);
   RETURN 'repositories_' || p_action;
 END $$;
 
 CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_pull_request(
-  p_action text, p_actions jsonb, p_now timestamptz)
+  p_action text, p_installation_id bigint, p_actions jsonb, p_now timestamptz)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-  v_installation bigint := boardready.lifecycle_ensure_installation(p_actions -> 'installation', p_now);
   v_repo         jsonb := p_actions -> 'repository';
   v_pr           jsonb := p_actions -> 'pullRequest';
   v_repo_id      bigint := (v_repo ->> 'id')::bigint;
@@ -113,7 +117,7 @@ BEGIN
   -- The repository is known from the installation events; a pull request
   -- event for one not yet seen registers it (events can arrive out of order).
   INSERT INTO boardready.repositories AS r (id, installation_id, full_name, private, created_at, updated_at)
-  VALUES (v_repo_id, v_installation, v_repo ->> 'fullName', (v_repo ->> 'private')::boolean, p_now, p_now)
+  VALUES (v_repo_id, p_installation_id, v_repo ->> 'fullName', (v_repo ->> 'private')::boolean, p_now, p_now)
   ON CONFLICT (id) DO NOTHING;
 
   INSERT INTO boardready.pull_requests AS p (repository_id, number, head_sha, head_ref, base_ref, state, draft, updated_at,
@@ -139,7 +143,7 @@ BEGIN
     RETURN 'skipped_inactive_installation';
   END IF;
   -- A job accepted before the account's cancellation still opens no release run.
-  IF boardready.installation_account_canceled(v_installation, NULL) THEN
+  IF boardready.installation_account_canceled(p_installation_id, NULL) THEN
     RETURN 'skipped_account_canceled';
   END IF;
   -- A draft is not checked until it is marked ready for review.
@@ -148,7 +152,7 @@ BEGIN
   END IF;
 
   SELECT o.outcome INTO v_opened
-    FROM boardready.release_run_open(v_repo_id, v_installation, v_number, v_pr ->> 'headSha',
+    FROM boardready.release_run_open(v_repo_id, p_installation_id, v_number, v_pr ->> 'headSha',
                                      coalesce(v_pr ->> 'baseRef', 'main'), p_action, p_now) o;
   RETURN v_opened;
 END $$;
@@ -161,9 +165,10 @@ CREATE OR REPLACE FUNCTION boardready.lifecycle_job_process(
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_job     lifecycle_jobs%ROWTYPE;
-  v_actions jsonb;
-  v_outcome text;
+  v_job          lifecycle_jobs%ROWTYPE;
+  v_actions      jsonb;
+  v_installation bigint;
+  v_outcome      text;
 BEGIN
   IF queue_lock_leased('lifecycle_jobs', p_job_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
@@ -172,10 +177,15 @@ BEGIN
   SELECT * INTO v_job FROM lifecycle_jobs j WHERE j.id = p_job_id;
 
   SELECT i.actions INTO v_actions FROM webhook_inbox i WHERE i.id = v_job.inbox_id;
+  IF v_job.kind IN ('installation', 'installation_repositories', 'pull_request') THEN
+    -- An event for an installation not seen created proves it exists.
+    v_installation := lifecycle_ensure_installation(v_actions -> 'installation', p_now);
+  END IF;
   v_outcome := CASE v_job.kind
-    WHEN 'installation' THEN lifecycle_apply_installation(v_job.action, v_actions, p_now)
-    WHEN 'installation_repositories' THEN lifecycle_apply_installation_repositories(v_job.action, v_actions, p_now)
-    WHEN 'pull_request' THEN lifecycle_apply_pull_request(v_job.action, v_actions, p_now)
+    WHEN 'installation' THEN lifecycle_apply_installation(v_job.action, v_installation, v_actions, p_now)
+    WHEN 'installation_repositories' THEN
+      lifecycle_apply_installation_repositories(v_job.action, v_installation, v_actions, p_now)
+    WHEN 'pull_request' THEN lifecycle_apply_pull_request(v_job.action, v_installation, v_actions, p_now)
     ELSE 'noop'
   END;
 
