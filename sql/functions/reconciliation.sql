@@ -186,30 +186,43 @@ BEGIN
   RETURN v_claimed;
 END $$;
 
+-- The claimed items of one kind with their own columns, read in a statement
+-- of its own after the claim, so that its snapshot sees every row the claim
+-- took (queue.sql). Each kind's claim below adds what its observation needs
+-- from the item's subject, which is older than the item.
+CREATE OR REPLACE FUNCTION boardready.reconciliation_claim(
+  p_kind text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz)
+RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, deadline_at timestamptz,
+               subject_id bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_claimed boardready.queue_claimed[] := boardready.reconciliation_claim_ids(p_kind, p_worker, p_limit,
+                                                                              p_lease_seconds, p_max_attempts, p_now);
+BEGIN
+  RETURN QUERY
+  SELECT ri.id, c.lease_token, c.attempts, ri.reason_code, ri.deadline_at, ri.subject_id
+    FROM unnest(v_claimed) c JOIN boardready.reconciliation_items ri ON ri.id = c.id
+   ORDER BY ri.id;
+END $$;
+
 -- Claimed workflow items with what a lookup needs.
 CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_workflow(
   p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, deadline_at timestamptz,
                attempt_id bigint, attempt_ref text, workflow_run_id bigint, installation_id bigint, repository text,
                dispatch_ref text, dispatch_since timestamptz, release_run_id bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_claimed queue_claimed[] := reconciliation_claim_ids('workflow_attempt', p_worker, p_limit, p_lease_seconds,
-                                                        p_max_attempts, p_now);
-BEGIN
-  RETURN QUERY
-  SELECT ri.id, c.lease_token, c.attempts, ri.reason_code, ri.deadline_at, a.id, a.id || '-' || a.nonce,
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT c.item_id, c.lease_token, c.attempts, c.reason_code, c.deadline_at, a.id, a.id || '-' || a.nonce,
          a.workflow_run_id, rr.installation_id, r.full_name,
          coalesce((SELECT o.params ->> 'dispatchRef' FROM outbox_items o
                     WHERE o.attempt_id = a.id AND o.kind = 'workflow_dispatch' ORDER BY o.id DESC LIMIT 1), 'main'),
          a.created_at, rr.id
-    FROM unnest(v_claimed) c
-    JOIN reconciliation_items ri ON ri.id = c.id
-    JOIN release_run_attempts a ON a.id = ri.subject_id
+    FROM reconciliation_claim('workflow_attempt', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now) c
+    JOIN release_run_attempts a ON a.id = c.subject_id
     JOIN release_runs rr ON rr.id = a.release_run_id
     JOIN repositories r ON r.id = rr.repository_id
-   ORDER BY ri.id;
-END $$;
+   ORDER BY c.item_id
+$$;
 
 -- Claimed check run items with the binding to verify and the conclusion to show.
 CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_check_runs(
@@ -217,35 +230,23 @@ CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_check_runs(
 RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, deadline_at timestamptz,
                release_run_id bigint, installation_id bigint, repository text, head_sha text, check_run_id bigint,
                run_status text, decision text, failure_reason text, expected_conclusion text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_claimed queue_claimed[] := reconciliation_claim_ids('release_run', p_worker, p_limit, p_lease_seconds,
-                                                        p_max_attempts, p_now);
-BEGIN
-  RETURN QUERY
-  SELECT ri.id, c.lease_token, c.attempts, ri.reason_code, ri.deadline_at, rr.id, rr.installation_id, r.full_name,
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT c.item_id, c.lease_token, c.attempts, c.reason_code, c.deadline_at, rr.id, rr.installation_id, r.full_name,
          rr.head_sha, rr.check_run_id, rr.status, rr.decision, rr.failure_reason,
          release_run_expected_conclusion(rr.id)
-    FROM unnest(v_claimed) c
-    JOIN reconciliation_items ri ON ri.id = c.id
-    JOIN release_runs rr ON rr.id = ri.subject_id
+    FROM reconciliation_claim('release_run', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now) c
+    JOIN release_runs rr ON rr.id = c.subject_id
     JOIN repositories r ON r.id = rr.repository_id
-   ORDER BY ri.id;
-END $$;
+   ORDER BY c.item_id
+$$;
 
 CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_lifecycle(
   p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, inbox_id bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_claimed queue_claimed[] := reconciliation_claim_ids('lifecycle_inbox', p_worker, p_limit, p_lease_seconds,
-                                                        p_max_attempts, p_now);
-BEGIN
-  RETURN QUERY
-  SELECT ri.id, c.lease_token, c.attempts, ri.reason_code, ri.subject_id
-    FROM unnest(v_claimed) c JOIN reconciliation_items ri ON ri.id = c.id
-   ORDER BY ri.id;
-END $$;
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT c.item_id, c.lease_token, c.attempts, c.reason_code, c.subject_id
+    FROM reconciliation_claim('lifecycle_inbox', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now) c
+$$;
 
 -- An unexpected failure of a handler (not an observation) backs off, and
 -- dead-letters after the last attempt, as jobs do: queue.sql's queue_fail;
