@@ -220,46 +220,43 @@ RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
     JOIN boardready.legal_holds h ON h.account_id = i.account_id AND h.active
 $$;
 
--- Terminal release runs, nothing at work on them, not held.
-CREATE OR REPLACE FUNCTION boardready.retention_runs(
-  p_cutoff timestamptz, p_from timestamptz, p_from_id bigint, p_limit integer)
+-- What retention may delete of one table (p_table: release_runs,
+-- run_results, webhook_inbox), each row with the instant it counts from,
+-- oldest first from a sweep's position (NULL: from the start), not under a
+-- legal hold. One function for the three, which differed only in what makes
+-- a row of theirs deletable:
+--   release_runs: terminal, nothing at work on them;
+--   run_results: ingested with POST /api/v1/runs (no release run);
+--   webhook_inbox: terminal (processed or dead-lettered evidence) with a
+--   terminal job or none, and no reconciliation under way.
+-- Called with a constant p_table, the function is inlined and only that
+-- table's branch planned.
+DROP FUNCTION IF EXISTS boardready.retention_runs(timestamptz, timestamptz, bigint, integer);
+DROP FUNCTION IF EXISTS boardready.retention_ingested_results(timestamptz, timestamptz, bigint, integer);
+DROP FUNCTION IF EXISTS boardready.retention_inbox(timestamptz, timestamptz, bigint, integer);
+CREATE OR REPLACE FUNCTION boardready.retention_candidates(
+  p_table text, p_cutoff timestamptz, p_from timestamptz, p_from_id bigint, p_limit integer)
 RETURNS TABLE (id bigint, at timestamptz) LANGUAGE sql STABLE AS $$
-  SELECT rr.id, rr.started_at FROM boardready.release_runs rr
-   WHERE rr.started_at < p_cutoff
-     AND (rr.started_at, rr.id) >= (coalesce(p_from, '-infinity'), coalesce(p_from_id, 0))
-     AND rr.status IN ('completed', 'failed', 'timed_out', 'superseded')
-     AND rr.id NOT IN (SELECT b.id FROM boardready.retention_busy_runs() b WHERE b.id IS NOT NULL)
-     AND rr.installation_id NOT IN (SELECT h.id FROM boardready.retention_held_installations() h)
-   ORDER BY rr.started_at, rr.id
-   LIMIT p_limit
-$$;
-
--- Results ingested with POST /api/v1/runs (no release run).
-CREATE OR REPLACE FUNCTION boardready.retention_ingested_results(
-  p_cutoff timestamptz, p_from timestamptz, p_from_id bigint, p_limit integer)
-RETURNS TABLE (id bigint, at timestamptz) LANGUAGE sql STABLE AS $$
-  SELECT r.id, r.received_at FROM boardready.run_results r JOIN boardready.repositories rp ON rp.id = r.repository_id
-   WHERE r.release_run_id IS NULL AND r.received_at < p_cutoff
-     AND (r.received_at, r.id) >= (coalesce(p_from, '-infinity'), coalesce(p_from_id, 0))
-     AND rp.installation_id NOT IN (SELECT h.id FROM boardready.retention_held_installations() h)
-   ORDER BY r.received_at, r.id
-   LIMIT p_limit
-$$;
-
--- Inbox rows that are terminal (processed or dead-lettered evidence) with a
--- terminal job or none, and no reconciliation under way.
-CREATE OR REPLACE FUNCTION boardready.retention_inbox(
-  p_cutoff timestamptz, p_from timestamptz, p_from_id bigint, p_limit integer)
-RETURNS TABLE (id bigint, at timestamptz) LANGUAGE sql STABLE AS $$
-  SELECT i.id, i.received_at FROM boardready.webhook_inbox i
-   WHERE i.received_at < p_cutoff AND i.state IN ('processed', 'dead_letter')
-     AND (i.received_at, i.id) >= (coalesce(p_from, '-infinity'), coalesce(p_from_id, 0))
-     AND i.id NOT IN (SELECT j.inbox_id FROM boardready.lifecycle_jobs j WHERE j.status = 'accepted'
-                      UNION SELECT j.inbox_id FROM boardready.lifecycle_jobs j WHERE j.status = 'leased'
-                      UNION SELECT ri.subject_id FROM boardready.reconciliation_items ri
-                             WHERE ri.kind = 'lifecycle_inbox' AND ri.status IN ('accepted', 'leased'))
-     AND coalesce(i.installation_id, 0) NOT IN (SELECT h.id FROM boardready.retention_held_installations() h)
-   ORDER BY i.received_at, i.id
+  SELECT c.id, c.at
+    FROM (SELECT rr.id, rr.started_at AS at, rr.installation_id FROM boardready.release_runs rr
+           WHERE p_table = 'release_runs'
+             AND rr.status IN ('completed', 'failed', 'timed_out', 'superseded')
+             AND rr.id NOT IN (SELECT b.id FROM boardready.retention_busy_runs() b WHERE b.id IS NOT NULL)
+          UNION ALL
+          SELECT r.id, r.received_at, rp.installation_id
+            FROM boardready.run_results r JOIN boardready.repositories rp ON rp.id = r.repository_id
+           WHERE p_table = 'run_results' AND r.release_run_id IS NULL
+          UNION ALL
+          SELECT i.id, i.received_at, coalesce(i.installation_id, 0) FROM boardready.webhook_inbox i
+           WHERE p_table = 'webhook_inbox' AND i.state IN ('processed', 'dead_letter')
+             AND i.id NOT IN (SELECT j.inbox_id FROM boardready.lifecycle_jobs j WHERE j.status = 'accepted'
+                              UNION SELECT j.inbox_id FROM boardready.lifecycle_jobs j WHERE j.status = 'leased'
+                              UNION SELECT ri.subject_id FROM boardready.reconciliation_items ri
+                                     WHERE ri.kind = 'lifecycle_inbox' AND ri.status IN ('accepted', 'leased'))) c
+   WHERE c.at < p_cutoff
+     AND (c.at, c.id) >= (coalesce(p_from, '-infinity'), coalesce(p_from_id, 0))
+     AND c.installation_id NOT IN (SELECT h.id FROM boardready.retention_held_installations() h)
+   ORDER BY c.at, c.id
    LIMIT p_limit
 $$;
 
@@ -343,7 +340,7 @@ BEGIN
   -- Release runs, each with everything it holds. Rows another transaction
   -- holds (an approval being recorded) are left for a later sweep.
   SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
-    FROM retention_runs(v_cutoff, v_sweep.runs_from, v_sweep.runs_from_id, p_batch_size) c;
+    FROM retention_candidates('release_runs', v_cutoff, v_sweep.runs_from, v_sweep.runs_from_id, p_batch_size) c;
   SELECT * INTO v_counts, v_left FROM release_runs_purge(v_counts, v_left, ARRAY(
     SELECT rr.id FROM release_runs rr WHERE rr.id = ANY (v_ids) ORDER BY rr.id FOR UPDATE SKIP LOCKED));
   SELECT * INTO v_sweep.runs_from, v_sweep.runs_from_id
@@ -351,7 +348,7 @@ BEGIN
 
   IF v_left > 0 THEN
     SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
-      FROM retention_ingested_results(v_cutoff, v_sweep.ingested_from, v_sweep.ingested_from_id, v_left) c;
+      FROM retention_candidates('run_results', v_cutoff, v_sweep.ingested_from, v_sweep.ingested_from_id, v_left) c;
     SELECT * INTO v_counts, v_left FROM run_results_purge(v_counts, v_left, ARRAY(
       SELECT r.id FROM run_results r WHERE r.id = ANY (v_ids) ORDER BY r.id FOR UPDATE SKIP LOCKED));
     SELECT * INTO v_sweep.ingested_from, v_sweep.ingested_from_id
@@ -372,7 +369,8 @@ BEGIN
   IF v_left > 0 THEN
     -- An inbox row with its job is two rows.
     SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
-      FROM retention_inbox(v_cutoff, v_sweep.inbox_from, v_sweep.inbox_from_id, greatest(1, v_left / 2)) c;
+      FROM retention_candidates('webhook_inbox', v_cutoff, v_sweep.inbox_from, v_sweep.inbox_from_id,
+                                greatest(1, v_left / 2)) c;
     SELECT * INTO v_counts, v_left FROM inbox_purge(v_counts, v_left, ARRAY(
       SELECT i.id FROM webhook_inbox i WHERE i.id = ANY (v_ids) ORDER BY i.id FOR UPDATE SKIP LOCKED));
     SELECT * INTO v_sweep.inbox_from, v_sweep.inbox_from_id
@@ -393,10 +391,12 @@ BEGIN
            inbox_from = v_sweep.inbox_from, inbox_from_id = v_sweep.inbox_from_id
      WHERE s.id = v_sweep.id;
     RETURN QUERY SELECT 'purged'::text, v_sweep.id, v_counts, v_total,
-      ((SELECT count(*) FROM retention_runs(v_cutoff, v_sweep.runs_from, v_sweep.runs_from_id, p_batch_size))
-       + (SELECT count(*) FROM retention_ingested_results(v_cutoff, v_sweep.ingested_from, v_sweep.ingested_from_id,
-                                                          p_batch_size))
-       + (SELECT count(*) FROM retention_inbox(v_cutoff, v_sweep.inbox_from, v_sweep.inbox_from_id, p_batch_size))
+      ((SELECT count(*) FROM retention_candidates('release_runs', v_cutoff, v_sweep.runs_from, v_sweep.runs_from_id,
+                                                  p_batch_size))
+       + (SELECT count(*) FROM retention_candidates('run_results', v_cutoff, v_sweep.ingested_from,
+                                                    v_sweep.ingested_from_id, p_batch_size))
+       + (SELECT count(*) FROM retention_candidates('webhook_inbox', v_cutoff, v_sweep.inbox_from,
+                                                    v_sweep.inbox_from_id, p_batch_size))
        + (SELECT count(*) FROM retention_comments(v_cutoff, p_batch_size)))::integer,
       NULL::uuid;
     RETURN;
@@ -438,14 +438,14 @@ WITH setting AS (
            (SELECT s.retention_days FROM boardready.retention_sweeps s ORDER BY s.id DESC LIMIT 1), 30)) AS cutoff
 )
 SELECT 'release_runs'::text AS kind, setting.cutoff,
-       (SELECT count(*) FROM boardready.retention_runs(setting.cutoff, NULL, NULL, NULL)) AS due,
+       (SELECT count(*) FROM boardready.retention_candidates('release_runs', setting.cutoff, NULL, NULL, NULL)) AS due,
        (SELECT count(*) FROM boardready.release_runs rr
          WHERE rr.started_at < setting.cutoff AND boardready.retention_held(rr.installation_id)) AS held,
        (SELECT count(*) FROM boardready.release_runs rr WHERE rr.started_at < setting.cutoff) AS past_window
   FROM setting
 UNION ALL
 SELECT 'ingested_results', setting.cutoff,
-       (SELECT count(*) FROM boardready.retention_ingested_results(setting.cutoff, NULL, NULL, NULL)),
+       (SELECT count(*) FROM boardready.retention_candidates('run_results', setting.cutoff, NULL, NULL, NULL)),
        (SELECT count(*) FROM boardready.run_results r JOIN boardready.repositories rp ON rp.id = r.repository_id
          WHERE r.release_run_id IS NULL AND r.received_at < setting.cutoff
            AND boardready.retention_held(rp.installation_id)),
@@ -460,7 +460,7 @@ SELECT 'pull_request_comments', setting.cutoff,
   FROM setting
 UNION ALL
 SELECT 'webhook_inbox', setting.cutoff,
-       (SELECT count(*) FROM boardready.retention_inbox(setting.cutoff, NULL, NULL, NULL)),
+       (SELECT count(*) FROM boardready.retention_candidates('webhook_inbox', setting.cutoff, NULL, NULL, NULL)),
        (SELECT count(*) FROM boardready.webhook_inbox i
          WHERE i.received_at < setting.cutoff AND boardready.retention_held(i.installation_id)),
        (SELECT count(*) FROM boardready.webhook_inbox i WHERE i.received_at < setting.cutoff)
