@@ -297,6 +297,35 @@ BEGIN
   p_from_id := v_id;
 END $$;
 
+-- One table's part of a batch: its candidates from the sweep's position,
+-- locked (rows another transaction holds, such as an approval being
+-- recorded, are left for a later sweep), purged with everything they hold,
+-- and the position moved past them.
+CREATE OR REPLACE FUNCTION boardready.retention_purge_table(
+  INOUT p_counts jsonb, INOUT p_left integer, INOUT p_from timestamptz, INOUT p_from_id bigint,
+  p_table text, p_cutoff timestamptz, p_limit integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_ids    bigint[];
+  v_ats    timestamptz[];
+  v_locked bigint[];
+BEGIN
+  SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
+    FROM boardready.retention_candidates(p_table, p_cutoff, p_from, p_from_id, p_limit) c;
+  EXECUTE format('SELECT ARRAY(SELECT t.id FROM boardready.%I t WHERE t.id = ANY ($1) ORDER BY t.id '
+                 'FOR UPDATE SKIP LOCKED)', p_table)
+    INTO v_locked USING v_ids;
+  CASE p_table
+    WHEN 'release_runs' THEN
+      SELECT * INTO p_counts, p_left FROM boardready.release_runs_purge(p_counts, p_left, v_locked);
+    WHEN 'run_results' THEN
+      SELECT * INTO p_counts, p_left FROM boardready.run_results_purge(p_counts, p_left, v_locked);
+    WHEN 'webhook_inbox' THEN
+      SELECT * INTO p_counts, p_left FROM boardready.inbox_purge(p_counts, p_left, v_locked);
+  END CASE;
+  SELECT * INTO p_from, p_from_id FROM boardready.retention_next_position(p_table, v_ids, v_ats, p_from, p_from_id);
+END $$;
+
 -- ---------------------------------------------------------------------------
 -- One batch
 
@@ -315,8 +344,6 @@ DECLARE
   v_counts  jsonb := '{}';
   v_left    integer := p_batch_size;
   v_sweep   retention_sweeps%ROWTYPE;
-  v_ids     bigint[];
-  v_ats     timestamptz[];
   v_total   integer;
   v_audit   uuid;
   v_rows    integer;
@@ -337,22 +364,15 @@ BEGIN
   -- The open sweep and its positions (none: a new sweep, from the start).
   SELECT * INTO v_sweep FROM retention_sweeps s WHERE s.completed_at IS NULL FOR UPDATE;
 
-  -- Release runs, each with everything it holds. Rows another transaction
-  -- holds (an approval being recorded) are left for a later sweep.
-  SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
-    FROM retention_candidates('release_runs', v_cutoff, v_sweep.runs_from, v_sweep.runs_from_id, p_batch_size) c;
-  SELECT * INTO v_counts, v_left FROM release_runs_purge(v_counts, v_left, ARRAY(
-    SELECT rr.id FROM release_runs rr WHERE rr.id = ANY (v_ids) ORDER BY rr.id FOR UPDATE SKIP LOCKED));
-  SELECT * INTO v_sweep.runs_from, v_sweep.runs_from_id
-    FROM retention_next_position('release_runs', v_ids, v_ats, v_sweep.runs_from, v_sweep.runs_from_id);
+  -- Release runs, each with everything it holds.
+  SELECT * INTO v_counts, v_left, v_sweep.runs_from, v_sweep.runs_from_id
+    FROM retention_purge_table(v_counts, v_left, v_sweep.runs_from, v_sweep.runs_from_id, 'release_runs', v_cutoff,
+                               p_batch_size);
 
   IF v_left > 0 THEN
-    SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
-      FROM retention_candidates('run_results', v_cutoff, v_sweep.ingested_from, v_sweep.ingested_from_id, v_left) c;
-    SELECT * INTO v_counts, v_left FROM run_results_purge(v_counts, v_left, ARRAY(
-      SELECT r.id FROM run_results r WHERE r.id = ANY (v_ids) ORDER BY r.id FOR UPDATE SKIP LOCKED));
-    SELECT * INTO v_sweep.ingested_from, v_sweep.ingested_from_id
-      FROM retention_next_position('run_results', v_ids, v_ats, v_sweep.ingested_from, v_sweep.ingested_from_id);
+    SELECT * INTO v_counts, v_left, v_sweep.ingested_from, v_sweep.ingested_from_id
+      FROM retention_purge_table(v_counts, v_left, v_sweep.ingested_from, v_sweep.ingested_from_id, 'run_results',
+                                 v_cutoff, v_left);
   END IF;
 
   IF v_left > 0 THEN
@@ -368,13 +388,9 @@ BEGIN
 
   IF v_left > 0 THEN
     -- An inbox row with its job is two rows.
-    SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
-      FROM retention_candidates('webhook_inbox', v_cutoff, v_sweep.inbox_from, v_sweep.inbox_from_id,
-                                greatest(1, v_left / 2)) c;
-    SELECT * INTO v_counts, v_left FROM inbox_purge(v_counts, v_left, ARRAY(
-      SELECT i.id FROM webhook_inbox i WHERE i.id = ANY (v_ids) ORDER BY i.id FOR UPDATE SKIP LOCKED));
-    SELECT * INTO v_sweep.inbox_from, v_sweep.inbox_from_id
-      FROM retention_next_position('webhook_inbox', v_ids, v_ats, v_sweep.inbox_from, v_sweep.inbox_from_id);
+    SELECT * INTO v_counts, v_left, v_sweep.inbox_from, v_sweep.inbox_from_id
+      FROM retention_purge_table(v_counts, v_left, v_sweep.inbox_from, v_sweep.inbox_from_id, 'webhook_inbox',
+                                 v_cutoff, greatest(1, v_left / 2));
   END IF;
 
   v_total := purge_counts_total(v_counts);
