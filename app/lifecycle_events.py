@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.payload import InvalidPayload, flag, positive_id, text
+from app.payload import SAFE_INTEGER, InvalidPayload, flag, positive_id, text
 
 HANDLED_EVENTS = ("installation", "installation_repositories", "pull_request", "ping")
 SHA = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
@@ -20,6 +20,7 @@ ACTION = re.compile(r"^[a-z_]{1,64}$")
 ACCOUNT_TYPE = re.compile(r"^(User|Organization|Bot|Enterprise)$")
 PULL_REQUEST_STATE = re.compile(r"^(open|closed)$")
 MAX_REPOSITORIES = 5000  # the code host sends at most a few hundred per delivery
+PULL_REQUEST_NUMBER_MAX = 2**31 - 1  # an integer column
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def normalize(event: str, payload: dict) -> LifecycleDelivery:
     if event == "ping":
         hook_id = payload.get("hook_id")
         return LifecycleDelivery("ping", None, None,
-                                 {"kind": "ping", "hookId": hook_id if isinstance(hook_id, int) else None})
+                                 {"kind": "ping", "hookId": hook_id if _is_id(hook_id) else None})
 
     if event in ("installation", "installation_repositories"):
         action = _action(payload, required=True)
@@ -103,7 +104,7 @@ def normalize(event: str, payload: dict) -> LifecycleDelivery:
         # An app receives pull_request events only through an installation; a
         # delivery without one (a plain repository webhook) cannot be acted on.
         installation = _installation(payload)
-        number = positive_id(payload, "pull_request.number")
+        number = positive_id(payload, "pull_request.number", maximum=PULL_REQUEST_NUMBER_MAX)
         return LifecycleDelivery(event, action, installation["id"], {
             "kind": event, "action": action, "installation": installation,
             "repository": {
@@ -126,6 +127,10 @@ def normalize(event: str, payload: dict) -> LifecycleDelivery:
     raw_action = payload.get("action")
     action = raw_action if isinstance(raw_action, str) and ACTION.match(raw_action) else None
     installation_id = payload.get("installation", {}).get("id") if isinstance(payload.get("installation"), dict) else None
-    if not (isinstance(installation_id, int) and not isinstance(installation_id, bool) and 0 < installation_id < 2**63):
-        installation_id = None
-    return LifecycleDelivery(event, action, installation_id, {"kind": event, "action": action})
+    return LifecycleDelivery(event, action, installation_id if _is_id(installation_id) else None,
+                             {"kind": event, "action": action})
+
+
+def _is_id(value) -> bool:
+    """An optional id worth keeping: a positive integer in the safe range."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= SAFE_INTEGER

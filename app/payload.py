@@ -1,18 +1,31 @@
 """Reading fields out of a verified webhook payload, shared by the lifecycle
 and marketplace parsers: a field is addressed by its dotted path, and a field
 that is missing or malformed raises InvalidPayload naming that path, which the
-endpoint answers with a 400 before anything is stored."""
+endpoint answers with a 400 before anything is stored.
+
+These readers are the webhooks' whole check of what they keep: text without
+NUL (PostgreSQL cannot store it: `invalid_text`), integers within RFC 7493's
+interoperable range or the column's (`number_out_of_range`), as the JSON body
+parser (app/web/bodies.py) refuses them anywhere in a body that is stored
+whole."""
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
 
+#: The interoperable integer range of RFC 7493 (I-JSON), ±(2^53 - 1).
+SAFE_INTEGER = 2**53 - 1
+
+
 class InvalidPayload(ValueError):
-    def __init__(self, field: str, message: str):
+    """`code` is the stable error code the endpoint answers with."""
+
+    def __init__(self, field: str, message: str, code: str = "missing_or_invalid_field"):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+        self.code = code
 
 
 def get(obj, path: str):
@@ -33,11 +46,13 @@ def _parts(path: str) -> tuple[str, ...]:
     return tuple(path.split("."))
 
 
-def positive_id(obj, path: str) -> int:
-    """A code host id: a positive integer that fits PostgreSQL's bigint."""
+def positive_id(obj, path: str, maximum: int = SAFE_INTEGER) -> int:
+    """A code host id (or another positive integer, at most `maximum`)."""
     value = get(obj, path)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise InvalidPayload(path, "must be a positive integer")
+    if value > maximum:
+        raise InvalidPayload(path, f"must be at most {maximum}", code="number_out_of_range")
     return value
 
 
@@ -53,6 +68,8 @@ def text(obj, path: str, pattern: re.Pattern | None = None, max_length: int = 25
         raise
     if value is None and optional:
         return None
+    if isinstance(value, str) and "\x00" in value:
+        raise InvalidPayload(path, "must not contain NUL characters", code="invalid_text")
     if not isinstance(value, str) or not 0 < len(value) <= max_length or (pattern and not pattern.match(value)):
         raise InvalidPayload(path, "has an invalid value")
     return value

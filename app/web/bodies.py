@@ -34,12 +34,12 @@ import orjson
 
 from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.front.header_phase import HEADER_PHASE, HEADERS_ACCEPTED
+from app.payload import SAFE_INTEGER
 from app.web.errors import ApiError, quoted_prefix
 
 READ_CHUNK = 64 * 1024
 MAX_DEPTH = 64
-SAFE_INTEGER = 2**53 - 1
-INT4 = (-2**31, 2**31 - 1)
+PARSER_MAX_DEPTH = 1024  # orjson's own limit: past it, it refuses the document
 
 RESULT_MAX_BYTES = 8 * 1024 * 1024   # 10000 findings of a few hundred bytes each
 SMALL_MAX_BYTES = 16 * 1024          # token requests, settings; routes without a body
@@ -151,6 +151,18 @@ def parse_json_object(raw: bytes, *, max_depth: int = MAX_DEPTH,
 
     `int_ranges` maps a property name, wherever it occurs, to the inclusive
     range its integer values must be in (e.g. a column's type)."""
+    body = parse_strict_json_object(raw)
+    # orjson refuses raw control characters: a NUL can only come from the
+    # escape \u0000, so without one in the bytes no string needs a look.
+    _check_tree(body, max_depth, int_ranges or {}, check_text=b"\\u0000" in raw)
+    return body
+
+
+def parse_strict_json_object(raw: bytes) -> dict:
+    """Strict JSON that is an object, without parse_json_object's pass over
+    the tree: for a body of which only a few fields are kept, each checked as
+    it is read (the lifecycle webhook's field readers, app/payload.py).
+    Nesting past PARSER_MAX_DEPTH is still `too_deep`."""
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -158,13 +170,10 @@ def parse_json_object(raw: bytes, *, max_depth: int = MAX_DEPTH,
         if "surrogate" in reason and "UTF-8" not in reason:  # an escaped \ud800 without its pair
             raise ApiError(400, "invalid_text", "text must not contain unpaired surrogates") from None
         if "depth" in reason or "recursion" in reason:
-            raise ApiError(400, "too_deep", f"JSON nested deeper than {max_depth} levels") from None
+            raise ApiError(400, "too_deep", f"JSON nested deeper than {PARSER_MAX_DEPTH} levels") from None
         raise ApiError(400, "malformed_json", "body is not valid JSON") from None
     if not isinstance(body, dict):
         raise ApiError(400, "malformed_json", "body must be a JSON object")
-    # orjson refuses raw control characters: a NUL can only come from the
-    # escape \u0000, so without one in the bytes no string needs a look.
-    _check_tree(body, max_depth, int_ranges or {}, check_text=b"\\u0000" in raw)
     return body
 
 

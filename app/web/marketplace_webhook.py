@@ -35,7 +35,7 @@ class MarketplaceWebhook:
         try:
             event = normalize(delivery.payload)
         except InvalidPayload as exc:
-            raise ApiError(400, "missing_or_invalid_field", f"{exc.field} {exc.message}") from None
+            raise ApiError(400, exc.code, f"{exc.field} {exc.message}") from None
 
         # Idempotent by delivery id: a retry after a lost connection answers `duplicate`.
         row = db.call_one(

@@ -83,13 +83,31 @@ def _pull_request(**changes) -> dict:
     (deep(5000), "too_deep"),
     (json.dumps(_pull_request(action="opened" + NUL)).encode(), "invalid_text"),
     (with_raw_value(_pull_request(), "action", LONE_SURROGATE), "invalid_text"),
-    (json.dumps(_pull_request(number=2**40)).encode(), "number_out_of_range"),
     (json.dumps({**_pull_request(), "pull_request": {**_pull_request()["pull_request"], "number": 2**40}}).encode(),
      "number_out_of_range"),
+    (json.dumps({**_pull_request(), "repository": {**_pull_request()["repository"], "id": 2**60}}).encode(),
+     "number_out_of_range"),
+    (json.dumps({**_pull_request(), "pull_request": {**_pull_request()["pull_request"],
+                                                      "head": {"sha": "a" * 40, "ref": "main" + NUL}}}).encode(),
+     "invalid_text"),
 ])
 def test_signed_webhooks_that_cannot_be_stored_are_400(client, owner, body, code):
     assert_refused(post_webhook(client, body, "pull_request"), 400, code)
     assert count(owner, "webhook_inbox") == 0
+
+
+def test_the_lifecycle_webhook_judges_only_the_fields_it_keeps(client, owner):
+    """The inbox keeps the normalized actions, never the payload: a NUL, a huge
+    number or deep nesting in a field nobody reads is no reason to lose the
+    event (the code host does not send it again)."""
+    payload = _pull_request(number=2**70)
+    payload["pull_request"]["body"] = "pasted from a terminal" + NUL
+    payload["extra"] = json.loads(deep(200))
+    result = post_webhook(client, json.dumps(payload).encode(), "pull_request")
+    assert result.status_code == 202, result.json
+    stored = owner.execute("SELECT actions FROM webhook_inbox").fetchone()["actions"]
+    assert stored["pullRequest"]["number"] == payload["pull_request"]["number"]
+    assert "body" not in stored["pullRequest"]
 
 
 def test_foreign_charsets_are_415(client, owner):
