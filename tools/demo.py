@@ -20,6 +20,7 @@ serving until Ctrl-C (`--once` exits after the walkthrough).
 from __future__ import annotations
 
 import argparse
+import atexit
 import hashlib
 import hmac
 import html
@@ -96,7 +97,10 @@ def walkthrough(host, service, url: str) -> str | None:
     """The whole loop; returns the run page the check run links to."""
     print(f"\n== the code host (emulator at {host.url}) installs the app and opens a pull request")
     installation = host.create_installation("acme-hw", account_type="Organization", deliver=True)
-    content = demo_board.write(Path(tempfile.mkdtemp(prefix="blinky-board-")))
+    # The emulator serves the repository from this folder until the demo exits.
+    board_folder = tempfile.mkdtemp(prefix="blinky-board-")
+    atexit.register(shutil.rmtree, board_folder, ignore_errors=True)
+    content = demo_board.write(Path(board_folder))
     # The repository holds the readiness workflow, as the README tells engineers to add it.
     (content / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "workflow" / "readiness-runner.yml", content / ".github" / "workflows")
