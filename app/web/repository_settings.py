@@ -59,7 +59,7 @@ class RepositorySettings:
         with db.connection(self.pool, self.config) as conn:
             row = database.call_one(conn, "repository_settings_update", p_repository_id=repository,
                                     p_token_published_results=body["tokenPublishedResults"],
-                                    p_actor=f"token:{auth.token_id}")
+                                    p_actor=auth.actor)
         if row["outcome"] == "repository_not_found":
             raise _not_found()
         log("repository.settings", repositoryId=repository, outcome=row["outcome"],
