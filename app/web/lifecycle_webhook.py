@@ -4,15 +4,14 @@ from __future__ import annotations
 import time
 
 import falcon
-from psycopg.types.json import Jsonb
 
 from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.jsonlog import log
 from app.lifecycle_events import normalize
 from app.payload import InvalidPayload
 from app.wakeup import Waker
-from app.web import db
 from app.web.errors import ApiError
+from app.web.intake_batch import Delivery, IntakeBatcher
 from app.web.signed_delivery import read_signed_delivery
 
 PROVIDER = "host"
@@ -23,6 +22,7 @@ class LifecycleWebhook:
         self.config = config
         self.pool = pool
         self.waker = Waker(pool, "lifecycle_jobs")
+        self.batcher = IntakeBatcher(pool, config, PROVIDER)
 
     def on_post(self, req, resp):
         started = time.monotonic()  # the acceptance time the SLO's p95 is computed from (stored below)
@@ -37,15 +37,11 @@ class LifecycleWebhook:
         except InvalidPayload as exc:
             raise ApiError(400, exc.code, f"{exc.field} {exc.message}") from None
 
-        # Idempotent by delivery id: a retry after a lost connection answers `duplicate`.
-        row = db.call_one(
-            self.pool, self.config, "intake_accept_delivery", idempotent=True, refusal=db.NOT_STORED,
-            event="webhook.persist_failed", log_fields={"deliveryId": delivery.delivery_id},
-            p_provider=PROVIDER, p_delivery_id=delivery.delivery_id, p_event=delivery.event,
-            p_action=event.action, p_installation_id=event.installation_id,
-            p_actions=Jsonb(event.actions), p_payload_sha256=delivery.raw_sha256, p_payload_bytes=delivery.raw_bytes,
-            p_acceptance_ms=round((time.monotonic() - started) * 1000),
-        )
+        # Stored with the deliveries that arrive with it, in one transaction
+        # (app/web/intake_batch.py); idempotent by delivery id.
+        row = self.batcher.store(Delivery(
+            delivery.delivery_id, delivery.event, event.action, event.installation_id, event.actions,
+            delivery.raw_sha256, delivery.raw_bytes, acceptance_ms=round((time.monotonic() - started) * 1000)))
 
         log("webhook.delivery", deliveryId=delivery.delivery_id, hostEvent=delivery.event, action=event.action,
             outcome=row["outcome"], inboxId=row["inbox_id"], awaitsJob=row["awaits_job"])
