@@ -9,6 +9,10 @@ durable transaction), then N of the floor's single INSERT, and reads the
 backend's own CPU time from /proc/<pid>/stat around each batch. CPU time, not
 wall time: what other processes do barely moves it. Needs the database on this
 machine (the embedded one is).
+
+The API stores the deliveries that arrive together in one call
+(app/web/intake_batch.py), so the service is measured twice: one delivery per
+call, and batches of BATCH (about what forms under bin/bench-intake's load).
 """
 from __future__ import annotations
 
@@ -24,14 +28,23 @@ from app.lifecycle_events import normalize
 from tools import intake_floor
 from tools.process_cpu import process_cpu_seconds
 
-def _service_calls(conn, body: bytes, calls: int, run: str) -> None:
+BATCH = 8
+
+
+def _service_calls(conn, body: bytes, calls: int, run: str, batch: int = 1) -> None:
     payload = json.loads(body)
     event = normalize("pull_request", payload)
     digest = hashlib.sha256(body).hexdigest()
-    for i in range(calls):
-        conn.execute("SELECT * FROM boardready.intake_accept_delivery(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                     ("host", f"dbcost-{run}-{i}", "pull_request", event.action, event.installation_id,
-                      Jsonb(event.actions), digest, len(body), 3), prepare=True)
+    for first in range(0, calls, batch):
+        n = min(batch, calls - first)
+        conn.execute("SELECT * FROM boardready.intake_accept_deliveries(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                     ("host", [f"dbcost-{run}-{i}" for i in range(first, first + n)], ["pull_request"] * n,
+                      [event.action] * n, [event.installation_id] * n, [Jsonb(event.actions)] * n, [digest] * n,
+                      [len(body)] * n, [3] * n), prepare=True).fetchall()
+
+
+def _service_batch_calls(conn, body: bytes, calls: int, run: str) -> None:
+    _service_calls(conn, body, calls, run, batch=BATCH)
 
 
 def _floor_calls(conn, body: bytes, calls: int, run: str) -> None:
@@ -43,9 +56,11 @@ def _floor_calls(conn, body: bytes, calls: int, run: str) -> None:
 def measure(database_url: str, body: bytes, calls: int = 3000, rounds: int = 3) -> dict[str, list[float]]:
     """Microseconds of backend CPU per call, per round, for the service and the floor (alternating)."""
     intake_floor.create_schema(database_url)
-    per_call: dict[str, list[float]] = {"service": [], "floor": []}
+    targets = (("service", _service_calls), (f"service, batches of {BATCH}", _service_batch_calls),
+               ("floor", _floor_calls))
+    per_call: dict[str, list[float]] = {target: [] for target, _ in targets}
     for _ in range(rounds):
-        for target, calls_of in (("service", _service_calls), ("floor", _floor_calls)):
+        for target, calls_of in targets:
             with psycopg.connect(database_url, autocommit=True) as conn:
                 pid = conn.info.backend_pid
                 calls_of(conn, body, 50, uuid.uuid4().hex)       # warm: plans cached, relations open
@@ -56,8 +71,11 @@ def measure(database_url: str, body: bytes, calls: int = 3000, rounds: int = 3) 
 
 
 def report(per_call: dict[str, list[float]]) -> None:
-    service, floor = statistics.median(per_call["service"]), statistics.median(per_call["floor"])
+    floor = statistics.median(per_call["floor"])
     for target, values in per_call.items():
-        print(f"database CPU per delivery, {target:<7}: median {statistics.median(values):6.1f} us "
+        print(f"database CPU per delivery, {target:<22}: median {statistics.median(values):6.1f} us "
               f"(rounds: {', '.join(f'{v:.1f}' for v in values)})")
-    print(f"service / floor database CPU: {service / floor:.1f}x ({service - floor:.0f} us more per delivery)")
+    for target, values in per_call.items():
+        if target != "floor":
+            service = statistics.median(values)
+            print(f"{target} / floor database CPU: {service / floor:.1f}x ({service - floor:+.0f} us per delivery)")
