@@ -35,6 +35,7 @@ SENDERS = 4
 RESTART_MODES = ("fast", "immediate")
 DOWN_SECONDS = 1.5
 AFTER_RESTART = 40  # deliveries each restart must be followed by
+ACKNOWLEDGED = (202, 200)
 
 
 @dataclass
@@ -109,14 +110,16 @@ def test_deliveries_survive_database_restarts(cluster):
         first_back = back_at[0]
         after = [s for s in sent if any(s.started >= b for b in back_at)
                  and not any(s.started < b <= s.finished for b in back_at)]
-        refused_after = [s for s in after if s.status != 202]
-        refused = [s for s in sent if s.status != 202]
-        accepted = {s.delivery_id for s in sent if s.status == 202}
+        # 200 is an acknowledgement too: the retry of a batch whose commit
+        # the lost connection hid finds its deliveries stored (`duplicate`).
+        refused_after = [s for s in after if s.status not in ACKNOWLEDGED]
+        refused = [s for s in sent if s.status not in ACKNOWLEDGED]
+        accepted = {s.delivery_id for s in sent if s.status in ACKNOWLEDGED}
         print(f"\n{len(sent)} deliveries over {len(RESTART_MODES)} restarts: {len(accepted)} accepted, "
               f"{len(refused)} refused while the database was restarting, "
               f"{len(refused_after)} refused after it was back")
         assert not refused_after, [(s.status, round(s.started - first_back, 2)) for s in refused_after[:10]]
-        assert all(s.status in (202, 503, None) for s in sent), {s.status for s in sent}
+        assert all(s.status in (*ACKNOWLEDGED, 503, None) for s in sent), {s.status for s in sent}
 
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("SET search_path = boardready")
