@@ -24,7 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
-from app import database
+from app import database, queries
 from app.config import ReconciliationSettings
 from app.jsonlog import log
 from app.queueing import LeaseLost, failure_codes, worker_identity
@@ -48,13 +48,15 @@ class Reconciler(Protocol):
 
 
 class SqlReconciler:
-    """What every reconciler does the same way: detection is the SQL function
-    reconciliation_detect for its item kind, claims are reconciliation_claim_<kind>
-    (sql/functions/reconciliation.sql); a subclass names its kinds and observes."""
+    """What every reconciler does the same way: detection and claims are the
+    SQL functions reconciliation_detect and reconciliation_claim for its item
+    kind (sql/functions/reconciliation.sql), and each claimed item carries
+    what its kind's subjects view says of its subject; a subclass names its
+    kind and view, and observes."""
     name: str
     event_prefix: str
-    item_kind: str       # reconciliation_items.kind: workflow_attempt, release_run, lifecycle_inbox
-    sql_kind: str        # the claim's suffix: check_runs, lifecycle, workflow
+    item_kind: str            # reconciliation_items.kind: workflow_attempt, release_run, lifecycle_inbox
+    subject_view: str | None  # reconciliation_<kind>_subjects, or None: the item alone is enough
 
     def detect(self, conn, settings: ReconciliationSettings, now: dt.datetime | None) -> list[dict]:
         return database.call(conn, "reconciliation_detect", p_kind=self.item_kind,
@@ -62,8 +64,23 @@ class SqlReconciler:
                              p_deadline_seconds=settings.deadline_seconds, **_at(now))
 
     def claim(self, conn, worker_id: str, limit: int, now: dt.datetime | None) -> list[dict]:
-        return database.call(conn, f"reconciliation_claim_{self.sql_kind}", p_worker=worker_id, p_limit=limit,
-                             p_lease_seconds=LEASE_SECONDS, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))
+        items = database.call(conn, "reconciliation_claim", p_kind=self.item_kind, p_worker=worker_id,
+                              p_limit=limit, p_lease_seconds=LEASE_SECONDS, p_max_attempts=MAX_FAILED_CLAIMS,
+                              **_at(now))
+        if not items or self.subject_view is None:
+            return items
+        subjects = {row["subject_id"]: row for row in queries.fetch_all(
+            conn, "reconciliation_subjects", shape={"view": self.subject_view},
+            subject_ids=[item["subject_id"] for item in items])}
+        # An item whose subject is gone is not observed: its lease expires and
+        # the claims after it dead-letter it (MAX_FAILED_CLAIMS).
+        return [{**item, **subjects[item["subject_id"]]} for item in items if item["subject_id"] in subjects]
+
+    def report(self, pool, item: dict, now: dt.datetime | None, **observation) -> dict:
+        """Apply what was seen of a leased item (reconciliation_report); its row says the outcome."""
+        with database.connection(pool) as conn:
+            return database.call_one(conn, "reconciliation_report", p_item_id=item["item_id"],
+                                     p_lease_token=item["lease_token"], **observation, **_at(now))
 
 
 def _ids(report: dict) -> dict:

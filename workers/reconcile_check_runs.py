@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from app import database
 from app.host import publication
 from app.host.errors import HostError, HostPermanent
 from app.host.outbox import external_id
-from workers.reconcile import SqlReconciler, _at
+from workers.reconcile import SqlReconciler
 
 
 def generic_output(item: dict, review_url: str) -> dict:
@@ -45,7 +44,7 @@ def generic_output(item: dict, review_url: str) -> dict:
 class CheckRunReconciler(SqlReconciler):
     name = "check_run"
     item_kind = "release_run"
-    sql_kind = "check_runs"
+    subject_view = "reconciliation_check_run_subjects"
     event_prefix = "worker.check_run_reconciliation"
 
     def __init__(self, settings, host, app_id: str | None, public_url: str):
@@ -86,8 +85,6 @@ class CheckRunReconciler(SqlReconciler):
 
     def observe(self, pool, item, now):
         observation = self.look_and_update(item)
-        with database.connection(pool) as conn:
-            row = database.call_one(conn, "reconciliation_check_run_observe", p_item_id=item["item_id"],
-                                    p_lease_token=item["lease_token"], p_observation=observation,
-                                    p_next_check_seconds=self.settings.next_check_seconds, **_at(now))
+        row = self.report(pool, item, now, p_observation=observation,
+                          p_next_check_seconds=self.settings.next_check_seconds)
         return {**row, "check_run_id": item["check_run_id"]}

@@ -10,18 +10,14 @@ without a second job. No code host call is involved.
 """
 from __future__ import annotations
 
-from app import database
-from workers.reconcile import SqlReconciler, _at
+from workers.reconcile import SqlReconciler
 
 
 class LifecycleReconciler(SqlReconciler):
     name = "lifecycle"
     item_kind = "lifecycle_inbox"
-    sql_kind = "lifecycle"
+    subject_view = None  # the repair reads the inbox row itself
     event_prefix = "worker.lifecycle_reconciliation"
 
     def observe(self, pool, item, now):
-        with database.connection(pool) as conn:
-            row = database.call_one(conn, "reconciliation_lifecycle_repair", p_item_id=item["item_id"],
-                                    p_lease_token=item["lease_token"], **_at(now))
-        return {**row, "terminal": row["outcome"] != "lease_lost"}
+        return self.report(pool, item, now)

@@ -2,7 +2,7 @@
 
 An attempt whose workflow was dispatched stays open until its signed result
 arrives. Past the observation window this reconciler asks the code host what
-became of the run and reports it; SQL decides (reconciliation_workflow_observe):
+became of the run and reports it; SQL decides (reconciliation_report):
 a pending or successful run is looked at again until the deadline, then the
 release fails closed; a run that ended otherwise fails it now. A success from
 the code host never makes a release successful.
@@ -16,16 +16,15 @@ letter resolved); no match by the deadline fails the run host_workflow_not_found
 """
 from __future__ import annotations
 
-from app import database
 from app.host.errors import HostError, HostPermanent
 from app.host.workflow_runs import find_attempt_run, run_state
-from workers.reconcile import SqlReconciler, _at
+from workers.reconcile import SqlReconciler
 
 
 class WorkflowReconciler(SqlReconciler):
     name = "workflow"
     item_kind = "workflow_attempt"
-    sql_kind = "workflow"
+    subject_view = "reconciliation_workflow_subjects"
     event_prefix = "worker.reconciliation"
 
     def __init__(self, settings, host):
@@ -53,9 +52,6 @@ class WorkflowReconciler(SqlReconciler):
 
     def observe(self, pool, item, now):
         observation, conclusion, found = self.look(item)
-        with database.connection(pool) as conn:
-            row = database.call_one(conn, "reconciliation_workflow_observe", p_item_id=item["item_id"],
-                                    p_lease_token=item["lease_token"], p_observation=observation,
-                                    p_conclusion=conclusion, p_workflow_run_id=found,
-                                    p_next_check_seconds=self.settings.next_check_seconds, **_at(now))
+        row = self.report(pool, item, now, p_observation=observation, p_conclusion=conclusion,
+                          p_workflow_run_id=found, p_next_check_seconds=self.settings.next_check_seconds)
         return {**row, "attempt_id": item["attempt_id"], "workflow_run_id": found or item["workflow_run_id"]}

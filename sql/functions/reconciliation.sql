@@ -188,13 +188,18 @@ END $$;
 
 -- The claimed items of one kind with their own columns, read in a statement
 -- of its own after the claim, so that its snapshot sees every row the claim
--- took (queue.sql). Each kind's claim below adds what its observation needs
--- from the item's subject, which is older than the item.
+-- took (queue.sql). What an observation needs of an item's subject (which is
+-- older than the item) the worker reads next from the kind's subjects view
+-- below (workers/reconcile.py).
+DROP FUNCTION IF EXISTS boardready.reconciliation_claim_workflow(text, integer, integer, integer, timestamptz);
+DROP FUNCTION IF EXISTS boardready.reconciliation_claim_check_runs(text, integer, integer, integer, timestamptz);
+DROP FUNCTION IF EXISTS boardready.reconciliation_claim_lifecycle(text, integer, integer, integer, timestamptz);
 CREATE OR REPLACE FUNCTION boardready.reconciliation_claim(
-  p_kind text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz)
+  p_kind text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
+  p_now timestamptz DEFAULT now())
 RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, deadline_at timestamptz,
                subject_id bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_claimed boardready.queue_claimed[] := boardready.reconciliation_claim_ids(p_kind, p_worker, p_limit,
                                                                               p_lease_seconds, p_max_attempts, p_now);
@@ -205,48 +210,32 @@ BEGIN
    ORDER BY ri.id;
 END $$;
 
--- Claimed workflow items with what a lookup needs.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_workflow(
-  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now())
-RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, deadline_at timestamptz,
-               attempt_id bigint, attempt_ref text, workflow_run_id bigint, installation_id bigint, repository text,
-               dispatch_ref text, dispatch_since timestamptz, release_run_id bigint)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT c.item_id, c.lease_token, c.attempts, c.reason_code, c.deadline_at, a.id, a.id || '-' || a.nonce,
-         a.workflow_run_id, rr.installation_id, r.full_name,
-         coalesce((SELECT o.params ->> 'dispatchRef' FROM outbox_items o
-                    WHERE o.attempt_id = a.id AND o.kind = 'workflow_dispatch' ORDER BY o.id DESC LIMIT 1), 'main'),
-         a.created_at, rr.id
-    FROM reconciliation_claim('workflow_attempt', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now) c
-    JOIN release_run_attempts a ON a.id = c.subject_id
-    JOIN release_runs rr ON rr.id = a.release_run_id
-    JOIN repositories r ON r.id = rr.repository_id
-   ORDER BY c.item_id
-$$;
+-- What the workflow reconciler's lookup needs of a workflow_attempt item's
+-- attempt: the run it was bound to, else the dispatch to search runs by.
+CREATE OR REPLACE VIEW boardready.reconciliation_workflow_subjects AS
+SELECT a.id AS subject_id, a.id AS attempt_id, a.id || '-' || a.nonce AS attempt_ref, a.workflow_run_id,
+       rr.installation_id, r.full_name AS repository,
+       coalesce((SELECT o.params ->> 'dispatchRef' FROM boardready.outbox_items o
+                  WHERE o.attempt_id = a.id AND o.kind = 'workflow_dispatch' ORDER BY o.id DESC LIMIT 1),
+                'main') AS dispatch_ref,
+       a.created_at AS dispatch_since, rr.id AS release_run_id
+  FROM boardready.release_run_attempts a
+  JOIN boardready.release_runs rr ON rr.id = a.release_run_id
+  JOIN boardready.repositories r ON r.id = rr.repository_id;
 
--- Claimed check run items with the binding to verify and the conclusion to show.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_check_runs(
-  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now())
-RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, deadline_at timestamptz,
-               release_run_id bigint, installation_id bigint, repository text, head_sha text, check_run_id bigint,
-               run_status text, decision text, failure_reason text, expected_conclusion text)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT c.item_id, c.lease_token, c.attempts, c.reason_code, c.deadline_at, rr.id, rr.installation_id, r.full_name,
-         rr.head_sha, rr.check_run_id, rr.status, rr.decision, rr.failure_reason,
-         release_run_expected_conclusion(rr.id)
-    FROM reconciliation_claim('release_run', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now) c
-    JOIN release_runs rr ON rr.id = c.subject_id
-    JOIN repositories r ON r.id = rr.repository_id
-   ORDER BY c.item_id
-$$;
+-- What the check run reconciler needs of a release_run item's run: the
+-- binding to verify and the conclusion to show.
+CREATE OR REPLACE VIEW boardready.reconciliation_check_run_subjects AS
+SELECT rr.id AS subject_id, rr.id AS release_run_id, rr.installation_id, r.full_name AS repository, rr.head_sha,
+       rr.check_run_id, rr.status AS run_status, rr.decision, rr.failure_reason,
+       boardready.release_run_expected_conclusion(rr.id) AS expected_conclusion
+  FROM boardready.release_runs rr
+  JOIN boardready.repositories r ON r.id = rr.repository_id;
 
-CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_lifecycle(
-  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now())
-RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code text, inbox_id bigint)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT c.item_id, c.lease_token, c.attempts, c.reason_code, c.subject_id
-    FROM reconciliation_claim('lifecycle_inbox', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now) c
-$$;
+-- The views run with their owner's rights: the API role reads these columns,
+-- not the tables behind them.
+GRANT SELECT ON boardready.reconciliation_workflow_subjects, boardready.reconciliation_check_run_subjects
+   TO boardready_api;
 
 -- An unexpected failure of a handler (not an observation) backs off, and
 -- dead-letters after the last attempt, as jobs do: queue.sql's queue_fail;
@@ -295,12 +284,11 @@ $$;
 -- its name for an attempt dispatched without a run id: it is persisted (and
 -- the uncertain dispatch's dead letter resolved) whatever the run's state.
 CREATE OR REPLACE FUNCTION boardready.reconciliation_workflow_observe(
-  p_item_id bigint, p_lease_token uuid, p_observation text, p_conclusion text, p_workflow_run_id bigint,
-  p_next_check_seconds integer, p_now timestamptz DEFAULT now())
+  p_item boardready.reconciliation_items, p_observation text, p_conclusion text, p_workflow_run_id bigint,
+  p_next_check_seconds integer, p_now timestamptz)
 RETURNS TABLE (outcome text, reason_code text, release_run_id bigint, terminal boolean)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_item     reconciliation_items%ROWTYPE;
   v_attempt  release_run_attempts%ROWTYPE;
   v_run      release_runs%ROWTYPE;
   v_late     boolean;
@@ -310,20 +298,15 @@ BEGIN
   IF p_observation NOT IN ('completed', 'not_found', 'pending', 'lookup_unavailable') THEN
     RAISE EXCEPTION 'reconciliation_invalid_observation' USING ERRCODE = '22023';
   END IF;
-  IF queue_lock_leased('reconciliation_items', p_item_id, p_lease_token) IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text, NULL::text, NULL::bigint, false;
-    RETURN;
-  END IF;
-  SELECT * INTO v_item FROM reconciliation_items WHERE id = p_item_id;
-  SELECT * INTO v_attempt FROM release_run_attempts WHERE id = v_item.subject_id;
+  SELECT * INTO v_attempt FROM release_run_attempts WHERE id = p_item.subject_id;
   -- The run's row is the lock the result callback takes too: one of them wins.
   SELECT * INTO v_run FROM release_runs WHERE id = v_attempt.release_run_id FOR UPDATE;
 
   IF v_run.current_attempt_id IS DISTINCT FROM v_attempt.id OR v_run.status NOT IN ('queued', 'dispatched')
      OR v_attempt.lease_closed_at IS NOT NULL THEN
     -- A result arrived, or a newer attempt or commit replaced this one.
-    PERFORM reconciliation_finish(p_item_id, 'attempt_closed', v_item.reason_code, p_now);
-    RETURN QUERY SELECT 'attempt_closed'::text, v_item.reason_code, v_run.id, true;
+    PERFORM reconciliation_finish(p_item.id, 'attempt_closed', p_item.reason_code, p_now);
+    RETURN QUERY SELECT 'attempt_closed'::text, p_item.reason_code, v_run.id, true;
     RETURN;
   END IF;
 
@@ -340,7 +323,7 @@ BEGIN
      WHERE attempt_id = v_attempt.id AND kind = 'workflow_dispatch' AND status = 'dead_letter';
   END IF;
 
-  v_late := p_now >= v_item.deadline_at;
+  v_late := p_now >= p_item.deadline_at;
   IF p_observation = 'completed' AND p_conclusion = 'success' THEN
     v_reason := CASE WHEN v_late THEN 'host_result_callback_missing' ELSE 'host_result_callback_pending' END;
     v_status := CASE WHEN v_late THEN 'failed' END;
@@ -362,7 +345,7 @@ BEGIN
   END IF;
 
   IF v_status IS NULL THEN
-    PERFORM reconciliation_recheck(p_item_id, v_reason, p_next_check_seconds, p_now);
+    PERFORM reconciliation_recheck(p_item.id, v_reason, p_next_check_seconds, p_now);
     RETURN QUERY SELECT 'recheck'::text, v_reason, v_run.id, false;
     RETURN;
   END IF;
@@ -376,7 +359,7 @@ BEGIN
     format('boardready could not confirm a signed readiness result for this commit, so this board cannot be '
            || 'marked ready (reason: `%s`). Push a new commit or re-run this check to try again.', v_reason),
     p_now);
-  PERFORM reconciliation_finish(p_item_id, v_status, v_reason, p_now);
+  PERFORM reconciliation_finish(p_item.id, v_status, v_reason, p_now);
   RETURN QUERY SELECT v_status, v_reason, v_run.id, true;
 END $$;
 
@@ -394,12 +377,10 @@ END $$;
 -- failure is recorded on the run result (last_publication_error), completes
 -- the item and appends control_plane.host_check_run_reconciliation_failed.
 CREATE OR REPLACE FUNCTION boardready.reconciliation_check_run_observe(
-  p_item_id bigint, p_lease_token uuid, p_observation text, p_next_check_seconds integer,
-  p_now timestamptz DEFAULT now())
+  p_item boardready.reconciliation_items, p_observation text, p_next_check_seconds integer, p_now timestamptz)
 RETURNS TABLE (outcome text, reason_code text, release_run_id bigint, terminal boolean)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_item    reconciliation_items%ROWTYPE;
   v_run     release_runs%ROWTYPE;
   v_late    boolean;
   v_reason  text;
@@ -408,17 +389,12 @@ BEGIN
                            'lookup_unavailable') THEN
     RAISE EXCEPTION 'reconciliation_invalid_observation' USING ERRCODE = '22023';
   END IF;
-  IF queue_lock_leased('reconciliation_items', p_item_id, p_lease_token) IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text, NULL::text, NULL::bigint, false;
-    RETURN;
-  END IF;
-  SELECT * INTO v_item FROM reconciliation_items WHERE id = p_item_id;
-  SELECT * INTO v_run FROM release_runs WHERE id = v_item.subject_id FOR UPDATE;
+  SELECT * INTO v_run FROM release_runs WHERE id = p_item.subject_id FOR UPDATE;
 
   IF v_run.check_run_published_at IS NOT NULL THEN
     -- The outbox (or an operator replay) published it meanwhile.
-    PERFORM reconciliation_finish(p_item_id, 'already_published', v_item.reason_code, p_now);
-    RETURN QUERY SELECT 'already_published'::text, v_item.reason_code, v_run.id, true;
+    PERFORM reconciliation_finish(p_item.id, 'already_published', p_item.reason_code, p_now);
+    RETURN QUERY SELECT 'already_published'::text, p_item.reason_code, v_run.id, true;
     RETURN;
   END IF;
 
@@ -436,16 +412,16 @@ BEGIN
      WHERE r.release_run_id = v_run.id AND r.attempt_id = v_run.current_attempt_id;
     v_reason := CASE p_observation WHEN 'converged' THEN 'host_check_run_converged'
                                    ELSE 'host_check_run_updated' END;
-    PERFORM reconciliation_finish(p_item_id, 'reconciled', v_reason, p_now);
+    PERFORM reconciliation_finish(p_item.id, 'reconciled', v_reason, p_now);
     RETURN QUERY SELECT 'reconciled'::text, v_reason, v_run.id, true;
     RETURN;
   END IF;
 
-  v_late := p_now >= v_item.deadline_at;
+  v_late := p_now >= p_item.deadline_at;
   v_reason := 'host_check_run_' || CASE p_observation WHEN 'lookup_unavailable' THEN 'lookup_failed'
                                                       ELSE p_observation END;
   IF p_observation <> 'binding_mismatch' AND NOT v_late THEN
-    PERFORM reconciliation_recheck(p_item_id, v_reason, p_next_check_seconds, p_now);
+    PERFORM reconciliation_recheck(p_item.id, v_reason, p_next_check_seconds, p_now);
     RETURN QUERY SELECT 'recheck'::text, v_reason, v_run.id, false;
     RETURN;
   END IF;
@@ -454,10 +430,10 @@ BEGIN
    WHERE r.release_run_id = v_run.id AND r.attempt_id = v_run.current_attempt_id;
   INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
   VALUES ('control_plane.host_check_run_reconciliation_failed', v_run.installation_id, 'system:reconciliation',
-          'reconciliation:' || p_item_id, 'release_run', v_run.id::text, p_now,
+          'reconciliation:' || p_item.id, 'release_run', v_run.id::text, p_now,
           jsonb_build_object('reasonCode', v_reason, 'checkRunId', v_run.check_run_id,
-                             'reconciliationItemId', p_item_id));
-  PERFORM reconciliation_finish(p_item_id, 'failed', v_reason, p_now);
+                             'reconciliationItemId', p_item.id));
+  PERFORM reconciliation_finish(p_item.id, 'failed', v_reason, p_now);
   RETURN QUERY SELECT 'failed'::text, v_reason, v_run.id, true;
 END $$;
 
@@ -470,22 +446,16 @@ END $$;
 -- drifted state is set from the job's status. A repair that finds nothing to
 -- do (another replica did it) completes without a second job.
 CREATE OR REPLACE FUNCTION boardready.reconciliation_lifecycle_repair(
-  p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+  p_item boardready.reconciliation_items, p_now timestamptz)
 RETURNS TABLE (outcome text, reason_code text, inbox_id bigint, job_id bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_item   reconciliation_items%ROWTYPE;
   v_inbox  webhook_inbox%ROWTYPE;
   v_job    lifecycle_jobs%ROWTYPE;
   v_job_id bigint;
   v_state  text;
 BEGIN
-  IF queue_lock_leased('reconciliation_items', p_item_id, p_lease_token) IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text, NULL::text, NULL::bigint, NULL::bigint;
-    RETURN;
-  END IF;
-  SELECT * INTO v_item FROM reconciliation_items WHERE id = p_item_id;
-  SELECT * INTO v_inbox FROM webhook_inbox WHERE id = v_item.subject_id FOR UPDATE;
+  SELECT * INTO v_inbox FROM webhook_inbox WHERE id = p_item.subject_id FOR UPDATE;
   SELECT * INTO v_job FROM lifecycle_jobs j WHERE j.inbox_id = v_inbox.id;
 
   IF v_job.id IS NULL AND v_inbox.state IN ('accepted', 'processing') THEN
@@ -493,8 +463,8 @@ BEGIN
     IF v_job_id IS NOT NULL THEN
       UPDATE webhook_inbox SET state = 'accepted', awaiting_job = false, updated_at = p_now WHERE id = v_inbox.id;
       PERFORM pg_notify('lifecycle_jobs', '');
-      PERFORM reconciliation_finish(p_item_id, 'job_recreated', v_item.reason_code, p_now);
-      RETURN QUERY SELECT 'job_recreated'::text, v_item.reason_code, v_inbox.id, v_job_id;
+      PERFORM reconciliation_finish(p_item.id, 'job_recreated', p_item.reason_code, p_now);
+      RETURN QUERY SELECT 'job_recreated'::text, p_item.reason_code, v_inbox.id, v_job_id;
       RETURN;
     END IF;
     SELECT * INTO v_job FROM lifecycle_jobs j WHERE j.inbox_id = v_inbox.id;
@@ -504,13 +474,53 @@ BEGIN
     v_state := lifecycle_inbox_state_for(v_job.status);
     IF v_inbox.state IS DISTINCT FROM v_state THEN
       UPDATE webhook_inbox SET state = v_state, updated_at = p_now WHERE id = v_inbox.id;
-      PERFORM reconciliation_finish(p_item_id, 'inbox_state_corrected', v_item.reason_code, p_now);
-      RETURN QUERY SELECT 'inbox_state_corrected'::text, v_item.reason_code, v_inbox.id, v_job.id;
+      PERFORM reconciliation_finish(p_item.id, 'inbox_state_corrected', p_item.reason_code, p_now);
+      RETURN QUERY SELECT 'inbox_state_corrected'::text, p_item.reason_code, v_inbox.id, v_job.id;
       RETURN;
     END IF;
   END IF;
-  PERFORM reconciliation_finish(p_item_id, 'already_converged', v_item.reason_code, p_now);
-  RETURN QUERY SELECT 'already_converged'::text, v_item.reason_code, v_inbox.id, v_job.id;
+  PERFORM reconciliation_finish(p_item.id, 'already_converged', p_item.reason_code, p_now);
+  RETURN QUERY SELECT 'already_converged'::text, p_item.reason_code, v_inbox.id, v_job.id;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- Reports
+
+-- What a reconciler saw of one leased item, applied in one transaction: the
+-- lease is checked here once (a lost one applies nothing: lease_lost), then
+-- the item's kind decides (above). p_observation, p_conclusion and
+-- p_workflow_run_id are what a lookup found (the lifecycle repair looks
+-- itself and takes none); terminal says whether the item ended.
+DROP FUNCTION IF EXISTS boardready.reconciliation_workflow_observe(bigint, uuid, text, text, bigint, integer,
+                                                                   timestamptz);
+DROP FUNCTION IF EXISTS boardready.reconciliation_check_run_observe(bigint, uuid, text, integer, timestamptz);
+DROP FUNCTION IF EXISTS boardready.reconciliation_lifecycle_repair(bigint, uuid, timestamptz);
+CREATE OR REPLACE FUNCTION boardready.reconciliation_report(
+  p_item_id bigint, p_lease_token uuid, p_observation text DEFAULT NULL, p_next_check_seconds integer DEFAULT NULL,
+  p_conclusion text DEFAULT NULL, p_workflow_run_id bigint DEFAULT NULL, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, reason_code text, terminal boolean, release_run_id bigint, inbox_id bigint,
+               job_id bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item reconciliation_items%ROWTYPE;
+BEGIN
+  IF queue_lock_leased('reconciliation_items', p_item_id, p_lease_token) IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text, NULL::text, false, NULL::bigint, NULL::bigint, NULL::bigint;
+    RETURN;
+  END IF;
+  SELECT * INTO v_item FROM reconciliation_items WHERE id = p_item_id;
+  CASE v_item.kind
+  WHEN 'workflow_attempt' THEN
+    RETURN QUERY SELECT o.outcome, o.reason_code, o.terminal, o.release_run_id, NULL::bigint, NULL::bigint
+      FROM reconciliation_workflow_observe(v_item, p_observation, p_conclusion, p_workflow_run_id,
+                                           p_next_check_seconds, p_now) o;
+  WHEN 'release_run' THEN
+    RETURN QUERY SELECT o.outcome, o.reason_code, o.terminal, o.release_run_id, NULL::bigint, NULL::bigint
+      FROM reconciliation_check_run_observe(v_item, p_observation, p_next_check_seconds, p_now) o;
+  WHEN 'lifecycle_inbox' THEN
+    RETURN QUERY SELECT o.outcome, o.reason_code, true, NULL::bigint, o.inbox_id, o.job_id
+      FROM reconciliation_lifecycle_repair(v_item, p_now) o;
+  END CASE;
 END $$;
 
 -- ---------------------------------------------------------------------------

@@ -4,6 +4,8 @@ DROP FUNCTION IF EXISTS boardready.outbox_complete_leased(bigint, uuid, text, ti
 DROP VIEW IF EXISTS ops.dead_letters;
 DROP VIEW IF EXISTS ops.release_runs;
 DROP VIEW IF EXISTS ops.outbox;
+DROP VIEW IF EXISTS boardready.reconciliation_workflow_subjects;
+DROP VIEW IF EXISTS boardready.reconciliation_check_run_subjects;
 DROP TABLE boardready.outbox_items;
 ALTER TABLE boardready.release_runs DROP CONSTRAINT release_runs_current_attempt;
 DROP TABLE boardready.release_run_attempts;

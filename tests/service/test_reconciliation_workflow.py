@@ -293,10 +293,9 @@ def test_a_report_under_a_lost_lease_changes_nothing(kit, client, pool, db_url, 
     assert second["item_id"] == first["item_id"]
     with pool.connection() as conn:
         # Two connections race on one item: the stale lease loses, whatever the order.
-        stale = database.call_one(conn, "reconciliation_workflow_observe", p_item_id=first["item_id"],
+        stale = database.call_one(conn, "reconciliation_report", p_item_id=first["item_id"],
                                   p_lease_token=first["lease_token"], p_observation="completed",
-                                  p_conclusion="failure", p_workflow_run_id=None, p_next_check_seconds=60,
-                                  p_now=later(201, at))
+                                  p_conclusion="failure", p_next_check_seconds=60, p_now=later(201, at))
     assert stale["outcome"] == "lease_lost"
     assert release_run(owner, dispatched.release_run_id)["status"] == "dispatched"
     report = loop.process(second, later(202, at))
