@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.payload import SAFE_INTEGER, InvalidPayload, flag, positive_id, text
+from app.payload import InvalidPayload, flag, optional_id, positive_id, text
 
 HANDLED_EVENTS = ("installation", "installation_repositories", "pull_request", "ping")
 SHA = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
@@ -83,9 +83,7 @@ def _pull_request_author(payload: dict) -> dict | None:
 def normalize(event: str, payload: dict) -> LifecycleDelivery:
     """Raise InvalidPayload when a field a handler needs is missing or malformed."""
     if event == "ping":
-        hook_id = payload.get("hook_id")
-        return LifecycleDelivery("ping", None, None,
-                                 {"kind": "ping", "hookId": hook_id if _is_id(hook_id) else None})
+        return LifecycleDelivery("ping", None, None, {"kind": "ping", "hookId": optional_id(payload, "hook_id")})
 
     if event in ("installation", "installation_repositories"):
         action = _action(payload, required=True)
@@ -126,11 +124,5 @@ def normalize(event: str, payload: dict) -> LifecycleDelivery:
     # Recorded and acknowledged, no job: keep only what identifies it.
     raw_action = payload.get("action")
     action = raw_action if isinstance(raw_action, str) and ACTION.match(raw_action) else None
-    installation_id = payload.get("installation", {}).get("id") if isinstance(payload.get("installation"), dict) else None
-    return LifecycleDelivery(event, action, installation_id if _is_id(installation_id) else None,
+    return LifecycleDelivery(event, action, optional_id(payload, "installation.id"),
                              {"kind": event, "action": action})
-
-
-def _is_id(value) -> bool:
-    """An optional id worth keeping: a positive integer in the safe range."""
-    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= SAFE_INTEGER

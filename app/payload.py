@@ -56,6 +56,15 @@ def positive_id(obj, path: str, maximum: int = SAFE_INTEGER) -> int:
     return value
 
 
+def optional_id(obj, path: str) -> int | None:
+    """An id kept only when it is one (positive_id), else None: for the
+    events that are recorded and acknowledged whatever they carry."""
+    try:
+        return positive_id(obj, path)
+    except InvalidPayload:
+        return None
+
+
 def text(obj, path: str, pattern: re.Pattern | None = None, max_length: int = 255,
          optional: bool = False) -> str | None:
     """A non-empty string of at most max_length characters matching pattern;

@@ -23,19 +23,18 @@ pass over the tree that refuses what PostgreSQL or the canonical digest would
 choke on later, deep inside a transaction: nesting past `max_depth` (400
 `too_deep`), NUL or an unpaired surrogate in any key or string (400
 `invalid_text`), numbers outside the interoperable integer range ±(2^53 - 1)
-of RFC 7493 and any range the caller asks for by property name (400
-`number_out_of_range`).
+of RFC 7493 (400 `number_out_of_range`). A field's own range (a column's
+type) is its reader's check (app/payload.py).
 """
 from __future__ import annotations
 
-from typing import Mapping
 
 import orjson
 
 from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.front.header_phase import HEADER_PHASE, HEADERS_ACCEPTED
 from app.payload import SAFE_INTEGER
-from app.web.errors import ApiError, quoted_prefix
+from app.web.errors import ApiError
 
 READ_CHUNK = 64 * 1024
 MAX_DEPTH = 64
@@ -145,16 +144,12 @@ def read_bounded(req, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def parse_json_object(raw: bytes, *, max_depth: int = MAX_DEPTH,
-                      int_ranges: Mapping[str, tuple[int, int]] | None = None) -> dict:
-    """The body as a dict, or a 400 with a stable code (see the module's docstring).
-
-    `int_ranges` maps a property name, wherever it occurs, to the inclusive
-    range its integer values must be in (e.g. a column's type)."""
+def parse_json_object(raw: bytes, *, max_depth: int = MAX_DEPTH) -> dict:
+    """The body as a dict, or a 400 with a stable code (see the module's docstring)."""
     body = parse_strict_json_object(raw)
     # orjson refuses raw control characters: a NUL can only come from the
     # escape \u0000, so without one in the bytes no string needs a look.
-    _check_tree(body, max_depth, int_ranges or {}, check_text=b"\\u0000" in raw)
+    _check_tree(body, max_depth, check_text=b"\\u0000" in raw)
     return body
 
 
@@ -181,17 +176,7 @@ def _refuse_text() -> ApiError:
     return ApiError(400, "invalid_text", "text must not contain NUL characters")
 
 
-def _check_number(key, value, int_ranges) -> None:
-    if value > SAFE_INTEGER or value < -SAFE_INTEGER:
-        # orjson reads integers past 64 bits as floats: both are refused.
-        raise ApiError(400, "number_out_of_range", f"numbers must be within ±{SAFE_INTEGER}")
-    if key is not None and key in int_ranges and type(value) is int:
-        low, high = int_ranges[key]
-        if not low <= value <= high:
-            raise ApiError(400, "number_out_of_range", f"{quoted_prefix(key)} must be from {low} to {high}")
-
-
-def _check_tree(root: dict, max_depth: int, int_ranges, check_text: bool) -> None:
+def _check_tree(root: dict, max_depth: int, check_text: bool) -> None:
     """Depth, numbers and (when the bytes hold an escaped NUL) text, in one
     iterative pass: a deep document never reaches Python's recursion limit,
     and this pass is on the intake hot path, so it looks at types only."""
@@ -205,9 +190,9 @@ def _check_tree(root: dict, max_depth: int, int_ranges, check_text: bool) -> Non
             kind = type(value)
             if kind is dict or kind is list:
                 stack.append((value, depth + 1))
-            elif (kind is int or kind is float) and (
-                    value > SAFE_INTEGER or value < -SAFE_INTEGER or (int_ranges and key in int_ranges)):
-                _check_number(key, value, int_ranges)
+            elif (kind is int or kind is float) and (value > SAFE_INTEGER or value < -SAFE_INTEGER):
+                # orjson reads integers past 64 bits as floats: both are refused.
+                raise ApiError(400, "number_out_of_range", f"numbers must be within ±{SAFE_INTEGER}")
             elif check_text and kind is str and "\x00" in value:
                 raise _refuse_text()
             if check_text and key is not None and "\x00" in key:
