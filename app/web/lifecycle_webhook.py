@@ -10,6 +10,7 @@ from app.jsonlog import log
 from app.lifecycle_events import normalize
 from app.payload import InvalidPayload
 from app.wakeup import Waker
+from app.web.bodies import parse_strict_json_object
 from app.web.errors import ApiError
 from app.web.intake_batch import Delivery, IntakeBatcher
 from app.web.signed_delivery import read_signed_delivery
@@ -31,7 +32,7 @@ class LifecycleWebhook:
         # 25 KiB pull request payload cost more Python time than the rest of
         # the request (tools/bench_intake.py, README Benchmarks).
         delivery = read_signed_delivery(req, self.config.webhook_secret, "HOST_WEBHOOK_SECRET",
-                                        WEBHOOK_MAX_BODY_BYTES, fields_checked_when_read=True)
+                                        WEBHOOK_MAX_BODY_BYTES, parse=parse_strict_json_object)
         try:
             event = normalize(delivery.event, delivery.payload)
         except InvalidPayload as exc:

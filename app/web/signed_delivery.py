@@ -12,9 +12,10 @@ import hmac
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 from app.config import Secret
-from app.web.bodies import parse_json_object, parse_strict_json_object, read_bounded, require_json_content_type
+from app.web.bodies import parse_json_object, read_bounded, require_json_content_type
 from app.web.errors import ApiError
 
 DELIVERY_ID = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
@@ -55,12 +56,12 @@ def _keyed_hmac(secret: Secret) -> hmac.HMAC:
 
 
 def read_signed_delivery(req, secret: Secret | None, secret_name: str, limit: int,
-                         fields_checked_when_read: bool = False) -> SignedDelivery:
-    """The verified delivery. Its body passes parse_json_object's checks of the
-    whole tree (app/web/bodies.py), so a body the database could not store is
-    a 400 here, never a 503 that asks for a resend; unless the endpoint keeps
-    only fields that its readers check (`fields_checked_when_read`, with
-    app/payload.py), when strict JSON is all that is asked of the rest."""
+                         parse: Callable[[bytes], dict] = parse_json_object) -> SignedDelivery:
+    """The verified delivery. By default its body passes parse_json_object's
+    checks of the whole tree (app/web/bodies.py), so a body the database
+    could not store is a 400 here, never a 503 that asks for a resend. An
+    endpoint that keeps only fields its readers check (app/payload.py) asks
+    for parse_strict_json_object: strict JSON is all it needs of the rest."""
     if secret is None:
         raise ApiError(503, "webhook_secret_missing", f"{secret_name} is not configured")
 
@@ -84,5 +85,5 @@ def read_signed_delivery(req, secret: Secret | None, secret_name: str, limit: in
     if not hmac.compare_digest(mac.digest(), bytes.fromhex(match.group(1))):
         raise ApiError(401, "invalid_signature", "signature does not match the body")
 
-    payload = parse_strict_json_object(raw) if fields_checked_when_read else parse_json_object(raw)
+    payload = parse(raw)
     return SignedDelivery(delivery_id, event, payload, hashlib.sha256(raw).hexdigest(), len(raw))
