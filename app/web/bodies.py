@@ -28,7 +28,6 @@ type) is its reader's check (app/payload.py).
 """
 from __future__ import annotations
 
-
 import orjson
 
 from app.config import WEBHOOK_MAX_BODY_BYTES

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 
+import psycopg
 import pytest
 from falcon import testing
 
@@ -300,3 +301,19 @@ def test_a_report_under_a_lost_lease_changes_nothing(kit, client, pool, db_url, 
     assert release_run(owner, dispatched.release_run_id)["status"] == "dispatched"
     report = loop.process(second, later(202, at))
     assert report["outcome"] == "recheck"
+
+
+def test_a_report_of_an_unknown_observation_is_refused_and_changes_nothing(kit, client, pool, db_url, owner, loop):
+    dispatched = DispatchedRun(kit, client, pool, db_url, owner)
+    at = later(OBSERVATION + 1, started(owner, dispatched))
+    loop.detect(at)
+    [item] = loop.claim(1, at)
+    with pool.connection() as conn:
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="reconciliation_invalid_observation"):
+            database.call_one(conn, "reconciliation_report", p_item_id=item["item_id"],
+                              p_lease_token=item["lease_token"], p_observation="looked_sideways",
+                              p_next_check_seconds=60, p_now=later(1, at))
+    row = owner.execute("SELECT status, observations, lease_token FROM reconciliation_items WHERE id = %s",
+                        [item["item_id"]]).fetchone()
+    assert (row["status"], row["observations"], row["lease_token"]) == ("leased", 0, item["lease_token"])
+    assert release_run(owner, dispatched.release_run_id)["status"] == "dispatched"
