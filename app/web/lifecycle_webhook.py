@@ -30,7 +30,7 @@ class LifecycleWebhook:
         # Only the normalized actions are kept, and normalize() checks each
         # field it reads (NUL, integer ranges): a pass over the rest of a
         # 25 KiB pull request payload cost more Python time than the rest of
-        # the request (tools/bench_intake.py, README Benchmarks).
+        # the request (tools/bench_intake.py, docs/benchmarks.md).
         delivery = read_signed_delivery(req, self.config.webhook_secret, "HOST_WEBHOOK_SECRET",
                                         WEBHOOK_MAX_BODY_BYTES, parse=parse_strict_json_object)
         try:

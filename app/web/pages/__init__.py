@@ -1,5 +1,5 @@
 """The review pages: server-rendered HTML over the same responders, queries and
-SQL functions as the JSON API (README, "Review pages and report artifacts").
+SQL functions as the JSON API (docs/reviews.md, "Review pages and report artifacts").
 
     /                          what the service is, sign in
     /sign-in[?returnTo=]       the sign-in button (it remembers where the viewer was going)
