@@ -111,20 +111,51 @@ def import_report(kind: str, report: Path | None, model: ProjectModel, reader: I
     except (HostileInputError, OSError, ValueError, TypeError, AttributeError) as exc:
         reason = exc.message if isinstance(exc, HostileInputError) else str(exc)
         return [_unverified(kind, f"report {report.name} is unreadable: {reason}", target)]
+    scale = erc_position_scale(data) if kind == "erc" else 1.0
     findings = []
     for group, item in items:
-        if item.get("excluded"):
-            continue
         key = str(item.get("type") or "unknown")
         description = str(item.get("description") or key)
-        uuids = [str(i.get("uuid")) for i in item.get("items") or [] if isinstance(i, dict) and i.get("uuid")]
+        places = _places(item, scale)
+        uuids = [u for place in places for u in place["uuids"]]
         path, line, column = _locate(kind, uuids, model, target)
-        findings.append(Finding(rule, f"{description} [{group}: {key}]", identity=(target, group, key, *sorted(uuids)) if uuids
+        kicad_type = key if _KICAD_TYPE.match(key) else None
+        findings.append(Finding(f"{rule}.{kicad_type}" if kicad_type else rule, description,
+                                identity=(target, group, key, *sorted(uuids)) if uuids
                                 else (target, group, key, description),
                                 severity=_SEVERITY.get(str(item.get("severity", "error")), "medium"),
                                 title=f"KiCad {kind.upper()} {key}", source=f"kicad-{kind}",
-                                path=path, line=line, column=column))
+                                path=path, line=line, column=column, kicad_type=kicad_type,
+                                locations=places, excluded=bool(item.get("excluded"))
+                                or item.get("severity") == "exclusion"))
     return findings
+
+
+# KiCad's settings keys; anything else in a report is kept as kicad.<kind> with its text.
+_KICAD_TYPE = re.compile(r"^[a-z0-9_]{1,100}$")
+
+
+def erc_position_scale(data: dict) -> float:
+    """kicad-cli 9.0 writes ERC item positions at 1/100 of their value in mm
+    (it divides schematic units by the board's scale); DRC positions are right."""
+    version = str(data.get("kicad_version") or "")
+    return 100.0 if version.startswith("9.0") else 1.0
+
+
+def _places(item: dict, scale: float) -> list[dict]:
+    """Each item KiCad names, as a place: its position (mm) and uuid."""
+    places = []
+    for named in item.get("items") or []:
+        if not isinstance(named, dict):
+            continue
+        pos = named.get("pos") if isinstance(named.get("pos"), dict) else {}
+        x, y = pos.get("x"), pos.get("y")
+        uuid = named.get("uuid")
+        place: dict = {"x": None, "y": None, "layer": None, "uuids": [str(uuid)] if uuid else []}
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (x, y)):
+            place["x"], place["y"] = round(x * scale, 4), round(y * scale, 4)
+        places.append(place)
+    return places
 
 
 def _read_report(report: Path, reader: InputReader) -> dict:

@@ -26,6 +26,8 @@ def render(result: dict, colour: bool) -> str:
             marks = []
             if finding.get("waived"):
                 marks.append("waived")
+            if finding.get("excluded"):
+                marks.append("excluded")
             if finding.get("baseline"):
                 marks.append(finding["baseline"])
             suffix = f" [{', '.join(marks)}]" if marks else ""

@@ -12,6 +12,7 @@ from contracts import RUN_RESULT_SCHEMA_VERSION
 
 from . import TOOL_NAME, TOOL_VERSION, kicad_reports
 from .board import load_board
+from .board_diff import compare_with_base
 from .bom import read_bom
 from .bom_export import bom_lines
 from .config import CheckerConfig, load_config
@@ -21,6 +22,7 @@ from .limits import DEFAULT_LIMITS, Limits
 from .model import ProjectModel
 from .profiles import DEFAULT_PROFILE, load_profile
 from .project import KICAD_SUFFIXES, InputReader, ProjectFiles, discover
+from .project_settings import apply_project_settings, read_project_settings
 from .rulebook import read_rules
 from .rules import board_rules, bom_rules, copper_rules, design_rules, format_rules, parity, schematic_rules
 from .rules.catalogue import RULES
@@ -51,6 +53,7 @@ class RunOptions:
     head_sha: str | None = None
     ref: str | None = None
     limits: Limits = DEFAULT_LIMITS
+    base: Path | None = None                 # the base commit's checkout: the diff, new findings (board_diff.py)
     progress: Callable[[str], None] | None = None
 
 
@@ -59,6 +62,7 @@ class RunOutcome:
     result: dict
     findings: list[Finding]
     models: list[ProjectModel] = field(default_factory=list)
+    comparison: dict | None = None           # against options.base (checker/board_diff.py)
 
 
 def _root_for(options: RunOptions) -> Path:
@@ -104,10 +108,14 @@ def _check(options: RunOptions) -> RunOutcome:
     findings: list[Finding] = []
     for model in models:
         say(f"checking {model.files.name}")
+        made: list[Finding] = []
         for module in RULE_MODULES:
-            findings += module.check(model)
-        findings += _kicad_findings(model, options, reader)
+            made += module.check(model)
+        made += _kicad_findings(model, options, reader)
+        _default_severities(made)
+        findings += apply_project_settings(made, read_project_settings(model.pro))
     _settle(findings, config)
+    comparison = compare_with_base(_check, _bom, options, root, target, models, findings) if options.base else None
     if options.baseline is not None:
         _apply_baseline(findings, options.baseline)
     findings = _dedupe_and_sort(findings)
@@ -138,7 +146,7 @@ def _check(options: RunOptions) -> RunOutcome:
                        ("headSha", options.head_sha), ("ref", options.ref)):
         if value:
             result[key] = value
-    return RunOutcome(result=result, findings=findings, models=models)
+    return RunOutcome(result=result, findings=findings, models=models, comparison=comparison)
 
 
 def _bom(models: list[ProjectModel], limits: Limits) -> list[dict]:
@@ -230,13 +238,18 @@ def _kicad_findings(model: ProjectModel, options: RunOptions, reader: InputReade
     return findings
 
 
-def _settle(findings: list[Finding], config: CheckerConfig) -> None:
-    """Default severities from the catalogue, then .boardready.toml overrides and waivers."""
+def _default_severities(findings: list[Finding]) -> None:
+    """Severity and title from the catalogue where the rule left them unset."""
     for finding in findings:
         if not finding.severity:
             finding.severity = RULES[finding.rule_id].severity
         if finding.title is None:
             finding.title = RULES[finding.rule_id].title
+
+
+def _settle(findings: list[Finding], config: CheckerConfig) -> None:
+    """.boardready.toml overrides and waivers, after the project's own KiCad settings."""
+    for finding in findings:
         if finding.rule_id in config.severity:
             finding.severity = config.severity[finding.rule_id]
         if finding.fingerprint in config.waived:

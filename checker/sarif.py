@@ -51,8 +51,13 @@ def to_sarif(result: dict) -> dict:
                     region["startColumn"] = finding["startColumn"]
                 location["physicalLocation"]["region"] = region
             item["locations"] = [location]
+        suppressions = []
         if finding.get("waived"):
-            item["suppressions"] = [{"kind": "external", "justification": "waived in .boardready.toml"}]
+            suppressions.append({"kind": "external", "justification": "waived in .boardready.toml"})
+        if finding.get("excluded"):
+            suppressions.append({"kind": "external", "justification": "excluded in the KiCad project (.kicad_pro)"})
+        if suppressions:
+            item["suppressions"] = suppressions
         if finding.get("baseline"):
             item["baselineState"] = "unchanged" if finding["baseline"] == "existing" else "new"
         results.append(item)

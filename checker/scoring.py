@@ -1,6 +1,7 @@
 """Readiness and score, from the findings that count.
 
-* A finding counts unless it is waived (.boardready.toml).
+* A finding counts unless it is waived (.boardready.toml) or excluded (the
+  project's KiCad exclusions).
 * blocked: any counting ``error`` finding; with ``--gate new`` only errors
   that are new against the baseline block, and existing ones count as ``high``.
 * at-risk: otherwise, any counting ``high`` or ``medium`` finding.
@@ -26,7 +27,7 @@ def effective_severity(finding: Finding, gate: str) -> str:
 
 
 def judge(findings: list[Finding], gate: str = "all") -> tuple[str, int]:
-    counting = [effective_severity(f, gate) for f in findings if not f.waived]
+    counting = [effective_severity(f, gate) for f in findings if f.counts]
     if "error" in counting:
         readiness = "blocked"
     elif "high" in counting or "medium" in counting:

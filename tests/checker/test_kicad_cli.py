@@ -97,10 +97,13 @@ def test_erc_and_drc_run_with_exact_arguments_and_reports_are_imported(copy_proj
     assert erc[:5] == ["sch", "erc", "--format", "json", "--output"] and erc[6:] == [str(folder / "minimal.kicad_sch")]
     assert drc[:5] == ["pcb", "drc", "--format", "json", "--output"]
     assert drc[6:] == ["--schematic-parity", str(folder / "minimal.kicad_pcb")]
-    # The reports were read (the excluded ERC and DRC items skipped) and then deleted.
-    assert sorted(f.severity for f in outcome.findings if f.source == "kicad-erc") == ["error", "medium"]
-    assert sorted(f.title for f in outcome.findings if f.source == "kicad-drc") == [
+    # The reports were read (the excluded ERC and DRC items kept, marked excluded) and then deleted.
+    counted = [f for f in outcome.findings if f.counts]
+    assert sorted(f.severity for f in counted if f.source == "kicad-erc") == ["error", "medium"]
+    assert sorted(f.title for f in counted if f.source == "kicad-drc") == [
         "KiCad DRC clearance", "KiCad DRC unconnected"]
+    excluded = [f for f in outcome.findings if f.excluded]
+    assert {f.source for f in excluded} == {"kicad-erc", "kicad-drc"}
     assert not Path(erc[5]).exists() and not Path(drc[5]).exists()
     assert outcome.result["readiness"] == "blocked"
 
@@ -112,7 +115,7 @@ def test_the_command_line_runs_kicad_cli_unless_told_not_to(copy_project, stand_
     assert stand_in.calls() == []
     capsys.readouterr()
     assert cli.main([str(folder), "--format", "json"]) == 1  # the sample reports hold errors
-    sources = Counter(f["source"] for f in json.loads(capsys.readouterr().out)["findings"])
+    sources = Counter(f["source"] for f in json.loads(capsys.readouterr().out)["findings"] if not f.get("excluded"))
     assert sources["kicad-erc"] == 2 and sources["kicad-drc"] == 2
 
 

@@ -148,10 +148,13 @@ def test_dnp_part_still_in_bom(copy_project):
 def test_erc_and_drc_reports_are_imported(copy_project):
     folder = copy_project("v9/kicad_bot_examples/minimal")
     outcome = _run(folder, erc_report=REPORTS / "erc_sample.json", drc_report=REPORTS / "drc_sample.json")
-    erc = [f for f in outcome.findings if f.source == "kicad-erc"]
-    drc = [f for f in outcome.findings if f.source == "kicad-drc"]
-    assert sorted(f.severity for f in erc) == ["error", "medium"]  # the excluded one is skipped
+    erc = [f for f in outcome.findings if f.source == "kicad-erc" and f.counts]
+    drc = [f for f in outcome.findings if f.source == "kicad-drc" and f.counts]
+    assert sorted(f.severity for f in erc) == ["error", "medium"]  # the excluded one does not count
     assert sorted(f.title for f in drc) == ["KiCad DRC clearance", "KiCad DRC unconnected"]
+    excluded = next(f for f in outcome.findings if f.excluded and f.source == "kicad-erc")
+    assert excluded.rule_id == "kicad.erc.silk_overlap" and excluded.message == "Excluded by config"
+    assert excluded.to_json()["excluded"] is True
     assert outcome.result["readiness"] == "blocked"
     assert list(run_result_validator().iter_errors(outcome.result)) == []
 
