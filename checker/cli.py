@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gate", choices=("all", "new"), default="all",
                         help="new: only findings absent from the baseline block")
     parser.add_argument("--fail-on", choices=("blocked", "at-risk", "never"), default="blocked")
+    base = parser.add_mutually_exclusive_group()
+    base.add_argument("--base", type=Path, metavar="PATH", help="the base commit's checkout: diff the board, mark new findings")
+    base.add_argument("--base-ref", metavar="REF", help="like --base, with the files of git revision REF")
     parser.add_argument("--erc-report", type=Path, help="import a kicad-cli ERC JSON report")
     parser.add_argument("--drc-report", type=Path, help="import a kicad-cli DRC JSON report")
     parser.add_argument("--no-kicad-cli", action="store_true", help="do not run kicad-cli even when installed")
@@ -81,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         repository_id=args.repository_id,
         head_sha=runner_context.head_sha if runner_context else args.head_sha,
         progress=lambda message: print(f"boardready: {message}", file=sys.stderr),
+        base=_base(parser, args, runner_context),
     )
     try:
         outcome = check(options)
@@ -134,6 +138,17 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # the result already decided: a missing report is a warning, not a failure
             print(f"warning: the HTML report was not uploaded: {exc}", file=sys.stderr)
     return EXIT_GATE_FAILED if result["readiness"] in _FAILS[args.fail_on] else EXIT_READY
+
+
+def _base(parser, args, runner_context) -> Path | None:
+    if not args.base_ref:
+        return args.base
+    from .base_checkout import BaseRefError, checkout_ref
+
+    try:
+        return checkout_ref(args.base_ref, args.root or (runner_context.workspace if runner_context else args.path))
+    except BaseRefError as exc:
+        parser.error(str(exc))
 
 
 def _write_report(args, result: dict) -> None:

@@ -1,0 +1,278 @@
+"""What a change did to a board: base against head, in a reviewer's words.
+
+Footprints are matched by uuid, then by reference: one present on one side
+only was added or removed; a matched one whose place, rotation or side
+changed was moved; a changed value or library footprint is a change.
+Copper without a lasting identity (tracks, vias, zone outlines) is matched
+by its geometry: a track is the same track when its layer, width, net and
+points are (either direction), so a pull request that deletes one track
+shows one track removed and nothing else. Nets: added, removed, and the
+pads that joined or left each net. BOM lines: by reference (value,
+footprint, manufacturer, MPN, DNP).
+
+Added items are named by their index in the head's geometry
+(checker/board_view.py); removed and moved-from items carry their base
+geometry, so the page draws the base under the head from the diff alone.
+"""
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+from .board import Board, Footprint
+from .board_view import board_geometry, footprint_view, track_view, via_view, zone_view
+from .findings import Finding
+
+_PLACE_TOLERANCE_MM = 1e-4
+
+
+def _rounded(points) -> tuple:
+    return tuple((round(x, 4), round(y, 4)) for x, y in points)
+
+
+def _track_key(track) -> tuple:
+    points = _rounded(track.points)
+    return (track.layer, round(track.width, 4), track.net, min(points, points[::-1]))
+
+
+def _via_key(via) -> tuple:
+    return (round(via.x, 4), round(via.y, 4), round(via.diameter or 0, 4), round(via.drill or 0, 4), via.net,
+            tuple(via.layers))
+
+
+def _zone_key(zone) -> tuple:
+    return (zone.net, tuple(zone.layers), _rounded(zone.polygon))
+
+
+def _match_by_key(base_items, head_items, key) -> tuple[list[int], list]:
+    """(indices of head items the base lacks, base items the head lacks): a multiset difference."""
+    waiting: dict[tuple, list] = defaultdict(list)
+    for item in base_items:
+        waiting[key(item)].append(item)
+    added = []
+    for index, item in enumerate(head_items):
+        same = waiting.get(key(item))
+        if same:
+            same.pop()
+        else:
+            added.append(index)
+    removed = [item for items in waiting.values() for item in items]
+    return added, removed
+
+
+def _match_footprints(base: list[Footprint], head: list[Footprint]) -> tuple[list[tuple[Footprint, int]], list[int], list[Footprint]]:
+    """(matched (base footprint, head index) pairs, added head indices, removed base footprints)."""
+    unmatched_base = list(base)
+    pairs: list[tuple[Footprint, int]] = []
+    pending: list[int] = []
+    by_uuid = {f.uuid: f for f in base if f.uuid}
+    for index, footprint in enumerate(head):
+        twin = by_uuid.pop(footprint.uuid, None) if footprint.uuid else None
+        if twin is not None:
+            pairs.append((twin, index))
+            unmatched_base.remove(twin)
+        else:
+            pending.append(index)
+    by_reference = {f.reference: f for f in unmatched_base if f.reference}
+    added = []
+    for index in pending:
+        twin = by_reference.pop(head[index].reference, None) if head[index].reference else None
+        if twin is not None:
+            pairs.append((twin, index))
+            unmatched_base.remove(twin)
+        else:
+            added.append(index)
+    return pairs, added, unmatched_base
+
+
+def _moved(base: Footprint, head: Footprint) -> bool:
+    return (abs(base.x - head.x) > _PLACE_TOLERANCE_MM or abs(base.y - head.y) > _PLACE_TOLERANCE_MM
+            or abs((base.rotation - head.rotation) % 360.0) > 1e-6 or base.layer != head.layer)
+
+
+def _pad_nets(footprints) -> dict[tuple[str, str], str]:
+    nets = {}
+    for footprint in footprints:
+        for pad in footprint.pads:
+            if pad.net and pad.number:
+                nets[(footprint.reference, pad.number)] = pad.net
+    return nets
+
+
+def _net_changes(base: Board, head: Board) -> dict:
+    base_names = {n for n in base.nets.values() if n}
+    head_names = {n for n in head.nets.values() if n}
+    before, after = _pad_nets(base.footprints), _pad_nets(head.footprints)
+    joined: dict[str, list[str]] = defaultdict(list)
+    left: dict[str, list[str]] = defaultdict(list)
+    for pad in sorted(set(before) | set(after)):
+        old, new = before.get(pad), after.get(pad)
+        if old == new:
+            continue
+        name = f"{pad[0]}.{pad[1]}"
+        if new:
+            joined[new].append(name)
+        if old:
+            left[old].append(name)
+    changed = [{"net": net, "joined": joined.get(net, []), "left": left.get(net, [])}
+               for net in sorted(set(joined) | set(left))]
+    return {"added": sorted(head_names - base_names), "removed": sorted(base_names - head_names), "changed": changed}
+
+
+def diff_boards(base: Board | None, head: Board | None) -> dict:
+    """The board's changes; a side that has no board counts as empty."""
+    base = base or Board(file="", version=None, legacy=False)
+    head = head or Board(file="", version=None, legacy=False)
+    pairs, added, removed = _match_footprints(base.footprints, head.footprints)
+    moved, changed = [], []
+    for old, index in pairs:
+        new = head.footprints[index]
+        if _moved(old, new):
+            moved.append({"ref": new.reference, "head": index, "base": footprint_view(old),
+                          "distance": round(((new.x - old.x) ** 2 + (new.y - old.y) ** 2) ** 0.5, 4)})
+        for field, before, after in (("value", old.value, new.value), ("footprint", old.lib_id, new.lib_id)):
+            if before != after:
+                changed.append({"ref": new.reference, "head": index, "field": field, "from": before, "to": after})
+    tracks_added, tracks_removed = _match_by_key(base.tracks, head.tracks, _track_key)
+    vias_added, vias_removed = _match_by_key(base.vias, head.vias, _via_key)
+    live_base = [z for z in base.zones if not z.keepout and len(z.polygon) > 2]
+    live_head = [z for z in head.zones if not z.keepout and len(z.polygon) > 2]
+    zones_added, zones_removed = _match_by_key(live_base, live_head, _zone_key)
+    return {
+        "footprints": {"added": added, "removed": [footprint_view(f) for f in removed],
+                       "moved": moved, "changed": changed},
+        "tracks": {"added": tracks_added, "removed": [track_view(t) for t in tracks_removed]},
+        "vias": {"added": vias_added, "removed": [via_view(v) for v in vias_removed]},
+        "zones": {"added": zones_added, "removed": [zone_view(z) for z in zones_removed]},
+        "nets": _net_changes(base, head),
+    }
+
+
+_BOM_FIELDS = ("value", "footprint", "manufacturer", "mpn", "dnp")
+
+
+def _bom_by_reference(lines: list[dict]) -> dict[str, dict]:
+    parts = {}
+    for line in lines:
+        for reference in line.get("references", []):
+            parts[(line.get("project") or "", reference)] = {k: line.get(k, False if k == "dnp" else "")
+                                                           for k in _BOM_FIELDS}
+    return parts
+
+
+def diff_bom(base_lines: list[dict], head_lines: list[dict]) -> dict:
+    before, after = _bom_by_reference(base_lines), _bom_by_reference(head_lines)
+    changed = []
+    for key in sorted(set(before) & set(after)):
+        fields = {k: [before[key][k], after[key][k]] for k in _BOM_FIELDS if before[key][k] != after[key][k]}
+        if fields:
+            changed.append({"ref": key[1], "changes": fields})
+    return {"added": [{"ref": k[1], **after[k]} for k in sorted(set(after) - set(before))],
+            "removed": [{"ref": k[1], **before[k]} for k in sorted(set(before) - set(after))],
+            "changed": changed}
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary(board: dict, bom: dict | None) -> list[str]:
+    """The diff in the words a hardware reviewer uses, one line per kind of change."""
+    lines = []
+    fps = board["footprints"]
+    if fps["added"]:
+        lines.append(f"{_plural(len(fps['added']), 'footprint')} added")
+    if fps["removed"]:
+        lines.append(f"{_plural(len(fps['removed']), 'footprint')} removed: "
+                     + ", ".join(f["ref"] for f in fps["removed"]))
+    if fps["moved"]:
+        lines.append(f"{_plural(len(fps['moved']), 'footprint')} moved: "
+                     + ", ".join(f"{m['ref']} ({m['distance']:g} mm)" for m in fps["moved"]))
+    for change in fps["changed"]:
+        lines.append(f"{change['ref']}: {change['field']} {change['from']} → {change['to']}")
+    for kind, word in (("tracks", "track"), ("vias", "via"), ("zones", "zone")):
+        if board[kind]["added"]:
+            lines.append(f"{_plural(len(board[kind]['added']), word)} added")
+        if board[kind]["removed"]:
+            lines.append(f"{_plural(len(board[kind]['removed']), word)} removed")
+    nets = board["nets"]
+    count = len(nets["added"]) + len(nets["removed"]) + len(nets["changed"])
+    lines.append(f"{_plural(count, 'net')} changed" if count else "No net changed")
+    if bom is not None:
+        count = len(bom["added"]) + len(bom["removed"]) + len(bom["changed"])
+        lines.append(f"{_plural(count, 'BOM line')} changed" if count else "No BOM line changed")
+    return lines
+
+
+def change_count(board: dict) -> int:
+    return sum(len(board[kind][side]) for kind in ("footprints", "tracks", "vias", "zones")
+               for side in board[kind] if side != "changed") + len(board["footprints"]["changed"])
+
+
+def mark_new(findings: list[Finding], base_findings: list[Finding]) -> None:
+    """Each finding is new or existing against the base commit, by fingerprint."""
+    known = {f.fingerprint for f in base_findings}
+    for finding in findings:
+        finding.baseline = "existing" if finding.fingerprint in known else "new"
+
+
+def compare_with_base(check, bom_of, options, root: Path, target: Path, models, findings: list[Finding]) -> dict:
+    """Check the base commit's checkout the same way (``check`` is the runner's), then
+    compare: the findings become new or existing, the boards and BOMs are diffed.
+    A base without the project (the pull request adds it) compares with nothing."""
+    from .errors import NoProjectFound
+
+    base_root = Path(os.path.abspath(options.base))
+    base_target = base_root / os.path.relpath(target, root)
+    try:
+        base = check(replace(options, path=base_target, root=base_root, base=None, baseline=None, progress=None))
+    except NoProjectFound:
+        return compare(models, [], [], bom_of(models, options.limits), [], findings)
+    return compare(models, base.models, base.findings, bom_of(models, options.limits), base.result.get("bom", []),
+                   findings)
+
+
+def compare(models, base_models, base_findings: list[Finding], head_bom: list[dict], base_bom: list[dict],
+            findings: list[Finding]) -> dict:
+    """The comparison the report and the run page draw: each head board with its base twin."""
+    mark_new(findings, base_findings)
+    base_boards = {m.board.file: m.board for m in base_models if m.board is not None}
+    boards = []
+    for model in models:
+        if model.board is None:
+            continue
+        board = diff_boards(base_boards.get(model.board.file), model.board)
+        boards.append({"file": model.board.file, "diff": board})
+    bom = diff_bom(base_bom, head_bom)
+    return {"boards": boards, "bom": bom,
+            "summary": summary(boards[0]["diff"], bom) if boards else summary_bom_only(bom)}
+
+
+def summary_bom_only(bom: dict) -> list[str]:
+    count = len(bom["added"]) + len(bom["removed"]) + len(bom["changed"])
+    return [f"{_plural(count, 'BOM line')} changed" if count else "No BOM line changed"]
+
+
+def geometry_document(models, findings: list[Finding], comparison: dict | None) -> dict:
+    """What the drawing script reads: the first board's geometry, its diff against
+    the base (when a base was checked) and the findings that have a place on it."""
+    model = next((m for m in models if m.board is not None), None)
+    document: dict = {"version": 1, "board": board_geometry(model.board) if model else None}
+    if comparison is not None:
+        document["summary"] = comparison["summary"]
+        document["bom"] = comparison["bom"]
+        if model is not None:
+            document["diff"] = next((b["diff"] for b in comparison["boards"] if b["file"] == model.board.file), None)
+    pins = []
+    for finding in findings:
+        x, y = finding.extra.get("x"), finding.extra.get("y")
+        placed = model is not None and finding.path == model.board.file and x is not None and y is not None
+        pins.append({"fingerprint": finding.fingerprint, "ruleId": finding.rule_id, "severity": finding.severity,
+                     "title": finding.title or finding.rule_id, "message": finding.message[:500],
+                     "baseline": finding.baseline, "waived": finding.waived,
+                     **({"x": round(float(x), 4), "y": round(float(y), 4), "layer": finding.extra.get("layer")}
+                        if placed else {})})
+    document["findings"] = pins
+    return document

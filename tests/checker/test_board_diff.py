@@ -1,0 +1,140 @@
+"""The board diff on real boards: a fixture board and the same board with planted
+edits (tests/fixtures/kicad-diff: P5 moved, one track deleted, one via added)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from checker import board_view
+from checker.board_diff import change_count, geometry_document
+from checker.cli import main
+from checker.runner import RunOptions, check
+from checker_fixtures import FIXTURES, KICAD
+
+PAIR = FIXTURES / "kicad-diff"
+
+
+def _compare(head: Path, base: Path):
+    return check(RunOptions(path=head, base=base, run_kicad_cli=False))
+
+
+def test_the_diff_names_every_planted_edit_and_nothing_else():
+    outcome = _compare(PAIR / "head", PAIR / "base")
+    [board] = outcome.comparison["boards"]
+    diff = board["diff"]
+    head = outcome.models[0].board
+    # The moved footprint: P5, from its base place to its head place.
+    [moved] = diff["footprints"]["moved"]
+    assert moved["ref"] == "P5" and moved["base"]["at"][:2] == [125.095, 93.98]
+    assert (head.footprints[moved["head"]].x, head.footprints[moved["head"]].y) == (126.365, 92.71)
+    # The deleted track, drawn from the base.
+    assert diff["tracks"]["removed"] == [["B.Cu", 0.8, "Net-(C2-Pad2)", 137.16, 115.57, 143.4998, 115.57]]
+    # The added via, by its index in the head's geometry.
+    [via] = diff["vias"]["added"]
+    assert (head.vias[via].x, head.vias[via].y, head.vias[via].net) == (135.509, 120.095, "Net-(R1-Pad1)")
+    # Nothing else.
+    assert change_count(diff) == 3
+    assert diff["nets"] == {"added": [], "removed": [], "changed": []}
+    assert outcome.comparison["bom"] == {"added": [], "removed": [], "changed": []}
+    assert outcome.comparison["summary"][:3] == ["1 footprint moved: P5 (1.7961 mm)", "1 track removed", "1 via added"]
+
+
+def test_a_board_against_itself_has_no_change_and_no_new_finding():
+    outcome = _compare(PAIR / "head", PAIR / "head")
+    assert change_count(outcome.comparison["boards"][0]["diff"]) == 0
+    assert outcome.findings and {f.baseline for f in outcome.findings} == {"existing"}
+
+
+def test_findings_the_change_introduced_are_new_by_fingerprint():
+    outcome = _compare(PAIR / "head", PAIR / "base")
+    base = check(RunOptions(path=PAIR / "base", run_kicad_cli=False))
+    known = {f.fingerprint for f in base.findings}
+    short = next(f for f in outcome.findings if f.rule_id == "board.short")
+    assert "Net-(R1-Pad1)" in short.message and short.baseline == "new"
+    assert all((f.baseline == "existing") == (f.fingerprint in known) for f in outcome.findings)
+    assert [f["baseline"] for f in outcome.result["findings"]] == [f.baseline for f in outcome.findings]
+
+
+def test_a_base_without_the_project_shows_everything_added(tmp_path):
+    outcome = _compare(PAIR / "head", tmp_path)
+    diff = outcome.comparison["boards"][0]["diff"]
+    board = outcome.models[0].board
+    assert len(diff["footprints"]["added"]) == len(board.footprints)
+    assert len(diff["tracks"]["added"]) == len(board.tracks) and diff["tracks"]["removed"] == []
+    assert {f.baseline for f in outcome.findings} == {"new"}
+
+
+def test_bom_lines_changed_by_reference(tmp_path):
+    base, head = tmp_path / "base", tmp_path / "head"
+    for target in (base, head):
+        shutil.copytree(KICAD / "v6" / "ecc83", target, ignore=shutil.ignore_patterns("3d*", "*_v2.*"))
+    sheet = head / "ecc83-pp.kicad_sch"
+    text = sheet.read_text()
+    planted = text.replace('(property "Reference" "R1" (id 0) (at 154.94 85.09 0))\n'
+                           '    (property "Value" "1.5K"',
+                           '(property "Reference" "R1" (id 0) (at 154.94 85.09 0))\n'
+                           '    (property "Value" "2.2K"')
+    assert planted != text
+    sheet.write_text(planted)
+    outcome = _compare(head, base)
+    bom = outcome.comparison["bom"]
+    assert bom["added"] == [] and bom["removed"] == []
+    assert bom["changed"] == [{"ref": "R1", "changes": {"value": ["1.5K", "2.2K"]}}]
+    assert "1 BOM line changed" in outcome.comparison["summary"]
+
+
+def test_geometry_document_pins_findings_and_names_the_diff():
+    outcome = _compare(PAIR / "head", PAIR / "base")
+    document = geometry_document(outcome.models, outcome.findings, outcome.comparison)
+    board = document["board"]
+    assert board["layers"] == ["F.Cu", "B.Cu"] and not board.get("tooLarge")
+    assert len(board["tracks"]) == len(outcome.models[0].board.tracks)
+    assert [p["fingerprint"] for p in document["findings"]] == [f.fingerprint for f in outcome.findings]
+    short = next(p for p in document["findings"] if p["ruleId"] == "board.short")
+    assert short["baseline"] == "new" and "x" in short and "y" in short
+    assert document["diff"]["vias"]["added"] and json.loads(json.dumps(document)) == document
+
+
+def test_a_board_too_large_to_draw_says_so_and_keeps_its_findings(monkeypatch):
+    outcome = _compare(PAIR / "head", PAIR / "base")
+    monkeypatch.setattr(board_view, "MAX_ITEMS", 10)
+    document = geometry_document(outcome.models, outcome.findings, outcome.comparison)
+    assert document["board"]["tooLarge"] is True and "tracks" not in document["board"]
+    assert document["board"]["items"] > 10
+    assert len(document["findings"]) == len(outcome.findings)
+
+
+def test_cli_base_path_marks_new_findings_in_the_json(tmp_path, capsys):
+    report = tmp_path / "result.json"
+    code = main([str(PAIR / "head"), "--base", str(PAIR / "base"), "--no-kicad-cli", "--format", "json",
+                 "-o", str(report)])
+    assert code == 1   # the via's short blocks
+    findings = json.loads(report.read_text())["findings"]
+    assert {f["baseline"] for f in findings} == {"new"}
+
+
+def test_cli_base_ref_reads_the_base_from_git(tmp_path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    shutil.copytree(PAIR / "base", repo / "board")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
+    shutil.copy(PAIR / "head" / "ecc83-pp.kicad_pcb", repo / "board" / "ecc83-pp.kicad_pcb")
+    page = tmp_path / "report.html"
+    code = main([str(repo / "board"), "--base-ref", "HEAD", "--no-kicad-cli", "--format", "json",
+                 "-o", str(tmp_path / "result.json"), "--html", str(page)])
+    assert code == 1
+    findings = json.loads((tmp_path / "result.json").read_text())["findings"]
+    assert "new" in {f["baseline"] for f in findings}
+
+
+def test_cli_base_ref_refuses_what_is_not_a_revision(tmp_path, capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_:
+        main([str(PAIR / "head"), "--base-ref=--output=/tmp/x", "--no-kicad-cli"])
+    assert exit_.value.code == 2
