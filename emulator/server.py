@@ -32,6 +32,7 @@ from emulator.control import Controller, register_control_routes
 from emulator.errors import HostError
 from emulator.faults import FaultSwitches
 from emulator.identity import IdentityRoutes
+from emulator.manifests import ManifestRoutes
 from emulator.oidc import OidcIssuer
 from emulator.provider import GRAPHQL_PATH, TOKEN_PATH, ProviderRoutes
 from emulator.request_log import RequestLog, loggable_body, redact_headers
@@ -111,6 +112,7 @@ class Emulator(Controller):
         register_rest_routes(self.router, state, engine)
         self.router.add_declared(IdentityRoutes(state, issuer))
         self.provider = ProviderRoutes()   # the component provider's stand-in (emulator/provider.py)
+        self.router.add_declared(ManifestRoutes(self))   # registering an app from a manifest
         self.router.add_declared(self.provider)
         app = falcon.App(media_type=falcon.MEDIA_JSON)
         app.req_options.strip_url_path_trailing_slash = True

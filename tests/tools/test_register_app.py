@@ -1,0 +1,168 @@
+"""bin/register-app (tools/register_app.py) against the emulator's manifest flow:
+the form a browser posts, the code host's redirect, the conversion, the env
+file; then the service, configured from that file alone, makes every code host
+call it makes in production with an installation granted exactly the
+manifest's permissions."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import stat
+import subprocess
+import urllib.error
+import urllib.request
+from html import unescape
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+
+import emulator
+from app import config
+from app.host.client import from_config
+from app.lifecycle_events import HANDLED_EVENTS
+from tools import register_app
+
+ROOT = Path(__file__).resolve().parents[2]
+PUBLIC_URL = "https://boardready.example.com"
+
+
+@pytest.fixture
+def host():
+    running = emulator.start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _browser_submits(flow_url: str) -> tuple[int, str]:
+    """What a browser does with the tool's page: read the form, post it, follow the redirect."""
+    page = urllib.request.urlopen(flow_url + "/").read().decode()
+    action = unescape(re.search(r'<form method=post action="([^"]+)"', page).group(1))
+    fields = {name: unescape(value) for name, value in re.findall(r'name=(\w+) value="([^"]*)"', page)}
+    try:
+        response = urllib.request.urlopen(urllib.request.Request(action, data=urlencode(fields).encode()))
+        return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _env(path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if line and not line.startswith("#"))
+
+
+def test_the_manifest_asks_for_what_the_service_uses_and_never_contents():
+    document = register_app.manifest(PUBLIC_URL, "http://127.0.0.1:1/callback")
+    assert document["hook_attributes"] == {"url": PUBLIC_URL + "/api/host/webhook", "active": True}
+    assert document["callback_urls"] == [PUBLIC_URL + "/auth/callback"]
+    permissions = document["default_permissions"]
+    assert {"checks": "write", "actions": "write", "metadata": "read"}.items() <= permissions.items()
+    assert "contents" not in permissions and "administration" not in permissions
+    # Every event the intake handles that must be asked for, and nothing else.
+    assert set(document["default_events"]) == set(HANDLED_EVENTS) - register_app.ALWAYS_DELIVERED
+    for event in document["default_events"]:
+        assert register_app.EVENT_PERMISSION[event] in permissions
+
+
+def test_print_shows_the_manifest():
+    out = subprocess.run([str(ROOT / "bin" / "register-app"), "--public-url", PUBLIC_URL, "--print"],
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out)["hook_attributes"]["url"] == PUBLIC_URL + "/api/host/webhook"
+
+
+def test_the_flow_registers_the_app_and_the_service_works_with_what_it_wrote(host, tmp_path):
+    env_file = tmp_path / "app.env"
+    flow = register_app.ManifestFlow(PUBLIC_URL, env_file, web_url=host.url, api_url=host.url,
+                                     org="acme-hw", name="boardready test").start()
+    try:
+        status, page = _browser_submits(flow.url)
+        assert flow.done.wait(10)
+    finally:
+        flow.stop()
+    assert (status, flow.error) == (200, None), page
+    assert "registered" in page
+
+    # The env file and the key beside it: the owner's alone.
+    key_file = env_file.with_name("app.env.private-key.pem")
+    for path in (env_file, key_file):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    written = _env(env_file)
+    assert written["HOST_APP_ID"] == str(flow.app["id"])
+    assert written["HOST_APP_PRIVATE_KEY_FILE"] == str(key_file.resolve())
+    assert written["SERVICE_PUBLIC_URL"] == PUBLIC_URL
+    assert flow.app["pem"] not in env_file.read_text()
+
+    # The code host registered what the manifest asked for.
+    app = host.state.apps[flow.app["id"]]
+    manifest = register_app.manifest(PUBLIC_URL, flow.url + "/callback")
+    assert app.permissions == manifest["default_permissions"]
+    assert app.events == manifest["default_events"]
+    assert app.callback_urls == [PUBLIC_URL + "/auth/callback"]
+    assert app.owner.login == "acme-hw"
+    assert host.sender.targets["app"].url == PUBLIC_URL + "/api/host/webhook"
+
+    # The service, configured from the file, is complete for the app's part...
+    cfg = config.load({**written, "SERVICE_OIDC_AUDIENCE": "boardready"})
+    assert cfg.missing == ()
+    assert cfg.sign_in.enabled and cfg.webhook_secret.reveal() == flow.app["webhook_secret"]
+
+    # ...and every call it makes to the code host succeeds with the manifest's permissions.
+    installation = host.create_installation("acme-hw", permissions=manifest["default_permissions"])
+    repo = host.create_repository("acme-hw/blinky", installation_id=installation["id"])
+    pull = host.open_pull_request("acme-hw/blinky", title="Add the board")
+    client = from_config(cfg)
+    try:
+        iid, name, sha = installation["id"], "acme-hw/blinky", pull["head"]["sha"]
+        check = client.create_check_run(iid, name, sha, "boardready:release_run:1", "queued")
+        assert client.find_check_run(iid, name, sha, "boardready:release_run:1")["id"] == check["id"]
+        client.update_check_run(iid, name, check["id"], {"status": "completed", "conclusion": "neutral"})
+        assert client.get_check_run(iid, name, check["id"])["conclusion"] == "neutral"
+        run = client.dispatch_workflow(iid, name, repo["default_branch"],
+                                       {"attempt_id": "1-abc", "head_sha": sha, "pull_request": str(pull["number"])})
+        client.get_workflow_run(iid, name, run["workflow_run_id"])
+        client.list_workflow_runs(iid, name, repo["default_branch"], dt.datetime.now(dt.timezone.utc)
+                                  - dt.timedelta(minutes=5))
+        comment = client.create_comment(iid, name, pull["number"], "readiness: neutral")
+        client.update_comment(iid, name, comment["id"], "readiness: neutral (updated)")
+        assert len(client.list_comments(iid, name, pull["number"])) == 1
+    finally:
+        client.close()
+
+
+def test_a_code_converts_once(host, tmp_path):
+    manifest = register_app.manifest(PUBLIC_URL, "http://127.0.0.1:9/callback")
+    request = urllib.request.Request(register_app.new_app_url(host.url, None),
+                                     data=urlencode({"manifest": json.dumps(manifest), "state": "s1"}).encode())
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args):
+            return None
+
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        urllib.request.build_opener(NoRedirect).open(request)
+    assert answer.value.code == 302
+    location = urlsplit(answer.value.headers["Location"])
+    assert location.path == "/callback" and parse_qs(location.query)["state"] == ["s1"]
+    code = parse_qs(location.query)["code"][0]
+    app = register_app.convert(host.url, code)
+    assert app["pem"].startswith("-----BEGIN") and app["webhook_secret"] and app["client_secret"]
+    with pytest.raises(urllib.error.HTTPError) as again:
+        register_app.convert(host.url, code)
+    assert again.value.code == 404
+    # The tool never replaces secrets it wrote before.
+    register_app.write_env_file(tmp_path / "app.env", app, PUBLIC_URL, host.url, host.url)
+    with pytest.raises(FileExistsError):
+        register_app.write_env_file(tmp_path / "app.env", app, PUBLIC_URL, host.url, host.url)
+
+
+def test_the_code_host_refuses_an_event_without_its_permission(host):
+    manifest = register_app.manifest(PUBLIC_URL, "http://127.0.0.1:9/callback")
+    del manifest["default_permissions"]["pull_requests"]
+    request = urllib.request.Request(register_app.new_app_url(host.url, "acme-hw"),
+                                     data=urlencode({"manifest": json.dumps(manifest)}).encode())
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        urllib.request.urlopen(request)
+    assert answer.value.code == 422
+    assert "pull_request needs the pull_requests permission" in answer.value.read().decode()

@@ -1,0 +1,266 @@
+"""bin/register-app: register the service as an app on the code host in one step.
+
+    bin/register-app --public-url https://boardready.example.com --print
+        prints the app manifest and exits
+    bin/register-app --public-url https://boardready.example.com [--org ORG] --env-file /etc/boardready/app.env
+        serves the manifest flow on 127.0.0.1: open the printed address in a
+        browser signed in to the code host, confirm, and the code host sends the
+        browser back here; the app's id, private key, webhook secret and OAuth
+        client are then written to the env file (mode 0600, the key beside it)
+    bin/register-app --public-url ... --code CODE --env-file ...
+        converts a code obtained by hand (the flow's last step alone)
+
+The manifest asks for exactly what the service uses (PERMISSIONS below, each
+with its reason; the events are the subscribable ones the intake handles) and
+never for repository contents: the readiness workflow checks the code out with
+its own token. The webhook URL and the OAuth callback come from
+SERVICE_PUBLIC_URL, as the service builds them.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import secrets
+import sys
+import threading
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, quote, urlsplit
+
+from app.lifecycle_events import HANDLED_EVENTS
+
+#: Permission -> (level, why the service needs it).
+PERMISSIONS = {
+    "checks": ("write", "create the check run of a release run and complete it with annotations"),
+    "actions": ("write", "dispatch readiness-runner.yml and read its runs (reconciliation)"),
+    "pull_requests": ("write", "read pull requests and post the one comment per pull request"),
+    "metadata": ("read", "repositories, and a person's permission on a repository"),
+}
+#: Events every app receives without asking (the manifest may not list them).
+ALWAYS_DELIVERED = {"installation", "installation_repositories", "ping", "meta"}
+#: The permission that carries each event the intake may handle.
+EVENT_PERMISSION = {
+    "pull_request": "pull_requests",
+    "organization": "members", "member": "members", "membership": "members",
+}
+WEBHOOK_PATH = "/api/host/webhook"
+CALLBACK_PATH = "/auth/callback"
+DEFAULT_WEB_URL = "https://github.com"
+DEFAULT_API_URL = "https://api.github.com"
+
+
+def events() -> list[str]:
+    return sorted(set(HANDLED_EVENTS) - ALWAYS_DELIVERED)
+
+
+def permissions() -> dict[str, str]:
+    granted = {name: level for name, (level, _) in PERMISSIONS.items()}
+    for event in events():
+        granted.setdefault(EVENT_PERMISSION[event], "read")
+    return granted
+
+
+def manifest(public_url: str, redirect_url: str, name: str = "boardready") -> dict:
+    public_url = public_url.rstrip("/")
+    return {
+        "name": name,
+        "url": public_url,
+        "description": "KiCad release-readiness gate: checks pull requests of hardware repositories.",
+        "hook_attributes": {"url": public_url + WEBHOOK_PATH, "active": True},
+        "redirect_url": redirect_url,
+        "callback_urls": [public_url + CALLBACK_PATH],
+        "request_oauth_on_install": False,
+        "setup_on_update": False,
+        "public": False,
+        "default_permissions": permissions(),
+        "default_events": events(),
+    }
+
+
+def new_app_url(web_url: str, org: str | None) -> str:
+    base = web_url.rstrip("/")
+    return f"{base}/organizations/{quote(org, safe='')}/settings/apps/new" if org else f"{base}/settings/apps/new"
+
+
+def convert(api_url: str, code: str, timeout: float = 30) -> dict:
+    """POST /app-manifests/{code}/conversions: the app with pem, webhook_secret and client."""
+    request = urllib.request.Request(
+        f"{api_url.rstrip('/')}/app-manifests/{quote(code, safe='')}/conversions", data=b"", method="POST",
+        headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
+                 "User-Agent": "boardready-register-app"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        body = json.load(response)
+    missing = [k for k in ("id", "pem", "webhook_secret", "client_id", "client_secret") if not body.get(k)]
+    if missing:
+        raise ValueError("the code host's answer lacks " + ", ".join(missing))
+    return body
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Create `path` readable by its owner only; never replace an existing file."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(path, 0o600)   # whatever the umask was
+
+
+def write_env_file(env_file: Path, app: dict, public_url: str, api_url: str, web_url: str) -> Path:
+    """The app's part of the service's environment; the key goes to a file beside
+    it (an env file holds one line per variable, a PEM has many)."""
+    key_file = env_file.with_name(env_file.name + ".private-key.pem")
+    if env_file.exists() or key_file.exists():
+        raise FileExistsError(f"{env_file} or {key_file} exists; not replacing secrets")
+    _write_private(key_file, app["pem"])
+    lines = [
+        f"# The code host app {app.get('slug') or app.get('name')} (id {app['id']}), written by bin/register-app.",
+        "# The marketplace secret is new: enter it as the webhook secret of the marketplace listing.",
+        f"HOST_APP_ID={app['id']}",
+        f"HOST_APP_PRIVATE_KEY_FILE={key_file.resolve()}",
+        f"HOST_WEBHOOK_SECRET={app['webhook_secret']}",
+        f"HOST_MARKETPLACE_WEBHOOK_SECRET={secrets.token_hex(32)}",
+        f"HOST_OAUTH_CLIENT_ID={app['client_id']}",
+        f"HOST_OAUTH_CLIENT_SECRET={app['client_secret']}",
+        f"HOST_API_URL={api_url.rstrip('/')}",
+        f"HOST_WEB_URL={web_url.rstrip('/')}",
+        f"SERVICE_PUBLIC_URL={public_url.rstrip('/')}",
+        "",
+    ]
+    _write_private(env_file, "\n".join(lines))
+    return key_file
+
+
+class ManifestFlow:
+    """The local end of the manifest flow: a page that posts the manifest to the
+    code host, and the redirect target that converts the code. `done` is set
+    once the env file is written (or the flow failed: `error`)."""
+
+    def __init__(self, public_url: str, env_file: Path, web_url: str, api_url: str, org: str | None,
+                 name: str, port: int = 0):
+        self.public_url, self.env_file, self.web_url, self.api_url = public_url, env_file, web_url, api_url
+        self.org, self.name = org, name
+        self.state = secrets.token_urlsafe(24)
+        self.done = threading.Event()
+        self.app: dict | None = None
+        self.error: str | None = None
+        flow = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):       # the query holds the one-time code
+                pass
+
+            def do_GET(self):
+                flow.handle(self)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, name="register-app", daemon=True)
+
+    def start(self) -> "ManifestFlow":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def handle(self, request: BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(request.path)
+        if parts.path == "/":
+            document = manifest(self.public_url, self.url + "/callback", self.name)
+            page = (
+                "<!doctype html><meta charset=utf-8><title>Register boardready</title>"
+                f"<form method=post action=\"{html.escape(new_app_url(self.web_url, self.org))}"
+                f"?state={quote(self.state)}\">"
+                f"<input type=hidden name=manifest value=\"{html.escape(json.dumps(document))}\">"
+                f"<input type=hidden name=state value=\"{html.escape(self.state)}\">"
+                "<p>Registers the app with these permissions and events:</p>"
+                f"<pre>{html.escape(json.dumps(document, indent=2))}</pre>"
+                "<button type=submit>Create the app on the code host</button></form>")
+            return self._answer(request, 200, page)
+        if parts.path != "/callback":
+            return self._answer(request, 404, "not found")
+        query = parse_qs(parts.query)
+        if query.get("state", [""])[0] != self.state or not query.get("code"):
+            return self._answer(request, 400, "This is not the answer to the form this tool showed.")
+        try:
+            self.app = convert(self.api_url, query["code"][0])
+            write_env_file(self.env_file, self.app, self.public_url, self.api_url, self.web_url)
+        except (OSError, ValueError, urllib.error.URLError) as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+            self._answer(request, 502, "Registering failed: " + html.escape(self.error))
+        else:
+            self._answer(request, 200, f"App {html.escape(str(self.app['id']))} registered; "
+                                       f"its settings are in {html.escape(str(self.env_file))}. You may close this tab.")
+        self.done.set()
+
+    @staticmethod
+    def _answer(request: BaseHTTPRequestHandler, status: int, page: str) -> None:
+        data = page.encode()
+        request.send_response(status)
+        request.send_header("Content-Type", "text/html; charset=utf-8")
+        request.send_header("Content-Length", str(len(data)))
+        request.send_header("Cache-Control", "no-store")
+        request.end_headers()
+        request.wfile.write(data)
+
+
+def _resolve(path: str, cwd: str | None) -> Path:
+    candidate = Path(path)
+    return candidate if candidate.is_absolute() or not cwd else Path(cwd) / candidate
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bin/register-app", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--public-url", default=os.environ.get("SERVICE_PUBLIC_URL"),
+                        help="where the code host and people reach the service (default: $SERVICE_PUBLIC_URL)")
+    parser.add_argument("--org", help="register the app under this organization (default: your account)")
+    parser.add_argument("--name", default="boardready", help="the app's name on the code host")
+    parser.add_argument("--web-url", default=os.environ.get("HOST_WEB_URL", DEFAULT_WEB_URL))
+    parser.add_argument("--api-url", default=os.environ.get("HOST_API_URL", DEFAULT_API_URL))
+    parser.add_argument("--env-file", help="where to write the app's settings (created with mode 0600)")
+    parser.add_argument("--port", type=int, default=0, help="local port of the flow (default: any free one)")
+    parser.add_argument("--print", action="store_true", help="print the manifest and exit")
+    parser.add_argument("--code", help="convert this manifest code instead of serving the flow")
+    parser.add_argument("--cwd", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if not args.public_url or not urlsplit(args.public_url).scheme in ("http", "https"):
+        parser.error("--public-url (or SERVICE_PUBLIC_URL) must be the service's http(s) address")
+    if args.print:
+        redirect = f"http://127.0.0.1:{args.port or 8765}/callback"
+        print(json.dumps(manifest(args.public_url, redirect, args.name), indent=2))
+        return 0
+    if not args.env_file:
+        parser.error("--env-file is needed to keep the app's credentials")
+    env_file = _resolve(args.env_file, args.cwd)
+    if args.code:
+        try:
+            app = convert(args.api_url, args.code)
+            write_env_file(env_file, app, args.public_url, args.api_url, args.web_url)
+        except (OSError, ValueError, urllib.error.URLError) as exc:
+            print(f"register-app: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 1
+        print(f"app {app['id']} registered; settings written to {env_file}")
+        return 0
+    flow = ManifestFlow(args.public_url, env_file, args.web_url, args.api_url, args.org, args.name, args.port).start()
+    print(f"Open {flow.url}/ in a browser signed in to the code host, and confirm.", flush=True)
+    try:
+        flow.done.wait()
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        flow.stop()
+    if flow.error:
+        print(f"register-app: {flow.error}", file=sys.stderr)
+        return 1
+    print(f"app {flow.app['id']} registered; settings written to {env_file}")
+    print("Next: install the app on the repositories to check, and add "
+          ".github/workflows/readiness-runner.yml to each (docs/deploy.md).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
