@@ -68,6 +68,8 @@ class Pad(Located):
     # (and on the outer layers when "keep end layers" is set); we take the outer ones.
     unused_layers_removed: bool = False
     end_layers_kept: bool = True
+    # KiCad 9 saves the layers where its zone filler flashed the pad for a zone of its net.
+    zone_layers: list[str] = field(default_factory=list)
     uuid: str = ""
     location: Location | None = field(default=None, repr=False)
 
@@ -114,7 +116,12 @@ class Via(Located):
     layers: list[str]
     location: Location = field(repr=False)
     via_type: str = "through"   # through, blind (blind or buried), micro
+    # KiCad's "remove unused layers": flashed only where something of its net connects,
+    # on its two end layers when "keep end layers" is set, and (KiCad 9) on the layers
+    # its zone filler saved in (zone_layer_connections ...).
     unused_layers_removed: bool = False
+    end_layers_kept: bool = False
+    zone_layers: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -430,6 +437,7 @@ def _pad(node: Node, placement: tuple[float, float, float], board: Board) -> Pad
               castellated="pad_prop_castellated" in properties,
               unused_layers_removed=_set(fields.get("remove_unused_layers")),
               end_layers_kept=_set(fields.get("keep_end_layers")),
+              zone_layers=_atoms(fields.get("zone_layer_connections")),
               uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")), location=node.location)
     primitives = fields.get("primitives")
     if primitives is not None:
@@ -528,7 +536,13 @@ def _via(node: Node, board: Board) -> Via:
                net=_net_of(net, board) if net is not None else "",
                uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")),
                layers=layers.atoms() if layers is not None else [], location=node.location,
-               via_type=via_type, unused_layers_removed=_set(removed))
+               via_type=via_type, unused_layers_removed=_set(removed),
+               end_layers_kept=_set(fields.get("keep_end_layers")),
+               zone_layers=_atoms(fields.get("zone_layer_connections")))
+
+
+def _atoms(node: Node | None) -> list[str]:
+    return node.atoms() if node is not None else []
 
 
 def _set(flag: Node | None) -> bool:

@@ -59,6 +59,14 @@ class Copper:
     unit_item: np.ndarray
     unit_radius: np.ndarray
     fills: np.ndarray                          # item indices of zone fills
+    # A via or pad that KiCad does not flash on some of its layers (remove unused layers) is
+    # two items: its pad on the layers where it is flashed, and its hole (radius: half the
+    # drill) on the others, which is what clearance is measured to there. ``grow`` is what
+    # the hole item lacks of the full pad (connectivity still joins by the full pad, as
+    # KiCad's does), ``hole_of`` pairs each such hole item with its pad item.
+    grow: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    hole_of: tuple[np.ndarray, np.ndarray] = field(
+        default_factory=lambda: (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)))
     _unit_bounds: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -102,6 +110,15 @@ class Copper:
             return f"zone {zone.uuid or zone.net}/{layer}"
         return owner.uuid or f"{KIND_NAMES[kind].lower()}@{self.anchor[item][0]:g},{self.anchor[item][1]:g}"
 
+    def uuid(self, item: int) -> str:
+        """The KiCad uuid of the item (a pad's own, a fill's zone), "" when the file has none."""
+        owner = self.owner[item]
+        if self.kind[item] == PAD:
+            return owner[1].uuid
+        if self.kind[item] == ZONE:
+            return owner[0].uuid
+        return owner.uuid
+
     def where(self, item: int) -> tuple[int, int]:
         """File line and column of the item (a pad's own line, a fill's zone)."""
         owner = self.owner[item]
@@ -139,12 +156,9 @@ def _span(names: list[str], order: list[str]) -> int:
 
 
 def pad_layers(pad: Pad, order: list[str]) -> int:
-    mask = layer_bits(pad.layers, order)
-    if pad.unused_layers_removed and pad.kind == "thru_hole" and order:
-        # Flashed only where something connects: keep the outer layers if kept, never guess inner ones.
-        outer = 1 | (1 << (len(order) - 1))
-        mask &= outer if pad.end_layers_kept else 0
-    return mask
+    """Every copper layer of the pad's layer list; where it is flashed is decided later
+    (see _split_unflashed), once the tracks that may connect to it are known."""
+    return layer_bits(pad.layers, order)
 
 
 def _pad_polygon(pad: Pad) -> shapely.Geometry | None:
@@ -293,11 +307,19 @@ def build_copper(board: Board) -> Copper:
                    fill_polygons, [z.min_thickness / 2 if z.outline_thickness else 0.0 for z, _ in fill_owners],
                    fill_anchors,
                    [z.clearance or 0.0 for z, _ in fill_owners], -1, fill_owners)
+    holes = _split_unflashed(order, groups)
     kind = groups.column("kind", np.int8)
     core = groups.column("core", object)
     radius = groups.column("radius", np.float64)
     owner = [o for part in groups.parts for o in part["owner"]]
     fills = np.arange(first_fill, first_fill + len(fill_owners), dtype=np.int64)
+    grow = np.zeros(len(kind))
+    hole_of = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+    if holes is not None:
+        pad_items, hole_grow = holes
+        hole_items = np.arange(len(kind) - len(pad_items), len(kind))
+        grow[hole_items] = hole_grow
+        hole_of = (pad_items, hole_items)
     # Units for the STRtree: every item but fills as itself, fills as outline chains.
     solid = np.flatnonzero(kind != ZONE)
     unit_geom = [core[solid]]
@@ -316,7 +338,134 @@ def build_copper(board: Board) -> Copper:
         anchor=groups.column("anchor", np.float64).reshape(-1, 2),
         local_clearance=groups.column("local", np.float64), footprint=groups.column("footprint", np.int32),
         owner=owner, unit_geom=np.concatenate(unit_geom), unit_item=unit_item_array,
-        unit_radius=radius[unit_item_array], fills=fills)
+        unit_radius=radius[unit_item_array], fills=fills, grow=grow, hole_of=hole_of)
+
+
+# Connectivity's own slack: an anchor this close to an item's copper is on it.
+_ON_COPPER = 0.0005
+
+
+def _split_unflashed(order: list[str], groups: _Groups):
+    """Vias and through-hole pads with "remove unused layers": KiCad flashes them on a layer
+    only when a track, arc, via or pad of their net connects there (PCB_VIA::FlashLayer,
+    PAD::FlashLayer: an anchor of one lies on the other's copper), on their end layers when
+    "keep end layers" is set, and on the layers KiCad 9's zone filler saved in
+    (zone_layer_connections). Elsewhere only the plated hole is there.
+
+    Takes the unflashed layers off each such item and adds its hole, as one more group, on
+    those layers. Returns (the pad items that lost layers, what each hole lacks of the
+    pad's radius) or None when every via and pad is flashed wherever it is.
+    """
+    if not groups.parts or not order:
+        return None
+    kind = groups.column("kind", np.int8)
+    candidates = np.flatnonzero((kind == VIA) | (kind == PAD))
+    owner = [o for part in groups.parts for o in part["owner"]]
+    index = {name: i for i, name in enumerate(order)}
+    outer = 1 | (1 << (len(order) - 1))
+    layers = groups.column("layers", np.int64)
+    conditional = np.zeros(len(kind), dtype=np.int64)
+    for item in candidates.tolist():
+        thing = owner[item]
+        if kind[item] == VIA:
+            if not thing.unused_layers_removed or not thing.drill:
+                continue
+            fixed = 0
+            if thing.end_layers_kept:
+                ends = [index[name] for name in thing.layers if name in index]
+                fixed = (1 << ends[0]) | (1 << ends[-1]) if thing.via_type != "through" and len(ends) == 2 else outer
+        else:
+            pad = thing[1]
+            if pad.kind != "thru_hole" or not pad.unused_layers_removed or not pad.drill_size:
+                continue
+            thing = pad
+            fixed = outer if pad.end_layers_kept else 0
+        conditional[item] = layers[item] & ~(fixed | layer_bits(thing.zone_layers, order))
+    items = np.flatnonzero(conditional)
+    if not len(items):
+        return None
+    net = groups.column("net", np.int32)
+    core = groups.column("core", object)
+    radius = groups.column("radius", np.float64)
+    anchor = groups.column("anchor", np.float64).reshape(-1, 2)
+    connected = _connected_layers(items, conditional, kind, net, layers, core, radius, anchor)
+    unflashed = conditional[items] & ~connected
+    keep = unflashed != 0
+    items, unflashed = items[keep], unflashed[keep]
+    if not len(items):
+        return None
+    layers[items] &= ~unflashed
+    start = 0
+    for part in groups.parts:   # the pads keep only their flashed layers
+        end = start + len(part["owner"])
+        part["layers"] = layers[start:end]
+        start = end
+    hole_core, hole_radius, hole_anchor, grow = [], [], [], []
+    for item in items.tolist():
+        thing = owner[item]
+        if kind[item] == VIA:
+            hole_core.append(shapely.Point(thing.x, thing.y))
+            hole_radius.append(thing.drill / 2)
+            hole_anchor.append((thing.x, thing.y))
+            grow.append(max(0.0, radius[item] - thing.drill / 2))
+        else:
+            pad = thing[1]
+            shape, r = _hole_shape(pad)
+            hole_core.append(shape)
+            hole_radius.append(r)
+            hole_anchor.append((pad.x, pad.y))
+            offset = pad.drill_offset != (0.0, 0.0)
+            grow.append(0.0 if offset else max(0.0, min(pad.width, pad.height) / 2 - r))
+    local = groups.column("local", np.float64)
+    footprint = groups.column("footprint", np.int32)
+    groups.add(kind[items], net[items], unflashed, hole_core, hole_radius, hole_anchor, local[items],
+               footprint[items], [owner[i] for i in items.tolist()])
+    return items, np.array(grow, dtype=np.float64)
+
+
+def _connected_layers(items, conditional, kind, net, layers, core, radius, anchor) -> np.ndarray:
+    """For each of ``items``, the layers of its ``conditional`` ones where a track, arc, via or pad
+    of its net connects: one's anchor (a track's two ends, a via's or pad's centre) lies on the
+    other's copper."""
+    connectors = np.flatnonzero((net != 0) & (kind != ZONE))
+    connected = np.zeros(len(items), dtype=np.int64)
+    if not len(connectors):
+        return connected
+    tree = shapely.STRtree(_boxes(core[connectors], radius[connectors]))
+    local, found = tree.query(_boxes(core[items], radius[items]))
+    mine, other = items[local], connectors[found]
+    keep = (net[mine] == net[other]) & (mine != other) & ((layers[other] & conditional[mine]) != 0)
+    local, mine, other = local[keep], mine[keep], other[keep]
+    if not len(local):
+        return connected
+    # The item's centre on the other's copper.
+    touching = shapely.distance(core[other], shapely.points(anchor[mine])) <= radius[other] + _ON_COPPER
+    # The other's anchors on the item's copper: a track's two ends, a via's or pad's centre.
+    starts = anchor[other]   # a track's anchor is its start
+    ends = starts.copy()
+    tracks = np.flatnonzero((kind[other] == TRACK) | (kind[other] == ARC))
+    if len(tracks):
+        ends[tracks] = shapely.get_coordinates(shapely.get_point(core[other[tracks]], -1))
+    reach = radius[mine] + _ON_COPPER
+    touching |= shapely.distance(core[mine], shapely.points(starts)) <= reach
+    touching |= shapely.distance(core[mine], shapely.points(ends)) <= reach
+    np.bitwise_or.at(connected, local[touching], (layers[other] & conditional[mine])[touching])
+    return connected
+
+
+def _boxes(geometries: np.ndarray, margin: np.ndarray) -> np.ndarray:
+    bounds = shapely.bounds(geometries)
+    return shapely.box(bounds[:, 0] - margin, bounds[:, 1] - margin, bounds[:, 2] + margin, bounds[:, 3] + margin)
+
+
+def _hole_shape(pad: Pad):
+    """A pad's drilled hole as a core and a radius: its centre, or a slot's centre line."""
+    w, h = pad.drill_size
+    r = min(w, h) / 2
+    reach_x, reach_y = w / 2 - r, h / 2 - r
+    if reach_x > 1e-9 or reach_y > 1e-9:
+        return shapely.LineString([_hole_placed((-reach_x, -reach_y), pad), _hole_placed((reach_x, reach_y), pad)]), r
+    return shapely.Point(pad.x, pad.y), r
 
 
 def _outline_chains(polygon) -> np.ndarray:

@@ -52,6 +52,7 @@ class Violation:
     x: float
     y: float
     layer: str
+    fab: bool = False      # below the fab profile's minimum only: beyond KiCad, no KiCad type
 
 
 def check(model: ProjectModel) -> list[Finding]:
@@ -125,7 +126,9 @@ def _candidate_units(copper: Copper, reach: float) -> tuple[np.ndarray, np.ndarr
     envelope test in C, and items of other layers are never candidates. The boxes' gap
     is a lower bound of the distance, so nothing closer than the reach is missed.
     """
-    boxes = grown_boxes(copper.unit_geom, copper.unit_radius + reach / 2, copper.unit_bounds)
+    # A hole item's box is grown by its pad's radius: connectivity measures to the full pad.
+    boxes = grown_boxes(copper.unit_geom, copper.unit_radius + copper.grow[copper.unit_item] + reach / 2,
+                        copper.unit_bounds)
     unit_layers = copper.layers[copper.unit_item]
     firsts, seconds = [], []
     for bit in range(len(copper.layer_names)):
@@ -232,7 +235,7 @@ def _clearance_findings(board: Board, copper: Copper, rules: BoardRules, model: 
                                         float(required[k]), str(rule_names[k]), x, y, layer))
         else:
             violations.append(Violation("board.clearance", fab_severity, int(a[k]), int(b[k]), float(distance[k]),
-                                        fab, f"{model.profile.name}'s minimum spacing", x, y, layer))
+                                        fab, f"{model.profile.name}'s minimum spacing", x, y, layer, fab=True))
     return _group(board, copper, violations)
 
 
@@ -341,7 +344,9 @@ def _group(board: Board, copper: Copper, violations: list[Violation]) -> list[Fi
         group.sort(key=lambda v: v.distance)
         if len(group) > GROUP_AFTER:
             worst = group[0]
-            findings.append(_finding(board, copper, worst, count=len(group), nets=nets))
+            finding = _finding(board, copper, worst, count=len(group), nets=nets)
+            finding.locations = [_place(copper, v) for v in group]
+            findings.append(finding)
         else:
             findings += [_finding(board, copper, v) for v in group]
     return findings
@@ -365,17 +370,43 @@ def _finding(board: Board, copper: Copper, v: Violation, count: int = 1, nets: t
                 f"{'touch' if v.rule == 'board.short' else 'are closer than their clearance'}; worst: {text}")
         identity = (board.file, "group", *nets)
     return Finding(v.rule, text, identity=identity, severity=v.severity, path=board.file, line=line, column=column,
+                   kicad_type=_kicad_type(copper, v),
                    extra={"x": v.x, "y": v.y, "layer": v.layer, "actual_mm": round(distance, 4),
                           "required_mm": round(v.required, 4), "rule": v.rule_name, "count": count,
+                          "uuids": _uuids(copper, first, second),
                           "nets": sorted({copper.net_names[copper.net[first]], copper.net_names[copper.net[second]]})})
+
+
+def _kicad_type(copper: Copper, v: Violation) -> str | None:
+    """KiCad's type for the violation: two tracks that cross are "tracks_crossing", other
+    touching copper of two nets "shorting_items"; none for the fab's minimum (KiCad has none)."""
+    if v.fab:
+        return None
+    if v.rule != "board.short":
+        return "clearance"
+    tracks = (TRACK, ARC)
+    return "tracks_crossing" if copper.kind[v.a] in tracks and copper.kind[v.b] in tracks else "shorting_items"
+
+
+def _uuids(copper: Copper, *items: int) -> list[str]:
+    return [uuid for uuid in dict.fromkeys(copper.uuid(int(i)) for i in items) if uuid]
+
+
+def _place(copper: Copper, v: Violation) -> dict:
+    return {"x": v.x, "y": v.y, "layer": v.layer, "uuids": _uuids(copper, v.a, v.b)}
 
 
 # -- connectivity -----------------------------------------------------------------
 
 def _connectivity_findings(board: Board, copper: Copper, pairs: Pairs) -> list[Finding]:
     """Per net, union the touching items; every island beyond the first that holds a pad is reported."""
-    same = (copper.net[pairs.a] == copper.net[pairs.b]) & (copper.net[pairs.a] != 0) & (pairs.distance < TOUCHING)
-    root = _components(len(copper), pairs.a[same], pairs.b[same])
+    # A via or pad joins its net's copper by its full pad even on layers where KiCad does not
+    # flash it (KiCad's connectivity does the same); its hole item is one with its pad item.
+    touching = pairs.distance - copper.grow[pairs.a] - copper.grow[pairs.b] < TOUCHING
+    same = (copper.net[pairs.a] == copper.net[pairs.b]) & (copper.net[pairs.a] != 0) & touching
+    pad_items, hole_items = copper.hole_of
+    root = _components(len(copper), np.concatenate([pairs.a[same], pad_items]),
+                       np.concatenate([pairs.b[same], hole_items]))
     # Only nets with pads on two islands or more need a closer look.
     pads = np.flatnonzero((copper.kind == PAD) & (copper.net != 0))
     pad_islands = np.unique(copper.net[pads].astype(np.int64) * len(copper) + root[pads]) // len(copper)

@@ -1,0 +1,71 @@
+"""The checker's own copper checks against KiCad 9's DRC on real boards, without KiCad.
+
+Every board here is a planted copy of a real fixture board made with KiCad 9's pcbnew
+(tools/kicad_copper_plants.py) with the report kicad-cli 9 wrote for it committed beside it
+(``kicad-drc.json``); the tests read those reports and never run KiCad.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import pytest
+
+from checker.findings import Finding
+from checker.runner import RunOptions, check
+from checker_fixtures import FIXTURES
+
+PLANTED = FIXTURES / "kicad-planted"
+# A place matches KiCad's when it is this close (KiCad names an item by its anchor; the
+# checker by the point where two items come closest).
+NEAR_MM = 1.0
+
+
+def _report(name: str) -> dict:
+    return json.loads((PLANTED / name / "kicad-drc.json").read_text())
+
+
+def _kicad_errors(report: dict, kind: str) -> list[dict]:
+    found = [v for v in report["violations"] if v["type"] == kind and v["severity"] == "error"]
+    if kind == "unconnected_items":
+        found += [v for v in report.get("unconnected_items", []) if v["severity"] == "error"]
+    return found
+
+
+def _findings(name: str) -> list[Finding]:
+    return check(RunOptions(path=PLANTED / name, run_kicad_cli=False)).findings
+
+
+def _mirroring(findings: list[Finding], kind: str) -> list[Finding]:
+    return [f for f in findings if f.kicad_type == kind and f.severity == "error"]
+
+
+def _names(violation: dict, finding: Finding) -> bool:
+    """The finding names one of KiCad's items by uuid, or stands at one of their places."""
+    uuids = {item.get("uuid") for item in violation["items"]}
+    if uuids & set(finding.uuids):
+        return True
+    places = [(item["pos"]["x"], item["pos"]["y"]) for item in violation["items"]]
+    return any(math.hypot(location["x"] - x, location["y"] - y) <= NEAR_MM
+               for location in finding.all_locations() if location.get("x") is not None for x, y in places)
+
+
+def test_vias_not_flashed_on_inner_planes_are_measured_by_their_hole():
+    """Refilled by KiCad 9: the planes keep 0.5 mm to the via holes of other nets, 0.26-0.38 mm
+    to where the vias' pads would be. KiCad reports no clearance; neither does the checker."""
+    report = _report("coldfire-inner-planes")
+    findings = _findings("coldfire-inner-planes")
+    assert _kicad_errors(report, "clearance") == []
+    assert [f.message for f in findings if f.rule_id in ("board.clearance", "board.short")] == []
+
+
+def test_a_via_connected_on_an_inner_layer_is_flashed_there():
+    report = _report("coldfire-flashed-via")
+    findings = _findings("coldfire-flashed-via")
+    kicad = _kicad_errors(report, "clearance")
+    ours = _mirroring(findings, "clearance")
+    assert len(kicad) == 1 and len(ours) == 1
+    assert _names(kicad[0], ours[0])
+    assert "5933d281-99eb-4979-bcd3-a1622ea44da4" in ours[0].uuids   # the /AN2 via
+    assert ours[0].extra["layer"] == "In1.Cu" and ours[0].extra["actual_mm"] == pytest.approx(0.383, abs=0.001)

@@ -1,0 +1,134 @@
+"""Planted-defect boards for the copper checks, made with KiCad 9's own pcbnew.
+
+Run with the Python that has KiCad 9's ``pcbnew`` module (Debian bookworm-backports
+``kicad`` 9: ``/usr/bin/python3 -m tools.kicad_copper_plants OUT [NAME ...]``); it is never
+imported by the checker or the tests. Each plant loads a real board, makes its edits
+through pcbnew's API (and refills the zones with KiCad's own filler where it says so),
+and saves the board with its project into ``OUT/<plant>/``. ``kicad-cli pcb drc`` then
+writes ``kicad-drc.json`` beside it (bin/kicad-oracle, or the command in
+tests/fixtures/kicad-planted/README.md). The committed copies live in
+tests/fixtures/kicad-planted/ and the tests compare the checker with those reports
+without KiCad.
+
+Coordinates are millimetres on the board.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COLDFIRE = ROOT / "tests" / "fixtures" / "kicad-multilayer" / "kit-dev-coldfire-xilinx_5213"
+COLDFIRE_BOARD = "kit-dev-coldfire-xilinx_5213"
+# The window of the ColdFire board the cropped plants keep: the MCU's south-west corner,
+# where /AN*, /DDAT* and /IRQ* vias cross the GND (In1.Cu) and +3.3V (In2.Cu) planes.
+WINDOW = (118.0, 96.0, 146.0, 124.0)
+
+
+def _mm(pcbnew, value: float) -> int:
+    return pcbnew.FromMM(value)
+
+
+def _vec(pcbnew, x: float, y: float):
+    return pcbnew.VECTOR2I(_mm(pcbnew, x), _mm(pcbnew, y))
+
+
+def _inside(pcbnew, point, window) -> bool:
+    x0, y0, x1, y1 = window
+    return _mm(pcbnew, x0) <= point.x <= _mm(pcbnew, x1) and _mm(pcbnew, y0) <= point.y <= _mm(pcbnew, y1)
+
+
+def crop(pcbnew, board, window) -> None:
+    """Keep what lies in the window: footprints by position, tracks with both ends in it,
+    vias in it; zones cut to the window, the outline made the window's rectangle."""
+    for footprint in list(board.GetFootprints()):
+        if not _inside(pcbnew, footprint.GetPosition(), window):
+            board.Delete(footprint)
+    for track in list(board.GetTracks()):
+        if not (_inside(pcbnew, track.GetStart(), window) and _inside(pcbnew, track.GetEnd(), window)):
+            board.Delete(track)
+    for drawing in list(board.GetDrawings()):
+        if drawing.GetLayer() == pcbnew.Edge_Cuts or not _inside(pcbnew, drawing.GetPosition(), window):
+            board.Delete(drawing)
+    x0, y0, x1, y1 = window
+    corners = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+    for zone in list(board.Zones()):
+        outline = zone.Outline()
+        outline.RemoveAllContours()
+        outline.NewOutline()
+        for x, y in corners:
+            outline.Append(_mm(pcbnew, x), _mm(pcbnew, y))
+    for (xa, ya), (xb, yb) in zip(corners, corners[1:] + corners[:1]):
+        edge = pcbnew.PCB_SHAPE(board)
+        edge.SetShape(pcbnew.SHAPE_T_SEGMENT)
+        edge.SetLayer(pcbnew.Edge_Cuts)
+        edge.SetStart(_vec(pcbnew, xa, ya))
+        edge.SetEnd(_vec(pcbnew, xb, yb))
+        edge.SetWidth(_mm(pcbnew, 0.15))
+        board.Add(edge)
+
+
+def refill(pcbnew, board) -> None:
+    pcbnew.ZONE_FILLER(board).Fill(board.Zones())
+
+
+def add_track(pcbnew, board, net: str, start, end, width: float, layer: str):
+    track = pcbnew.PCB_TRACK(board)
+    track.SetStart(_vec(pcbnew, *start))
+    track.SetEnd(_vec(pcbnew, *end))
+    track.SetWidth(_mm(pcbnew, width))
+    track.SetLayer(board.GetLayerID(layer))
+    track.SetNet(board.FindNet(net))
+    board.Add(track)
+    return track
+
+
+def coldfire_inner_planes(pcbnew, board) -> None:
+    crop(pcbnew, board, WINDOW)
+    refill(pcbnew, board)
+
+
+def coldfire_flashed_via(pcbnew, board) -> None:
+    coldfire_inner_planes(pcbnew, board)
+    # A 0.2 mm stub of /AN2 on In1.Cu from its via's centre: the via now connects on In1.Cu,
+    # so KiCad flashes it there, 0.383 mm from the GND fill that was cut for its hole (0.5 mm
+    # zone clearance). Not refilled.
+    add_track(pcbnew, board, "/AN2", (129.54, 105.41), (129.54, 105.61), 0.2, "In1.Cu")
+
+
+# name -> (board folder, board name, edit, what is planted, what KiCad 9 and the checker say)
+PLANTS = {
+    "coldfire-inner-planes": (
+        COLDFIRE, COLDFIRE_BOARD, coldfire_inner_planes,
+        f"the ColdFire board cropped to the window {WINDOW} (footprints, tracks and vias in it kept, zones and "
+        "outline cut to it) and its zones refilled by KiCad 9's filler: vias set to remove unused layers are "
+        "not flashed on the inner planes, which keep their clearance to the via holes",
+        "no clearance finding (KiCad 9: none); the cut nets are unconnected and their tracks dangle"),
+    "coldfire-flashed-via": (
+        COLDFIRE, COLDFIRE_BOARD, coldfire_flashed_via,
+        "coldfire-inner-planes plus a 0.2 mm wide /AN2 stub on In1.Cu from (129.54, 105.41) to (129.54, 105.61), "
+        "out of the /AN2 via's centre, not refilled: the via is now flashed on In1.Cu",
+        "clearance between the /AN2 via (and stub) and the GND fill on In1.Cu (0.383 mm, zone clearance 0.5 mm)"),
+}
+
+
+def main(argv: list[str]) -> int:
+    import pcbnew  # KiCad 9's module; only this tool needs it
+
+    out = Path(argv[0])
+    names = argv[1:] or list(PLANTS)
+    for name in names:
+        folder, board_name, edit, _, _ = PLANTS[name]
+        target = out / name
+        target.mkdir(parents=True, exist_ok=True)
+        board = pcbnew.LoadBoard(str(folder / f"{board_name}.kicad_pcb"))
+        edit(pcbnew, board)
+        pcbnew.SaveBoard(str(target / f"{board_name}.kicad_pcb"), board)
+        shutil.copy(folder / f"{board_name}.kicad_pro", target / f"{board_name}.kicad_pro")
+        print(f"{name}: {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
