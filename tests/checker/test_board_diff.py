@@ -6,11 +6,14 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from checker import board_view
 from checker.board_diff import change_count, geometry_document
 from checker.cli import main
 from checker.runner import RunOptions, check
 from checker_fixtures import FIXTURES, KICAD
+from tests.helpers import headless_chromium
 
 PAIR = FIXTURES / "kicad-diff"
 
@@ -133,8 +136,69 @@ def test_cli_base_ref_reads_the_base_from_git(tmp_path):
 
 
 def test_cli_base_ref_refuses_what_is_not_a_revision(tmp_path, capsys):
-    import pytest
-
     with pytest.raises(SystemExit) as exit_:
         main([str(PAIR / "head"), "--base-ref=--output=/tmp/x", "--no-kicad-cli"])
     assert exit_.value.code == 2
+
+
+@pytest.fixture(scope="module")
+def browser():
+    yield from headless_chromium()
+
+
+def _view_box(page) -> list[float]:
+    return [float(v) for v in page.locator("svg.bv-svg").get_attribute("viewBox").split()]
+
+
+@pytest.mark.browser
+def test_the_report_draws_the_change_and_pins_the_new_finding_offline(browser, tmp_path):
+    from checker.report_html import render_html
+
+    outcome = _compare(PAIR / "head", PAIR / "base")
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_html(outcome), encoding="utf-8")
+    context = browser.new_context(offline=True, viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    problems: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda message: message.type == "error" and problems.append(message.text))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("request", lambda request: not request.url.startswith("file:") and requests.append(request.url))
+    page.goto(page_file.as_uri())
+    page.wait_for_selector("[data-board-view][data-ready=true]")
+    # Exactly the three planted edits, drawn and listed.
+    marked = page.locator("svg .bv-change").evaluate_all("els => els.map(e => e.dataset.change)")
+    assert sorted(marked) == ["footprint-moved", "track-removed", "via-added"]
+    assert page.locator(".bv-changes li").count() == 3
+    # Selecting the new short zooms to its pin.
+    short = next(f for f in outcome.findings if f.rule_id == "board.short")
+    whole = _view_box(page)
+    page.locator(f'.bv-findings li[data-fingerprint="{short.fingerprint}"] button').click()
+    x, y, w, h = _view_box(page)
+    assert w < whole[2] / 3
+    assert x < short.extra["x"] < x + w and y < short.extra["y"] < y + h
+    assert "active" in page.locator(f"#marker-{short.fingerprint}").get_attribute("class")
+    # The keyboard zooms in and out.
+    page.locator("svg.bv-svg").focus()
+    page.keyboard.press("+")
+    assert abs(_view_box(page)[2] - w / 1.5) < 1e-6
+    page.keyboard.press("-")
+    assert abs(_view_box(page)[2] - w) < 1e-6
+    page.keyboard.press("0")
+    assert _view_box(page)[2] > w
+    # A layer toggle hides that layer's copper.
+    track = page.locator('g[data-layer="B.Cu"] polyline').first
+    # Drawn: neither it nor a group it is in is display: none.
+    shown = "e => { for (let n = e; n && n.tagName !== 'svg'; n = n.parentNode) {" \
+            " if (getComputedStyle(n).display === 'none') return false; } return true; }"
+    assert track.evaluate(shown)
+    page.locator('input[data-layer-toggle="B.Cu"]').uncheck()
+    assert not track.evaluate(shown)
+    # Changes only hides the unchanged copper; the severity filter hides the high finding and its pin.
+    assert page.locator('g[data-layer="through"] .bv-unchanged').first.evaluate(shown)
+    page.locator('input[data-action="changes-only"]').check()
+    assert not page.locator('g[data-layer="through"] .bv-unchanged').first.evaluate(shown)
+    page.select_option('select[data-action="severity"]', "error")
+    assert page.locator(".bv-findings li:not([hidden])").count() == sum(f.severity == "error" for f in outcome.findings)
+    assert problems == [] and requests == []
+    context.close()
