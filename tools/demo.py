@@ -15,12 +15,23 @@ Then a repair:
 a push whose dispatch the emulator answers 204 (no run id) is found by its run
 name by the workflow reconciler, and its check run still completes. Then it
 prints the run page and /runs for a person to open in a browser and keeps
-serving until Ctrl-C (`--once` exits after the walkthrough).
+serving until Ctrl-C (`--once` exits after the walkthrough and prints no
+address of the server it stopped).
+
+Everything is on: report artifacts (the run page links the checker's HTML
+report) and the operator API with /metrics, with a signing key and an
+operator token the demo makes once and keeps in the data folder
+(tools/demo_setup.py). Each set-up step (database, migrations, emulator,
+service) prints a line, and a wait says what it waits for and, past its time,
+what is wrong. `--reset` empties the data folder first. Waivers a person made
+on an earlier demo's run pages are revoked at start, so a rerun decides as
+the first run did.
 """
 from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import hashlib
 import hmac
 import html
@@ -31,8 +42,8 @@ import secrets
 import shutil
 import signal
 import socket
+import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
@@ -44,7 +55,8 @@ import emulator
 from app import config as config_module
 from app.jsonlog import capture_library_logs
 from app import queries, runtime
-from tools import demo_board, demo_supply
+from tools import demo_board, demo_setup, demo_supply
+from tools.demo_setup import say, step
 from app.serve import Service
 
 REPOSITORY = "acme-hw/blinky-board"
@@ -83,18 +95,53 @@ def forged_delivery(base_url: str, event: str, payload: dict) -> httpx.Response:
         "X-GitHub-Delivery": str(uuid.uuid4()), "X-GitHub-Event": event})
 
 
-def wait_for(predicate, seconds: float):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
+wait_for = demo_setup.wait_for
+
+
+def last_service_error(log_path: str | None) -> str | None:
+    """The service log's last warning or error, as `event: message`."""
+    if not log_path or not os.path.exists(log_path):
+        return None
+    with open(log_path, encoding="utf-8", errors="replace") as log:
+        lines = log.readlines()[-400:]
+    for line in reversed(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("level") in ("warning", "error", "critical"):
+            details = {k: v for k, v in record.items() if k not in ("ts", "level", "event")}
+            return f"{record.get('event')} {json.dumps(details)[:300]}"
     return None
 
 
-def walkthrough(host, service, url: str) -> str | None:
+def explain_head(host, url: str, head_sha: str, log_path: str | None = None) -> str:
+    """What is known about a head commit's release run when a wait ran out:
+    its state in the database, the code host's workflow run and the service
+    log's last complaint."""
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        runs = queries.fetch_all(conn, "demo_release_runs_for_head", head_sha=head_sha)
+    if not runs:
+        said = "no release run exists for this commit: the pull request's webhook was not taken"
+    else:
+        run = runs[-1]
+        said = (f"release run {run['id']} is {run['status']} (dispatch {run['dispatch_state']}, "
+                f"decision {run['decision']}, conclusion {run['conclusion']})")
+        for workflow in host.runs(REPOSITORY):
+            if workflow["id"] == run["workflow_run_id"]:
+                attempt = workflow["attempts"][-1] if workflow.get("attempts") else {}
+                said += (f"; workflow run {workflow['id']} is {workflow['status']}/{workflow['conclusion']}"
+                         f" (runner exit code {attempt.get('exit_code')})")
+    error = last_service_error(log_path)
+    return said + (f"; the service log's last complaint: {error}" if error else "; the service log has no warning")
+
+
+def walkthrough(host, service, url: str, log_path: str) -> str | None:
     """The whole loop; returns the run page the check run links to."""
+
+    def explain(head: str) -> str:
+        return explain_head(host, url, head, log_path)
+
     print(f"\n== the code host (emulator at {host.url}) installs the app and opens a pull request")
     installation = host.create_installation("acme-hw", account_type="Organization", deliver=True)
     # The emulator serves the repository from this folder until the demo exits.
@@ -116,7 +163,9 @@ def walkthrough(host, service, url: str) -> str | None:
 
     print("\n== the service queues a check run, dispatches readiness-runner.yml; the run executes bin/check --runner")
     completed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
-                                  if c["head_sha"] == pr["head"]["sha"] and c["status"] == "completed"], 120)
+                                  if c["head_sha"] == pr["head"]["sha"] and c["status"] == "completed"], 120,
+                         "the check run to complete (the workflow runs bin/check, the service decides)",
+                         lambda: explain(pr["head"]["sha"]))
     with psycopg.connect(url, row_factory=dict_row) as conn:
         print_table(queries.fetch_all(conn, "demo_recent_deliveries", limit=3),
                     ["delivery", "event", "action", "inbox", "job_status"])
@@ -129,7 +178,6 @@ def walkthrough(host, service, url: str) -> str | None:
         print(f"\n  workflow run {run['id']}: {run['status']} / {run['conclusion']} "
               f"(runner exit code {attempt.get('exit_code')})")
     if not completed:
-        print("\n  the check run did not complete within 120 s; see the service log")
         return None
     check_run = completed[0]
     print(f"\n== the check run as the code host shows it: {check_run['name']}")
@@ -139,13 +187,16 @@ def walkthrough(host, service, url: str) -> str | None:
     for annotation in host.annotations(check_run["id"]):
         print(f"  annotation {annotation['annotation_level']:<8} {annotation['path']}:{annotation['start_line']}  "
               f"{annotation['message'][:90]}")
-    comments = wait_for(lambda: host.comments(REPOSITORY), 20) or []
+    comments = wait_for(lambda: host.comments(REPOSITORY), 20, "the pull request comment",
+                        lambda: "the check run completed but no comment arrived; " + (
+                            last_service_error(log_path) or "the service log has no warning")) or []
     for comment in comments:
         print("\n== the pull request comment\n    " + comment["body"].replace("\n", "\n    "))
     links = review_links(service, [check_run["summary"]] + [c["body"] for c in comments])
-    review_walkthrough(host, service, check_run, links)
-    repair_walkthrough(host, url, pr)
-    demo_supply.walkthrough(host, service, url, content, wait_for)
+    review_walkthrough(host, service, check_run, links, explain)
+    repair_walkthrough(host, url, pr, explain)
+    demo_supply.walkthrough(host, service, url, content, wait_for, explain)
+    report_walkthrough(url, pr["head"]["sha"])
     return links[0] if links else None
 
 
@@ -155,7 +206,7 @@ def review_links(service, texts: list[str]) -> list[str]:
     return [link for text in texts for link in pattern.findall(text or "")]
 
 
-def review_walkthrough(host, service, check_run: dict, links: list[str]) -> None:
+def review_walkthrough(host, service, check_run: dict, links: list[str], explain) -> None:
     """A reviewer follows the check run's link, signs in through the code host and
     lands on that run page; lists the runs and approves the at-risk one; the
     decision becomes PASS and the check run is updated."""
@@ -191,15 +242,15 @@ def review_walkthrough(host, service, check_run: dict, links: list[str]) -> None
               f"{body.get('outcome') or body.get('code')}; review {body.get('review', {}).get('decision')}, "
               f"release decision {body.get('releaseRun', {}).get('decision')}")
     updated = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
-                                if c["id"] == check_run["id"] and c["conclusion"] != check_run["conclusion"]], 60)
+                                if c["id"] == check_run["id"] and c["conclusion"] != check_run["conclusion"]], 60,
+                       "the check run to show the approval",
+                       lambda: explain(check_run["head_sha"]))
     if updated:
         print(f"  the check run: conclusion {check_run['conclusion']} -> {updated[0]['conclusion']} "
               f"(\"{updated[0]['title']}\")")
-    else:
-        print("  the check run was not updated within 60 s; see the service log")
 
 
-def repair_walkthrough(host, url: str, pr: dict) -> None:
+def repair_walkthrough(host, url: str, pr: dict, explain) -> None:
     """A dispatch answered 204 (no run id): reconciliation finds the run by its
     run name, and the pull request still gets its check run completed."""
     print("\n== a repair: the code host answers the next dispatch with 204, without the run's id")
@@ -209,7 +260,8 @@ def repair_walkthrough(host, url: str, pr: dict) -> None:
     pushed = host.synchronize_pull_request(REPOSITORY, pr["number"], deliver=True)
     head = pushed["head"]["sha"]
     dispatches = wait_for(lambda: [r for r in host.requests(operation_id="actions/create-workflow-dispatch")
-                                   if r["status"] is not None][1:], 60) or [{"status": None}]
+                                   if r["status"] is not None][1:], 60, "the service to dispatch the workflow",
+                          lambda: explain(head)) or [{"status": None}]
     print(f"  pushed {head[:12]}; the dispatch was answered {dispatches[-1]['status']}")
 
     def head_run():
@@ -217,23 +269,26 @@ def repair_walkthrough(host, url: str, pr: dict) -> None:
             rows = queries.fetch_all(conn, "demo_release_runs_for_head", head_sha=head)
         return rows[0] if rows and rows[0]["workflow_run_id"] else None
 
-    found = wait_for(head_run, 60)
+    found = wait_for(head_run, 60, "reconciliation to find the workflow run by its name",
+                     lambda: explain(head))
     if not found:
-        print("  reconciliation did not find the run within 60 s; see the service log")
         return
     [workflow_run] = [r for r in host.runs(REPOSITORY) if r["id"] == found["workflow_run_id"]]
     print(f"  reconciliation listed readiness-runner.yml's runs on main and matched the run name "
           f"\"{workflow_run['display_title']}\"")
     print(f"  -> workflow run {found['workflow_run_id']} persisted on the attempt (status {workflow_run['status']})")
     completed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
-                                  if c["head_sha"] == head and c["status"] == "completed"], 120)
+                                  if c["head_sha"] == head and c["status"] == "completed"], 120,
+                         "the repaired run's check run to complete",
+                         lambda: explain(head))
 
     def items():
         with psycopg.connect(url, row_factory=dict_row) as conn:
             return queries.fetch_all(conn, "demo_reconciliation_items", head_sha=head)
 
     # The signed result closed the attempt; the item's next look sees that and closes too.
-    wait_for(lambda: all(i["status"] == "completed" for i in items()), 10)
+    wait_for(lambda: all(i["status"] == "completed" for i in items()), 10, "the reconciliation items to close",
+             lambda: "some stay open: " + ", ".join(f"{i['kind']} {i['status']}" for i in items()))
     with psycopg.connect(url, row_factory=dict_row) as conn:
         print()
         print_table(queries.fetch_all(conn, "demo_reconciliation_items", head_sha=head),
@@ -243,7 +298,6 @@ def repair_walkthrough(host, url: str, pr: dict) -> None:
                     ["id", "repository", "pr_number", "status", "decision", "conclusion", "dispatch_state",
                      "workflow_run_id"])
     if not completed:
-        print("\n  the check run did not complete within 120 s; see the service log")
         return
     print(f"\n  the repaired run's check run: status {completed[0]['status']}, "
           f"conclusion {completed[0]['conclusion']}")
@@ -270,10 +324,45 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def report_walkthrough(url: str, head_sha: str) -> None:
+    """The checker's HTML report went up with the signed result (artifacts are on in the demo)."""
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        artifacts = queries.fetch_all(conn, "demo_run_artifacts", head_sha=head_sha)
+    print("\n== the checker's HTML report, uploaded by the workflow beside its signed result")
+    if artifacts:
+        art = artifacts[-1]
+        print(f"  report artifact {art['id']} ({art['size_bytes']} bytes) of release run {art['release_run_id']}: "
+              f"the run page links it through a short-lived signed link")
+    else:
+        print("  no report was uploaded for this commit (the workflow's upload step is in the service log)")
+
+
+def metrics_walkthrough(base_url: str, kept: demo_setup.DemoSecrets) -> None:
+    """GET /metrics with the demo's operator token, as a scraper does."""
+    answer = httpx.get(f"{base_url}/metrics", headers={"Authorization": f"Bearer {kept.operator_token}"},
+                       timeout=30)
+    families = sorted({line.split()[2] for line in answer.text.splitlines() if line.startswith("# TYPE ")})
+    print(f"\n== the operator's view: GET /metrics -> {answer.status_code}, {len(families)} metric families")
+    for family in families[:6]:
+        print(f"  {family}")
+
+
+def how_to_use(base_url: str, kept: demo_setup.DemoSecrets, data_dir: str) -> None:
+    print("\n== what the demo keeps in its data folder (bin/demo --reset starts again from nothing)")
+    print(f"  {os.path.join(data_dir, 'demo-artifact-signing-key')}: signs the run page's links to reports "
+          f"(SERVICE_ARTIFACT_SIGNING_KEY)")
+    print(f"  {kept.token_file}: the operator token (SERVICE_OPERATOR_API_TOKEN), for /metrics and the operator API:")
+    print(f"    curl -H \"Authorization: Bearer $(cat {kept.token_file})\" {base_url}/metrics")
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="bin/demo", description=__doc__)
+    parser = argparse.ArgumentParser(prog="bin/demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--once", action="store_true", help="exit after the walkthrough")
+    parser.add_argument("--reset", action="store_true",
+                        help="empty the data folder (SERVICE_DATA_DIR, .data) first: a new database and new keys")
     args = parser.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)   # progress reaches a pipe as it happens
     capture_library_logs()
 
     env = {}
@@ -286,35 +375,57 @@ def main(argv: list[str] | None = None) -> None:
                         ("SERVICE_RECONCILIATION_DETECT_INTERVAL_MS", "500"),
                         ("SERVICE_RECONCILIATION_POLL_MS", "500"), ("SERVICE_RECONCILIATION_NEXT_CHECK_SECONDS", "1")):
         env[name] = os.environ.get(name) or value
+    data_dir = config_module.load({**os.environ, **env}).data_dir
+    if args.reset:
+        demo_setup.reset(data_dir)
+        if os.environ.get("SERVICE_DATABASE_URL"):
+            say("   (SERVICE_DATABASE_URL is set: that database is not emptied, only the folder)")
+    kept = demo_setup.demo_secrets(data_dir)
+    env.update(demo_setup.service_variables(kept))
     config = config_module.load({**os.environ, **env})
-    url = runtime.database_url(config)
-    runtime.migrate(url)
-    os.makedirs(config.data_dir, exist_ok=True)
+    embedded = not config.database_url
+    with step("the database: " + ("starting the embedded PostgreSQL in " + os.path.join(data_dir, "pg")
+                                  if embedded else "connecting to SERVICE_DATABASE_URL"),
+              " (a first start initialises the cluster)" if embedded else ""):
+        url = runtime.database_url(config)
+    with step("the migrations: bringing the schema and the SQL functions up to date"):
+        runtime.migrate(url)
+        retired = demo_setup.retire_earlier_waivers(url, REPOSITORY)
+    if retired:
+        say(f"   {retired} waiver(s) from an earlier demo revoked, so this run decides as the first did")
     log_path = os.path.join(config.data_dir, "demo-service.log")
     base_url = f"http://{env['SERVICE_BIND']}"
 
     # The readiness workflow, as the code host would run it: the checker in runner mode.
-    with emulator.start(runner_command=[str(ROOT / "bin" / "check"), "--runner"],
-                        runner_env={"SERVICE_URL": base_url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE}) as host:
-        app = host.register_app(callback_urls=[f"{base_url}/auth/callback"])
-        env.update(host_environment(host, app, base_url, OIDC_AUDIENCE),
-                   # The supply worker asks the emulator's component provider (tools/demo_supply.py).
-                   SERVICE_COMPONENT_PROVIDER_URL=host.provider_url,
-                   SERVICE_COMPONENT_PROVIDER_TOKEN_URL=host.provider_token_url,
-                   SERVICE_COMPONENT_PROVIDER_CLIENT_ID=emulator.provider.CLIENT_ID,
-                   SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET=emulator.provider.CLIENT_SECRET)
-        config = config_module.load({**os.environ, **env})
-        service = Service(config, url, extra_env=env, log_path=log_path).start()
+    with contextlib.ExitStack() as running:
+        with step("the code host emulator: starting it and registering the app"):
+            host = running.enter_context(emulator.start(
+                runner_command=[str(ROOT / "bin" / "check"), "--runner"],
+                runner_env={"SERVICE_URL": base_url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE}))
+            app = host.register_app(callback_urls=[f"{base_url}/auth/callback"])
+        with step("the service: starting the API and the workers"):
+            env.update(host_environment(host, app, base_url, OIDC_AUDIENCE),
+                       # The supply worker asks the emulator's component provider (tools/demo_supply.py).
+                       SERVICE_COMPONENT_PROVIDER_URL=host.provider_url,
+                       SERVICE_COMPONENT_PROVIDER_TOKEN_URL=host.provider_token_url,
+                       SERVICE_COMPONENT_PROVIDER_CLIENT_ID=emulator.provider.CLIENT_ID,
+                       SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET=emulator.provider.CLIENT_SECRET)
+            config = config_module.load({**os.environ, **env})
+            service = Service(config, url, extra_env=env, log_path=log_path).start()
         point_webhooks(host, base_url, env)
         try:
             print(f"boardready listening on {service.base_url} (service logs: {log_path})")
-            run_page = walkthrough(host, service, url)
+            run_page = walkthrough(host, service, url, log_path)
+            metrics_walkthrough(service.base_url, kept)
+            how_to_use(service.base_url, kept, data_dir)
+            if args.once:
+                print("\n== --once: the service and the emulator stop now; run bin/demo without --once to "
+                      "open the pages in a browser")
+                return
             # Signing in from a browser signs in the emulator's test user (rita-reviewer).
             print("\n== open in a browser (sign in with the code host: the emulator signs in rita-reviewer)")
             print(f"  the run page:      {run_page or '(no run completed)'}")
             print(f"  the release runs:  {service.base_url}/runs")
-            if args.once:
-                return
             print(f"\nserving on {service.base_url}, code host emulator on {host.url}, until Ctrl-C")
             # A TERM (kill, a closed terminal's supervisor) stops it as Ctrl-C does: the
             # service and its workers stop with it instead of outliving the demo.

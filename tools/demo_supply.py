@@ -36,7 +36,7 @@ def _admin_token(url: str) -> tuple[int, str]:
     return repository_id, new.value
 
 
-def walkthrough(host, service, url: str, content: Path, wait_for) -> None:
+def walkthrough(host, service, url: str, content: Path, wait_for, explain) -> None:
     print("\n== supply tracking: the board is watched; a pull request swaps in an obsolete resistor")
     host.provider.add_part(OBSOLETE_MPN, OBSOLETE_MAKER, "Obsolete (Last Updated: 1 year ago)", [
         {"company": {"name": "Surplus Parts Market"}, "isAuthorized": False,
@@ -53,7 +53,9 @@ def walkthrough(host, service, url: str, content: Path, wait_for) -> None:
             keyed = [p for p in parts if p["partKey"]]
             return keyed if keyed and all(p["observation"] for p in keyed) else None
 
-        for part in wait_for(observed, 30) or []:
+        for part in wait_for(observed, 30, "the supply worker to look the parts up at the component provider",
+                             lambda: "the watched board's parts have no observation yet; is the supply worker "
+                                     "running (SERVICE_COMPONENT_PROVIDER_URL)?") or []:
             o = part["observation"]
             print(f"  {', '.join(part['references'])} {part['mpn']}: {o['lifecycleStatus']}, "
                   f"{o['distributorClassification']}, authorized stock {o['authorizedStock']}")
@@ -64,9 +66,9 @@ def walkthrough(host, service, url: str, content: Path, wait_for) -> None:
     head = pr["head"]["sha"]
     # The completion waits for the supply check and shows the decision its finding makes.
     failed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
-                               if c["head_sha"] == head and c["conclusion"] == "failure"], 120)
+                               if c["head_sha"] == head and c["conclusion"] == "failure"], 120,
+                      "the pull request's check run to fail on the obsolete part", lambda: explain(head))
     if not failed:
-        print("  the pull request's check run did not fail on supply within 120 s; see the service log")
         return
     check_run = failed[0]
     print(f"  pull request #{pr['number']}: check run conclusion {check_run['conclusion']} "

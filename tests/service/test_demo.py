@@ -1,12 +1,17 @@
-"""bin/demo --once walks a pull request through the whole loop."""
+"""bin/demo --once walks a pull request through the whole loop; its set-up
+says what it does, and what it keeps between runs (keys, waivers) behaves."""
 from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 
+from app import database
 from tests.helpers import REPO_ROOT
+from tests.service.access_helpers import seed_repository
 from tests.service.helpers import free_port
+from tools import demo, demo_setup
 
 
 def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):
@@ -39,5 +44,41 @@ def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):
     assert "/watched-board {\"path\": \"hardware/blinky.kicad_pro\"} -> 201 watched" in out
     assert "check run conclusion failure" in out
     assert "supply annotation failure  hardware/blinky.kicad_sch:" in out and "OBSOLETE" in out
-    # The pages for a person to open.
-    assert f"the run page:      {link}\n" in out and f"the release runs:  http://{base}/runs\n" in out
+    # Everything is on: the set-up says each step, the report went up, /metrics answers the demo's token.
+    for step in ("-- the database: ", "-- the migrations: ", "-- the code host emulator: ", "-- the service: "):
+        assert step in out
+    assert re.search(r"report artifact \d+ \(\d+ bytes\) of release run", out)
+    assert "GET /metrics -> 200" in out
+    token_file = tmp_path / "demo-operator-token"
+    assert f'curl -H "Authorization: Bearer $(cat {token_file})" http://{base}/metrics' in out
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    # --once stops the server: it prints none of its addresses to open.
+    assert "the run page:" not in out and f"http://{base}/runs" not in out and "until Ctrl-C" not in out
+    assert "--once: the service and the emulator stop now" in out
+
+
+def test_waivers_of_an_earlier_demo_are_revoked_so_a_rerun_decides_the_same(owner, db_url):
+    repository = seed_repository(owner, account_id=7_100_001, installation_id=7_700_001, repository_id=8_800_001,
+                                 full_name=demo.REPOSITORY, login="acme-hw")
+    other = seed_repository(owner, account_id=7_100_001, installation_id=7_700_001, repository_id=8_800_002,
+                            full_name="acme-hw/another-board", login="acme-hw")
+    for repo in (repository, other):
+        database.call_one(owner, "waiver_create", p_repository_id=repo, p_repository_ids=[repo],
+                          p_fingerprint="f" * 32, p_reason="bench-tested", p_expires_at=None,
+                          p_actor="host-user:2200000003")
+    assert demo_setup.retire_earlier_waivers(db_url, demo.REPOSITORY) == 1
+    rows = owner.execute("SELECT repository_id, deleted_by FROM boardready.waivers ORDER BY repository_id").fetchall()
+    assert [(r["repository_id"], r["deleted_by"]) for r in rows] == [(repository, "operator:demo"), (other, None)]
+    assert demo_setup.retire_earlier_waivers(db_url, demo.REPOSITORY) == 0
+
+
+def test_the_demo_keeps_its_keys_in_the_data_folder(tmp_path, monkeypatch):
+    for name in ("SERVICE_ARTIFACT_SIGNING_KEY", "SERVICE_OPERATOR_API_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    first = demo_setup.demo_secrets(str(tmp_path / "data"))
+    assert demo_setup.demo_secrets(str(tmp_path / "data")) == first    # a rerun's links and token still work
+    assert len(first.operator_token) >= 32 and first.operator_token != first.artifact_signing_key
+    for kept in (tmp_path / "data").iterdir():
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    demo_setup.reset(str(tmp_path / "data"))
+    assert demo_setup.demo_secrets(str(tmp_path / "data")) != first   # --reset: new keys
