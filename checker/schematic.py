@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import connectivity
 from .errors import HostileInputError, NotKicadFile, SheetCycle, TooManySheetInstances
 from .project import InputReader
 from .sexpr import Located, Location, Node
@@ -75,6 +76,17 @@ class Schematic:
     files: list[str] = field(default_factory=list)
     problems: list[SheetProblem] = field(default_factory=list)
     uuids: dict[str, tuple[str, Location]] = field(default_factory=dict)  # uuid -> file, where in it
+    screens: dict[str, connectivity.Screen] = field(default_factory=dict)  # file -> its connectable items
+    instances: list[connectivity.SheetInstance] = field(default_factory=list)  # every sheet use, root first
+    _connectivity: connectivity.Connectivity | None = None
+
+    @property
+    def connectivity(self) -> connectivity.Connectivity:
+        """Subgraphs and nets of the whole hierarchy, built on first use."""
+        if self._connectivity is None:
+            references = {symbol.instance_path: symbol.reference for symbol in self.symbols}
+            self._connectivity = connectivity.build(self.screens, self.instances, references)
+        return self._connectivity
 
     @property
     def title_block_line(self) -> int:
@@ -92,6 +104,8 @@ class _Pending:
     chain: tuple[str, ...]          # sheet uuids from the root down to this instance
     names: tuple[str, ...]          # sheet names, for the human sheet path
     ancestors: tuple[str, ...]      # real paths of the files above, for cycle detection
+    parent: connectivity.SheetInstance | None = None
+    sheet: connectivity.SheetBox | None = None
 
 
 def load_schematic(root_file: Path, reader: InputReader, project_name: str) -> Schematic:
@@ -121,6 +135,13 @@ def load_schematic(root_file: Path, reader: InputReader, project_name: str) -> S
             result.versions[rel] = parse_version(node.value("version"))
         _collect_uuids(node, rel, result.uuids)
         sheet_path = "/" + "".join(name + "/" for name in pending.names)
+        screen = result.screens.get(rel)
+        if screen is None:
+            screen = result.screens[rel] = connectivity.read_screen(node, rel)
+        instance = connectivity.SheetInstance(chain=pending.chain, path=sheet_path, screen=screen,
+                                              parent=pending.parent, sheet=pending.sheet)
+        result.instances.append(instance)
+        boxes = {box.uuid: box for box in screen.sheets}
         power_symbols = _power_symbols(node)
         for symbol in node.nodes("symbol"):
             result.symbols.append(_instance(symbol, pending, rel, sheet_path, root_uuid,
@@ -156,7 +177,7 @@ def load_schematic(root_file: Path, reader: InputReader, project_name: str) -> S
                                                         sheet.column, f"unreadable: {reason}"))
                     continue
             queue.append(_Pending(child, pending.chain + (sheet_uuid,), pending.names + (sheet_name,),
-                                  pending.ancestors + (here,)))
+                                  pending.ancestors + (here,), instance, boxes.get(sheet_uuid)))
     result.sheet_instances = instances
     return result
 

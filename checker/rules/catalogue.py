@@ -178,4 +178,7 @@ _RULES = [
          "-", "Fix the most frequent finding first."),
 ]
 
+from .erc_catalogue import ERC_RULES  # noqa: E402  (it needs Rule, defined above)
+
+_RULES += ERC_RULES
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}

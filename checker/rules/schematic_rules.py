@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from .. import erc
 from ..findings import Finding, where_in
 from ..model import ProjectModel
 from .standard_libraries import STANDARD_FOOTPRINT_LIBRARIES
@@ -21,7 +22,7 @@ def check(model: ProjectModel) -> list[Finding]:
     schematic = model.schematic
     if schematic is None:
         return []
-    findings: list[Finding] = []
+    findings: list[Finding] = erc.check(model)     # the electrical rules, on the connectivity model
     placed = [s for s in schematic.symbols if not s.is_virtual]
     by_reference: dict[str, list] = defaultdict(list)
     for symbol in placed:

@@ -1,0 +1,497 @@
+"""The checker's own electrical rules check, KiCad 9's ERC on the connectivity model.
+
+Each finding mirrors one KiCad violation: it carries the KiCad type
+(``kicad_type``), the uuids of the items KiCad names and their sheet X/Y in mm,
+and starts at KiCad 9's default severity for the type (error -> ``error``,
+warning -> ``medium``); the project's ``erc.rule_severities`` and
+``erc_exclusions`` are applied afterwards by ``project_settings``.
+
+What KiCad does, and so what this does (eeschema/erc/erc.cpp and
+connection_graph.cpp of KiCad 9):
+
+* per subgraph (what one sheet's drawing joins): a pin alone with nothing but
+  wires is ``pin_not_connected``; a label on nothing is ``label_dangling``, as
+  is a label whose whole net reaches fewer than two pins and no no-connect;
+  wires that reach no pin, label or sheet pin are ``wire_dangling``; a wire
+  end that touches nothing is ``unconnected_wire_endpoint``;
+* per net: every pair of pins is looked up in the pin conflict map
+  (``pin_to_pin``), and a net with an input but no driver is
+  ``pin_not_driven`` (``power_pin_not_driven`` when it has a power input,
+  which only a power output drives: a PWR_FLAG is one);
+* per sheet: sheet pins and hierarchical labels must match by name
+  (``hier_label_mismatch``), a sheet pin must be connected, and a
+  hierarchical label on the root sheet has no parent to connect to.
+
+A sheet file used by several sheets is one *screen*; KiCad shows a marker that
+is not tied to a sheet once per screen, so such findings are reported once.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_NONE, Connectivity, Item,
+                           SheetInstance, Subgraph, driver_priority, power_net_name, to_mm)
+from .findings import Finding
+from .model import ProjectModel
+from .project_settings import DEFAULT_PIN_MAP, PIN_TYPES, read_project_settings
+
+_DRIVING = frozenset(("output", "power_out", "passive", "tri_state", "bidirectional"))
+_DRIVEN = frozenset(("input", "power_in"))
+_PIN_TYPE_TEXT = {"input": "Input", "output": "Output", "bidirectional": "Bidirectional",
+                  "tri_state": "Tri-State", "passive": "Passive", "free": "Free", "unspecified": "Unspecified",
+                  "power_in": "Power input", "power_out": "Power output", "open_collector": "Open collector",
+                  "open_emitter": "Open emitter", "no_connect": "Unconnected"}
+DEFAULT_GRID_MM = 1.27          # KiCad's connection grid (50 mil) unless the project sets another
+
+
+def rule_id(kicad_type: str) -> str:
+    return "erc." + kicad_type.replace("_", "-")
+
+
+class _Report:
+    def __init__(self, model: ProjectModel):
+        self.findings: list[Finding] = []
+        self.seen: set[tuple] = set()
+        self.files = model.schematic.files if model.schematic else []
+
+    def add(self, kicad_type: str, message: str, items: list[tuple[Item, SheetInstance]],
+            sheet_specific: bool = False) -> None:
+        uuids = [item.uuid for item, _ in items]
+        main, instance = items[0]
+        key = (kicad_type, tuple(uuids), instance.key if sheet_specific else "")
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        locations = [{"x": to_mm(item.position[0]), "y": to_mm(item.position[1]), "layer": None,
+                      "uuids": [item.uuid]} for item, _ in items]
+        self.findings.append(Finding(
+            rule_id(kicad_type), f"{message} (sheet {instance.path})",
+            identity=(kicad_type, instance.key if sheet_specific else instance.screen.file, *uuids),
+            path=instance.screen.file, line=main.location.line, column=main.location.column,
+            kicad_type=kicad_type, locations=locations,
+            extra={"x": locations[0]["x"], "y": locations[0]["y"], "uuids": uuids, "sheet": instance.path}))
+
+
+def describe(item: Item, graph: Connectivity, instance: SheetInstance) -> str:
+    if item.kind == "pin":
+        return f"{graph.reference(item, instance) or '?'} pin {item.number}" + (f" ({item.text})" if item.text else "") \
+            + f" [{_PIN_TYPE_TEXT.get(item.type, item.type)}]"
+    if item.kind in LABEL_KINDS:
+        return {"label": "label", "global_label": "global label",
+                "hierarchical_label": "hierarchical label"}[item.kind] + f" {item.text!r}"
+    if item.kind == "sheet_pin":
+        return f"sheet pin {item.text!r}"
+    return item.kind.replace("_", " ")
+
+
+def check(model: ProjectModel) -> list[Finding]:
+    schematic = model.schematic
+    if schematic is None or not schematic.instances:
+        return []
+    graph = schematic.connectivity
+    settings = read_project_settings(model.pro)
+    report = _Report(model)
+    _subgraph_rules(graph, report)
+    _hierarchy_rules(graph, report)
+    _net_rules(graph, report, settings.pin_map)
+    _label_name_rules(graph, report)
+    _wire_end_rules(graph, report)
+    _netclass_rules(graph, report, model.pro)
+    _grid_rules(graph, report, model.pro)
+    _unit_rules(graph, report, schematic)
+    return report.findings
+
+
+# -- per subgraph ---------------------------------------------------------------------
+
+def _subgraph_rules(graph: Connectivity, report: _Report) -> None:
+    global_names = set()
+    local_names = set()
+    for sub in graph.subgraphs:
+        for item in sub.items:
+            if item.kind == "global_label":
+                global_names.add(item.text)
+            elif item.kind == "label":
+                local_names.add((sub.instance.key, item.text))
+            elif item.kind == "pin" and item.is_power_symbol_pin and item.is_global_power:
+                global_names.add(power_net_name(item))
+    for sub in graph.subgraphs:
+        if sub.is_bus:
+            continue
+        _no_connect_rules(sub, graph, report, global_names, local_names)
+        _label_rules(sub, graph, report)
+        if not any(driver_priority(item) > PRIORITY_NONE for item in sub.items):
+            wires = sub.of_kind("wire", "bus_entry")
+            if wires:
+                report.add("wire_dangling", "Wires not connected to anything",
+                           [(wire, sub.instance) for wire in wires[:4]])
+
+
+def _stacked(a: Item, b: Item) -> bool:
+    return a.symbol is b.symbol and a.position == b.position and a.text == b.text
+
+
+def _no_connect_rules(sub: Subgraph, graph: Connectivity, report: _Report,
+                      global_names: set, local_names: set) -> None:
+    instance = sub.instance
+    no_connect = sub.no_connect
+    if no_connect is not None:
+        unique: list[Item] = []
+        labels = 0
+        first_pin = None
+        for other in (sub.net.subgraphs if sub.net else [sub]):
+            for item in other.items:
+                if item.kind == "pin":
+                    if other is sub and first_pin is None:
+                        first_pin = item
+                    if not any(_stacked(item, seen) for seen in unique):
+                        unique.append(item)
+                elif item.kind in LABEL_KINDS:
+                    labels += 1
+        if len(unique) > 1:
+            items = [(first_pin, instance), (no_connect, instance)] if first_pin else [(no_connect, instance)]
+            report.add("no_connect_connected", "A pin with a no-connect flag is connected", items)
+        if not unique and not labels:
+            report.add("no_connect_dangling", "Unconnected no-connect flag", [(no_connect, instance)])
+        return
+    pins: list[Item] = []
+    has_other = False
+    for item in sub.items:
+        if item.kind == "pin":
+            if not has_other and pins and any(not _stacked(item, other) for other in pins):
+                has_other = True
+            pins.append(item)
+        elif driver_priority(item) != PRIORITY_NONE:
+            has_other = True
+    if not pins:
+        return
+    pin = next((p for p in pins if p.type == "power_in"), pins[0])
+    if not has_other and pin.is_global_power and not pin.is_power_symbol_pin:
+        if pin.text in global_names or (instance.key, pin.text) in local_names:
+            has_other = True
+    if not has_other and pin.type not in ("no_connect", "free"):
+        report.add("pin_not_connected", f"Pin not connected: {describe(pin, graph, instance)}", [(pin, instance)])
+
+
+def _label_rules(sub: Subgraph, graph: Connectivity, report: _Report) -> None:
+    labels = [item for item in sub.items if item.kind in LABEL_KINDS]
+    if not labels:
+        return
+    instance = sub.instance
+    for label in labels:
+        if id(label) in graph.dangling:
+            report.add("label_dangling", f"Label not connected to anything: {describe(label, graph, instance)}",
+                       [(label, instance)])
+            return
+    pin_count = len(sub.pins)
+    if pin_count > 1:
+        return
+    has_nc = sub.no_connect is not None
+    all_pins = pin_count
+    for neighbour in (sub.net.subgraphs if sub.net else []):
+        if neighbour is sub:
+            continue
+        if neighbour.no_connect is not None:
+            has_nc = True
+        all_pins += len(neighbour.pins)
+    if all_pins == 0 or (all_pins == 1 and not has_nc):
+        for label in labels:
+            kicad_type = "global_label_dangling" if label.kind == "global_label" else "label_dangling"
+            text = "Global label only connects to one pin" if label.kind == "global_label" \
+                else "Label connected to only one pin" if all_pins else "Label not connected to any pins"
+            report.add(kicad_type, f"{text}: {describe(label, graph, instance)}", [(label, instance)])
+
+
+# -- hierarchy ------------------------------------------------------------------------
+
+def _hierarchy_rules(graph: Connectivity, report: _Report) -> None:
+    children: dict[tuple[int, str], SheetInstance] = {}
+    for instance in graph.instances:
+        if instance.parent is not None and instance.sheet is not None:
+            children[(id(instance.parent), instance.sheet.uuid)] = instance
+    for instance in graph.instances:
+        if instance.parent is None:
+            for item in instance.screen.items:
+                if item.kind == "hierarchical_label":
+                    report.add("pin_not_connected",
+                               f"Hierarchical label {item.text!r} in the root sheet cannot be connected to a "
+                               "parent sheet", [(item, instance)], sheet_specific=True)
+        for box in instance.screen.sheets:
+            for pin in box.pins:
+                if id(pin) in graph.dangling:
+                    report.add("pin_not_connected", f"Sheet pin {pin.text!r} not connected", [(pin, instance)])
+            child = children.get((id(instance), box.uuid))
+            if child is None:
+                continue
+            pins = {pin.text: pin for pin in box.pins}
+            labels: dict[str, Item] = {}
+            matched = set()
+            for item in child.screen.items:
+                if item.kind == "hierarchical_label":
+                    if item.text in pins:
+                        matched.add(item.text)
+                    else:
+                        labels[item.text] = item
+            for name, pin in sorted(pins.items()):
+                if name not in matched:
+                    report.add("hier_label_mismatch",
+                               f"Sheet pin {name!r} has no matching hierarchical label inside the sheet",
+                               [(pin, instance)], sheet_specific=True)
+            for name, label in sorted(labels.items()):
+                report.add("hier_label_mismatch",
+                           f"Hierarchical label {name!r} has no matching sheet pin in the parent sheet",
+                           [(label, child)], sheet_specific=True)
+
+
+# -- per net ---------------------------------------------------------------------------
+
+_NUMBER_RUN = re.compile(r"(\d+)")
+
+
+def _natural(text: str) -> tuple:
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in _NUMBER_RUN.split(text) if part)
+
+
+def _net_rules(graph: Connectivity, report: _Report, pin_map) -> None:
+    pin_map = pin_map or DEFAULT_PIN_MAP
+    for net in graph.nets:
+        if any(sub.is_bus for sub in net.subgraphs):
+            continue
+        pins = net.pins
+        if not pins:
+            continue
+        has_no_connect = any(sub.no_connect is not None for sub in net.subgraphs)
+        pins.sort(key=lambda p: (_natural(graph.reference(p[0], p[1])), _natural(p[0].number)))
+        power_net = any(pin.type == "power_in" for pin, _ in pins)
+        needs: tuple[Item, SheetInstance] | None = None
+        has_driver = False
+        for i, (ref_pin, ref_instance) in enumerate(pins):
+            ref_type = ref_pin.type
+            if ref_type in _DRIVEN:
+                current = needs[0] if needs else None
+                if (current is None or (current.hidden and not ref_pin.hidden)
+                        or (power_net != (current.type == "power_in") and power_net == (ref_type == "power_in"))):
+                    needs = (ref_pin, ref_instance)
+            has_driver |= (ref_type == "power_out") if power_net else (ref_type in _DRIVING)
+            for test_pin, test_instance in pins[i + 1:]:
+                if ref_instance is test_instance and _stacked(ref_pin, test_pin):
+                    continue
+                test_type = test_pin.type
+                has_driver |= (test_type == "power_out") if power_net else (test_type in _DRIVING)
+                level = pin_map[PIN_TYPES.index(ref_type)][PIN_TYPES.index(test_type)]
+                if level:
+                    finding_count = len(report.findings)
+                    report.add("pin_to_pin",
+                               f"Pins of type {_PIN_TYPE_TEXT[ref_type]} and {_PIN_TYPE_TEXT[test_type]} are "
+                               f"connected: {describe(ref_pin, graph, ref_instance)} and "
+                               f"{describe(test_pin, graph, test_instance)}",
+                               [(ref_pin, ref_instance), (test_pin, test_instance)], sheet_specific=True)
+                    if len(report.findings) > finding_count:
+                        finding = report.findings[-1]
+                        # The pin map's level is the finding's: KiCad's pin_to_pin setting only turns it off.
+                        finding.severity = "error" if level == 2 else "medium"
+                        finding.extra["pin_map_level"] = level
+        if needs is not None and not has_driver and not has_no_connect:
+            pin, instance = needs
+            kicad_type = "power_pin_not_driven" if power_net else "pin_not_driven"
+            text = ("Input Power pin not driven by any Output Power pins" if power_net
+                    else "Input pin not driven by any Output pins")
+            report.add(kicad_type, f"{text}: {describe(pin, graph, instance)}", [(pin, instance)], sheet_specific=True)
+
+
+# -- names -----------------------------------------------------------------------------
+
+def _label_name_rules(graph: Connectivity, report: _Report) -> None:
+    first_local: dict[str, tuple[Item, SheetInstance]] = {}
+    first_global: dict[str, tuple[Item, SheetInstance]] = {}
+    first_lower: dict[str, tuple[str, Item, SheetInstance]] = {}
+    for net in graph.nets:
+        for sub in net.subgraphs:
+            instance = sub.instance
+            for item in sub.items:
+                if item.kind == "label":
+                    first_local.setdefault(item.text, (item, instance))
+                elif item.kind == "global_label":
+                    first_global.setdefault(item.text, (item, instance))
+                if item.kind in LABEL_KINDS:
+                    text = item.text
+                elif item.kind == "pin" and item.is_power_symbol_pin and item.is_global_power:
+                    text = power_net_name(item)
+                else:
+                    continue
+                other = first_lower.setdefault(text.lower(), (text, item, instance))
+                if other[0] != text:
+                    both_pins = item.kind == "pin" and other[1].kind == "pin"
+                    one_pin = item.kind == "pin" or other[1].kind == "pin"
+                    kicad_type = "similar_power" if both_pins else "similar_label_and_power" if one_pin \
+                        else "similar_labels"
+                    report.add(kicad_type, f"Labels are similar (differ only by case): {text!r} and {other[0]!r}",
+                               [(item, instance), (other[1], other[2])], sheet_specific=True)
+        _multiple_names(net, graph, report)
+    for text, (global_label, global_instance) in first_global.items():
+        if text in first_local:
+            local_label, local_instance = first_local[text]
+            report.add("same_local_global_label",
+                       f"Local and global labels have the same name {text!r}",
+                       [(global_label, global_instance), (local_label, local_instance)], sheet_specific=True)
+
+
+def _driver_name(item: Item) -> str:
+    return power_net_name(item) if item.kind == "pin" else item.text
+
+
+def _multiple_names(net, graph: Connectivity, report: _Report) -> None:
+    for sub in net.subgraphs:
+        strong = [item for item in sub.items if driver_priority(item) >= PRIORITY_HIER_LABEL
+                  and (item.kind != "pin" or item.is_global_power)]
+        if len(strong) < 2 or sub.is_bus:
+            continue
+        strong.sort(key=lambda item: (-driver_priority(item), _driver_name(item)))
+        primary = strong[0]
+        for other in strong[1:]:
+            if _driver_name(other) != _driver_name(primary):
+                report.add("multiple_net_names",
+                           f"Both {_driver_name(primary)!r} and {_driver_name(other)!r} are attached to the same "
+                           f"items; {_driver_name(primary)!r} will be used in the netlist",
+                           [(other, sub.instance), (primary, sub.instance)])
+                break
+
+
+# -- wires -----------------------------------------------------------------------------
+
+def _wire_end_rules(graph: Connectivity, report: _Report) -> None:
+    first_instance = {}
+    for instance in graph.instances:
+        first_instance.setdefault(id(instance.screen), instance)
+    for wire, point, screen in graph.dangling_wire_ends:
+        instance = first_instance[id(screen)]
+        report.findings.append(_at_point("unconnected_wire_endpoint", "Unconnected wire endpoint", wire, point,
+                                         instance))
+
+
+def _at_point(kicad_type: str, message: str, item: Item, point: tuple[int, int], instance: SheetInstance) -> Finding:
+    x, y = to_mm(point[0]), to_mm(point[1])
+    return Finding(rule_id(kicad_type), f"{message} at ({x:g}, {y:g}) mm (sheet {instance.path})",
+                   identity=(kicad_type, instance.screen.file, item.uuid, f"{point[0]},{point[1]}"),
+                   path=instance.screen.file, line=item.location.line, column=item.location.column,
+                   kicad_type=kicad_type, locations=[{"x": x, "y": y, "layer": None, "uuids": [item.uuid]}],
+                   extra={"x": x, "y": y, "uuids": [item.uuid], "sheet": instance.path})
+
+
+def _grid_rules(graph: Connectivity, report: _Report, pro: dict) -> None:
+    schematic_settings = pro.get("schematic") if isinstance(pro, dict) else None
+    grid_mils = schematic_settings.get("connection_grid_size") if isinstance(schematic_settings, dict) else None
+    grid_mm = grid_mils * 0.0254 if isinstance(grid_mils, (int, float)) and grid_mils > 0 else DEFAULT_GRID_MM
+    grid = round(grid_mm * 10_000)
+    done = set()
+    for instance in graph.instances:
+        screen = instance.screen
+        if id(screen) in done:
+            continue
+        done.add(id(screen))
+        placed_reported = set()
+        for item in screen.items:
+            if item.kind == "wire":
+                for point in item.points:
+                    if point[0] % grid or point[1] % grid:
+                        report.findings.append(_at_point("endpoint_off_grid", "Wire endpoint off the connection grid",
+                                                         item, point, instance))
+                        break
+            elif item.kind == "pin" and id(item.symbol) not in placed_reported:
+                if item.position[0] % grid or item.position[1] % grid:
+                    placed_reported.add(id(item.symbol))
+                    report.findings.append(_at_point("endpoint_off_grid", "Symbol pin off the connection grid",
+                                                     item, item.position, instance))
+
+
+# -- net classes -------------------------------------------------------------------------
+
+def _netclass_rules(graph: Connectivity, report: _Report, pro: dict) -> None:
+    net_settings = pro.get("net_settings") if isinstance(pro, dict) else None
+    classes = net_settings.get("classes") if isinstance(net_settings, dict) else None
+    known = {"Default"}
+    if isinstance(classes, list):
+        known |= {c.get("name") for c in classes if isinstance(c, dict) and isinstance(c.get("name"), str)}
+    done = set()
+    for instance in graph.instances:
+        if id(instance.screen) in done:
+            continue
+        done.add(id(instance.screen))
+        for item in instance.screen.netclass_flags:
+            if item.netclass and item.netclass not in known:
+                report.add("undefined_netclass", f"Netclass {item.netclass!r} is not defined", [(item, instance)])
+
+
+# -- units -------------------------------------------------------------------------------
+
+def _unit_rules(graph: Connectivity, report: _Report, schematic) -> None:
+    by_reference: dict[str, list] = defaultdict(list)
+    for instance in graph.instances:
+        for placement in instance.screen.placements:
+            reference = graph.references.get(instance.key + placement.uuid, "")
+            if not reference or reference.startswith("#") or reference.endswith("?"):
+                continue
+            by_reference[reference].append((placement, instance))
+    footprints = {symbol.instance_path: symbol.footprint for symbol in schematic.symbols}
+    for reference, units in by_reference.items():
+        first_fp = None
+        first = None
+        for placement, instance in units:
+            footprint = footprints.get(instance.key + placement.uuid, "")
+            if footprint and first is None:
+                first, first_fp = (placement, instance), footprint
+        for placement, instance in units:
+            footprint = footprints.get(instance.key + placement.uuid, "")
+            if first is not None and footprint and footprint != first_fp:
+                _placement_finding(report, "different_unit_footprint",
+                                   f"Different footprints assigned to units of {reference}: {first_fp} and {footprint}",
+                                   placement, instance)
+        lib = units[0][0].lib
+        if len(units) == lib.unit_count:
+            continue
+        placed = {placement.unit for placement, _ in units}
+        missing = sorted(set(range(1, lib.unit_count + 1)) - placed)
+        if not missing:
+            continue
+        base, base_instance = units[0]
+        names = ", ".join(_unit_name(u) for u in missing[:3]) + (", ....." if len(missing) > 3 else "")
+        _placement_finding(report, "missing_unit", f"Symbol {reference} has unplaced units [ {names} ]",
+                           base, base_instance)
+        kinds = {"power_in": set(), "input": set(), "bidirectional": set()}
+        for unit in missing:
+            for pin in lib.pins:
+                if pin.unit in (0, unit) and pin.body in (0, 1) and pin.type in kinds:
+                    kinds[pin.type].add(unit)
+        for pin_type, kicad_type, what in (("power_in", "missing_power_pin", "input power"),
+                                           ("input", "missing_input_pin", "input"),
+                                           ("bidirectional", "missing_bidi_pin", "bidirectional")):
+            if kinds[pin_type]:
+                units_text = ", ".join(_unit_name(u) for u in sorted(kinds[pin_type])[:3])
+                _placement_finding(report, kicad_type,
+                                   f"Symbol {reference} has {what} pins in units [ {units_text} ] that are not placed",
+                                   base, base_instance)
+
+
+def _unit_name(unit: int) -> str:
+    # KiCad names units A, B, ... Z, AA, AB ...
+    name = ""
+    while unit > 0:
+        unit, rest = divmod(unit - 1, 26)
+        name = chr(ord("A") + rest) + name
+    return name
+
+
+def _placement_finding(report: _Report, kicad_type: str, message: str, placement, instance: SheetInstance) -> None:
+    x, y = to_mm(placement.at[0]), to_mm(placement.at[1])
+    key = (kicad_type, placement.uuid, instance.key)
+    if key in report.seen:
+        return
+    report.seen.add(key)
+    report.findings.append(Finding(
+        rule_id(kicad_type), f"{message} (sheet {instance.path})",
+        identity=(kicad_type, instance.key, placement.uuid), path=instance.screen.file,
+        line=placement.location.line, column=placement.location.column, kicad_type=kicad_type,
+        locations=[{"x": x, "y": y, "layer": None, "uuids": [placement.uuid]}],
+        extra={"x": x, "y": y, "uuids": [placement.uuid], "sheet": instance.path}))

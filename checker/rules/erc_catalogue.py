@@ -1,0 +1,75 @@
+"""The checker's own ERC rules (checker/erc.py): one per KiCad 9 ERC type, at KiCad 9's
+default severity for it (error -> error, warning -> medium). The project's
+``erc.rule_severities`` and ``erc_exclusions`` then apply as in KiCad."""
+from __future__ import annotations
+
+from .catalogue import Rule
+
+
+def _erc(kicad_type: str, severity: str, title: str, checks: str, fix: str) -> Rule:
+    return Rule("erc." + kicad_type.replace("_", "-"), severity, title, checks, f"ERC {kicad_type}", fix)
+
+
+ERC_RULES = [
+    _erc("pin_not_connected", "error", "Pin not connected",
+         "A symbol pin whose wires reach no other pin, label or sheet pin and that has no no-connect flag "
+         "(a hidden power pin counts as connected when a label or power symbol of its name exists); a sheet "
+         "pin with nothing attached; a hierarchical label on the root sheet, which has no parent to reach.",
+         "Wire the pin, or place a no-connect flag on it."),
+    _erc("label_dangling", "error", "Label not connected",
+         "A local or hierarchical label on no wire, pin or other label, or whose whole net reaches fewer than "
+         "two pins and no no-connect flag.", "Attach the label to its wire, or delete it."),
+    _erc("global_label_dangling", "medium", "Global label not connected",
+         "A global label whose net reaches fewer than two pins and no no-connect flag.",
+         "Connect the net or delete the label."),
+    _erc("wire_dangling", "error", "Wires not connected to anything",
+         "Wires (with their junctions) that reach no pin, label or sheet pin.", "Delete the stray wires."),
+    _erc("unconnected_wire_endpoint", "medium", "Unconnected wire endpoint",
+         "A wire end that touches no other wire end, pin, label, junction or no-connect flag (a wire end on "
+         "the middle of another wire does not join it).", "Extend the wire to its target, or add a junction."),
+    _erc("pin_to_pin", "medium", "Pin conflict",
+         "Two pins on one net whose types conflict in the pin map (KiCad's default or the project's "
+         "erc.pin_map): an error where the map says error (two outputs), else medium.",
+         "Fix the connection or the pin types."),
+    _erc("pin_not_driven", "error", "Input pin not driven",
+         "A net with an input pin and no output, bidirectional, tri-state, passive or power output pin.",
+         "Connect a driver to the net."),
+    _erc("power_pin_not_driven", "error", "Power input not driven",
+         "A net with a power input pin and no power output pin (a PWR_FLAG is one).",
+         "Connect the supply, or place a PWR_FLAG on the net."),
+    _erc("no_connect_connected", "medium", "No-connect flag on a connected pin",
+         "A no-connect flag on a net that has more than one pin.", "Remove the flag or the connection."),
+    _erc("no_connect_dangling", "medium", "No-connect flag not on a pin",
+         "A no-connect flag whose net has no pin and no label.", "Move the flag onto the pin or delete it."),
+    _erc("hier_label_mismatch", "error", "Sheet pin and hierarchical label do not match",
+         "A sheet pin with no hierarchical label of its name in the sheet, or a hierarchical label with no "
+         "sheet pin of its name on the sheet symbol.", "Add or rename the pin or the label (Sync Sheet Pins)."),
+    _erc("same_local_global_label", "medium", "Local and global label with the same name",
+         "A local label and a global label carry the same text.", "Rename one of them."),
+    _erc("similar_labels", "medium", "Labels differ only by case",
+         "Two labels whose texts differ only in upper/lower case.", "Use one spelling."),
+    _erc("similar_power", "medium", "Power symbols differ only by case",
+         "Two power symbols whose names differ only in upper/lower case.", "Use one spelling."),
+    _erc("similar_label_and_power", "medium", "Label and power symbol differ only by case",
+         "A label and a power symbol whose names differ only in upper/lower case.", "Use one spelling."),
+    _erc("multiple_net_names", "medium", "Two names on one net",
+         "Labels or power symbols of different names attached to the same wires; KiCad uses one of them.",
+         "Keep one name on the net."),
+    _erc("undefined_netclass", "error", "Undefined net class",
+         "A netclass directive names a net class the project does not define.",
+         "Define the class in Schematic Setup > Net Classes or fix the directive."),
+    _erc("endpoint_off_grid", "medium", "Connection point off grid",
+         "A wire end or a symbol's pin off the project's connection grid (50 mil unless set).",
+         "Move the item onto the grid."),
+    _erc("missing_unit", "medium", "Unplaced symbol unit",
+         "A multi-unit symbol with units that are not placed.", "Place the missing units."),
+    _erc("missing_input_pin", "medium", "Unplaced unit has input pins",
+         "An unplaced unit of a symbol has input pins.", "Place the unit and tie its inputs."),
+    _erc("missing_power_pin", "error", "Unplaced unit has power pins",
+         "An unplaced unit of a symbol has power input pins, so the part gets no supply.",
+         "Place the power unit."),
+    _erc("missing_bidi_pin", "medium", "Unplaced unit has bidirectional pins",
+         "An unplaced unit of a symbol has bidirectional pins.", "Place the unit."),
+    _erc("different_unit_footprint", "error", "Units with different footprints",
+         "Units of one reference carry different footprints.", "Give every unit the same footprint."),
+]

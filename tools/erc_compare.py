@@ -1,0 +1,201 @@
+"""bin/drc-compare --erc: the checker's own ERC against KiCad 9's, project by project.
+
+For every KiCad project with a schematic under tests/fixtures it reads KiCad's
+ERC report committed beside it (``kicad-erc.json``, or ``<project>.kicad-erc.json``
+where a folder holds two projects; ``--run`` makes one with kicad-cli in a
+temporary folder instead), runs the checker without kicad-cli, and prints per
+KiCad type: KiCad's count, matched, missed, and the checker's findings of that
+type no KiCad violation accounts for (extra).
+
+A KiCad violation is matched by a checker finding of the same KiCad type that
+names one of its items (uuid), else that sits at one of its items' places.
+kicad-cli 9.0.8 writes ERC positions at 1/100 of their value in mm (41.91 mm
+as 0.4191), so report positions are scaled by 100 here. Types that depend on
+the libraries installed where KiCad runs (``footprint_link_issues``,
+``lib_symbol_issues``, ``lib_symbol_mismatch``) are listed as not compared.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from checker.findings import Finding
+from checker.runner import RunOptions, check
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+POSITION_SCALE = 100            # kicad-cli 9.0.8's ERC JSON positions, times this, are mm
+POSITION_TOLERANCE_MM = 0.01
+NOT_COMPARED = {"footprint_link_issues": "depends on the footprint libraries installed",
+                "lib_symbol_issues": "depends on the symbol libraries installed",
+                "lib_symbol_mismatch": "depends on the symbol libraries installed",
+                "simulation_model_issue": "simulation models are not checked"}
+
+
+@dataclass
+class Violation:
+    type: str
+    severity: str
+    description: str
+    sheet: str
+    uuids: list[str]
+    places: list[tuple[float, float]]
+
+
+@dataclass
+class ProjectResult:
+    project: str
+    kicad: Counter = field(default_factory=Counter)
+    matched: Counter = field(default_factory=Counter)
+    missed: list[Violation] = field(default_factory=list)
+    extra: list[Finding] = field(default_factory=list)
+    severity: dict[str, str] = field(default_factory=dict)
+
+
+def projects() -> list[Path]:
+    found = []
+    for pro in sorted(FIXTURES.rglob("*.kicad_pro")):
+        if pro.with_suffix(".kicad_sch").exists():
+            found.append(pro)
+    return found
+
+
+def report_for(pro: Path) -> Path | None:
+    for candidate in (pro.parent / f"{pro.stem}.kicad-erc.json", pro.parent / "kicad-erc.json"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def run_kicad(pro: Path) -> dict | None:
+    cli = shutil.which("kicad-cli")
+    if cli is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="erc-compare-") as scratch:
+        copy = Path(scratch) / "project"
+        shutil.copytree(pro.parent, copy)
+        out = Path(scratch) / "erc.json"
+        subprocess.run([cli, "sch", "erc", "--format", "json", "--severity-all", "--units", "mm", "-o", str(out),
+                        str(copy / pro.with_suffix(".kicad_sch").name)], capture_output=True, timeout=600)
+        return json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
+
+
+def read_violations(report: dict) -> list[Violation]:
+    violations = []
+    for sheet in report.get("sheets", []):
+        for violation in sheet.get("violations", []):
+            items = violation.get("items", [])
+            violations.append(Violation(
+                type=violation.get("type", ""), severity=violation.get("severity", ""),
+                description=violation.get("description", ""), sheet=sheet.get("path", ""),
+                uuids=[item.get("uuid", "") for item in items],
+                places=[(item["pos"]["x"] * POSITION_SCALE, item["pos"]["y"] * POSITION_SCALE)
+                        for item in items if "pos" in item]))
+    return violations
+
+
+def checker_findings(pro: Path) -> list[Finding]:
+    outcome = check(RunOptions(path=pro, root=pro.parent, run_kicad_cli=False))
+    return [f for f in outcome.findings if f.kicad_type and f.rule_id.startswith(("erc.", "sch."))]
+
+
+def matches(violation: Violation, finding: Finding) -> bool:
+    if finding.kicad_type != violation.type:
+        return False
+    if set(violation.uuids) & set(finding.uuids):
+        return True
+    for location in finding.all_locations():
+        x, y = location.get("x"), location.get("y")
+        if x is None:
+            continue
+        if any(abs(x - vx) <= POSITION_TOLERANCE_MM and abs(y - vy) <= POSITION_TOLERANCE_MM
+               for vx, vy in violation.places):
+            return True
+    return False
+
+
+def compare(pro: Path, violations: list[Violation]) -> ProjectResult:
+    findings = checker_findings(pro)
+    result = ProjectResult(project=str(pro.relative_to(FIXTURES)))
+    used: set[int] = set()
+    for violation in violations:
+        result.kicad[violation.type] += 1
+        result.severity.setdefault(violation.type, violation.severity)
+        if violation.type in NOT_COMPARED:
+            continue
+        hit = next((i for i, f in enumerate(findings) if i not in used and matches(violation, f)), None)
+        if hit is None:
+            hit = next((i for i, f in enumerate(findings) if matches(violation, f)), None)
+        if hit is not None:
+            used.add(hit)
+            result.matched[violation.type] += 1
+        else:
+            result.missed.append(violation)
+    result.extra = [f for i, f in enumerate(findings) if i not in used and f.kicad_type not in NOT_COMPARED]
+    return result
+
+
+def table(results: list[ProjectResult]) -> str:
+    kicad, matched, missed, extra, severity = Counter(), Counter(), Counter(), Counter(), {}
+    for result in results:
+        kicad.update(result.kicad)
+        matched.update(result.matched)
+        missed.update(v.type for v in result.missed)
+        extra.update(f.kicad_type for f in result.extra)
+        for kind, level in result.severity.items():
+            severity.setdefault(kind, level)
+    lines = ["| KiCad type | KiCad severity | KiCad count | matched | missed | extra | found |",
+             "|---|---|---|---|---|---|---|"]
+    for kind in sorted(set(kicad) | set(extra)):
+        if kind in NOT_COMPARED:
+            lines.append(f"| `{kind}` | {severity.get(kind, '')} | {kicad[kind]} | not compared "
+                         f"({NOT_COMPARED[kind]}) | | | |")
+            continue
+        share = f"{100 * matched[kind] / kicad[kind]:.0f}%" if kicad[kind] else "-"
+        lines.append(f"| `{kind}` | {severity.get(kind, '-')} | {kicad[kind]} | {matched[kind]} | {missed[kind]} "
+                     f"| {extra[kind]} | {share} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bin/drc-compare --erc", description=__doc__.split("\n")[0])
+    parser.add_argument("--run", action="store_true", help="run kicad-cli now instead of reading committed reports")
+    parser.add_argument("--verbose", "-v", action="store_true", help="list every miss and extra finding")
+    parser.add_argument("projects", nargs="*", type=Path, help="only these .kicad_pro files")
+    args = parser.parse_args(argv)
+    results = []
+    for pro in [p.resolve() for p in args.projects] or projects():
+        if args.run:
+            report = run_kicad(pro)
+        else:
+            path = report_for(pro)
+            report = json.loads(path.read_text(encoding="utf-8")) if path else None
+        if report is None:
+            print(f"skipped {pro.relative_to(FIXTURES)}: no KiCad ERC report")
+            continue
+        result = compare(pro, read_violations(report))
+        results.append(result)
+        compared = sum(n for k, n in result.kicad.items() if k not in NOT_COMPARED)
+        print(f"{result.project}: KiCad {compared} compared, matched {sum(result.matched.values())}, "
+              f"missed {len(result.missed)}, extra {len(result.extra)}")
+        if args.verbose:
+            for violation in result.missed:
+                print(f"    missed {violation.type} [{violation.sheet}] {violation.description} "
+                      f"{violation.uuids} {[(round(x, 3), round(y, 3)) for x, y in violation.places]}")
+            for finding in result.extra:
+                print(f"    extra {finding.kicad_type}: {finding.message} {finding.uuids} "
+                      f"({finding.extra.get('x')}, {finding.extra.get('y')})")
+    print()
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
