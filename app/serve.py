@@ -7,8 +7,10 @@ when it exits; the children get its URL in SERVICE_DATABASE_URL.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -16,7 +18,7 @@ import time
 import httpx
 
 from app import config as config_module
-from app.jsonlog import capture_library_logs
+from app.jsonlog import capture_library_logs, log
 from app import runtime
 
 
@@ -40,6 +42,22 @@ def server_command(config, wsgi_app: str = SERVICE_WSGI_APP) -> list[str]:
         "--keep-alive", "5",
         "--log-level", "warning",
     ]
+
+
+def address_in_use(bind: str) -> bool:
+    """Whether another process listens on SERVICE_BIND ("host:port"; a unix socket is not checked)."""
+    if bind.startswith(("unix:", "fd://")):
+        return False
+    host, _, port = bind.rpartition(":")
+    host = host.strip("[]") or "0.0.0.0"
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as gunicorn binds
+        try:
+            probe.bind((host, int(port)))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
 
 
 def wait_until_live(base_url: str, process: subprocess.Popen, seconds: float = 60) -> None:
@@ -104,11 +122,20 @@ class Service:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bin/serve", description=__doc__)
     parser.add_argument("--no-workers", action="store_true", help="run the API only")
+    parser.add_argument("--no-migrate", action="store_true",
+                        help="do not migrate first: the database is migrated by bin/migrate with the migration "
+                             "role, and this process's role may only execute functions (docs/deploy.md)")
     args = parser.parse_args(argv)
     capture_library_logs()
     config = config_module.load()
     url = runtime.database_url(config)
-    runtime.migrate(url)
+    if not args.no_migrate:
+        runtime.migrate(url)
+    if address_in_use(config.bind):
+        # Otherwise gunicorn retries for five seconds and exits while another
+        # server answers on the address, which looks like this one started.
+        log("serve.address_in_use", level="error", bind=config.bind)
+        raise SystemExit(f"error: SERVICE_BIND {config.bind} is in use by another process")
     service = Service(config, url, with_workers=not args.no_workers)
     stopping = False
 
@@ -122,7 +149,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"boardready listening on {service.base_url}", flush=True)
     while not stopping and all(child.poll() is None for child in service.children):
         time.sleep(0.3)
+    exited = [child.returncode for child in service.children if child.poll() is not None]
     service.stop()
+    if not stopping and exited:
+        # A child died on its own: say so with a failing status, so that a
+        # service manager restarts the service.
+        log("serve.child_exited", level="error", status=exited[0])
+        raise SystemExit(exited[0] or 1)
 
 
 if __name__ == "__main__":
