@@ -484,8 +484,11 @@
     }
     if (!src) { return; }
     fetch(src, {credentials: "same-origin", headers: {Accept: "application/json"}})
-      .then(function (r) { return r.ok ? r.json() : Promise.reject(new Error(String(r.status))); })
-      .then(function (doc) { mount(root, doc); })
+      .then(function (r) {
+        if (r.status === 404) { say(root, "This run's report carries no board drawing; the findings are listed on this page."); return null; }
+        return r.ok ? r.json() : Promise.reject(new Error(String(r.status)));
+      })
+      .then(function (doc) { if (doc) { mount(root, doc); } })
       .catch(function () { say(root, "The board drawing could not be loaded; the findings are listed on this page."); });
   });
 }());

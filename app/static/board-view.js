@@ -1,0 +1,1 @@
+../../checker/templates/board_view.js
