@@ -302,6 +302,8 @@ def apply_project_settings(findings: list, settings: ProjectSettings) -> list:
         level = settings.severity(domain, finding.kicad_type)
         if level == "ignore":
             continue
+        if finding.kicad_type == "pin_to_pin" and finding.extra.get("pin_map_level") == PIN_MAP_ERROR:
+            level = "error"     # KiCad: the pin_to_pin setting only switches it off; the pin map says error
         finding.severity = SEVERITY_FOR[level]
         places = [(loc["x"], loc["y"]) for loc in finding.all_locations() if loc.get("x") is not None]
         if settings.exclusion_for(domain, finding.kicad_type, finding.uuids, places) is not None:

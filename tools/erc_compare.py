@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker.findings import Finding
+from checker.project_settings import ERC_DEFAULTS
 from checker.runner import RunOptions, check
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +104,7 @@ def read_violations(report: dict) -> list[Violation]:
 
 def checker_findings(pro: Path) -> list[Finding]:
     outcome = check(RunOptions(path=pro, root=pro.parent, run_kicad_cli=False))
-    return [f for f in outcome.findings if f.kicad_type and f.rule_id.startswith(("erc.", "sch."))]
+    return [f for f in outcome.findings if f.kicad_type in ERC_DEFAULTS and f.source == "boardready"]
 
 
 def matches(violation: Violation, finding: Finding) -> bool:
