@@ -92,6 +92,15 @@ class Schematic:
     def title_block_line(self) -> int:
         return self.title_block_location.line if self.title_block_location is not None else 1
 
+    def footprint_by_reference(self) -> dict[str, str]:
+        """A reference's footprint as KiCad takes it: the first of its units that has one
+        (a unit placed with an empty Footprint field does not empty the part's)."""
+        found: dict[str, str] = {}
+        for symbol in self.symbols:
+            if symbol.footprint.strip() and symbol.reference not in found:
+                found[symbol.reference] = symbol.footprint
+        return found
+
     def position_of(self, uuid: str) -> tuple[str, int, int] | None:
         """File, line and column of the item with this uuid (KiCad's ERC report names items by uuid)."""
         found = self.uuids.get(uuid)

@@ -29,12 +29,14 @@ def check(model: ProjectModel) -> list[Finding]:
     schematic, board = model.schematic, model.board
     if schematic is None or board is None or not schematic.symbols:
         return []
-    symbols: dict[str, SymbolInstance] = {}       # reference -> first unit placed
+    symbols: dict[str, SymbolInstance] = {}       # reference -> its first unit with a footprint, else first placed
     references_by_path: dict[str, str] = {}       # every unit's instance path -> its reference
     for symbol in schematic.symbols:
         if symbol.is_virtual or not symbol.on_board or is_unannotated(symbol.reference):
             continue
-        symbols.setdefault(symbol.reference, symbol)
+        known = symbols.get(symbol.reference)
+        if known is None or (not known.footprint.strip() and symbol.footprint.strip()):
+            symbols[symbol.reference] = symbol
         references_by_path[symbol.instance_path] = symbol.reference
     # A footprint names the symbol it was made from by the symbol's instance
     # path (sheet uuids, then the symbol's uuid); KiCad itself pairs them that

@@ -49,10 +49,11 @@ def check(model: ProjectModel) -> list[Finding]:
                                     identity=(reference,), **where_in(first.file, first)))
     known_libraries = model.footprint_libraries | STANDARD_FOOTPRINT_LIBRARIES
     reported: set[str] = set()
+    footprints = schematic.footprint_by_reference()   # a multi-unit part's from whichever unit has it
     for symbol in placed:
         if not symbol.on_board or is_unannotated(symbol.reference) or symbol.reference in reported:
             continue
-        footprint = symbol.footprint.strip()
+        footprint = footprints.get(symbol.reference, "").strip()
         if not footprint:
             reported.add(symbol.reference)
             on_board = next((f for f in model.board.footprints if f.reference == symbol.reference), None) \

@@ -81,3 +81,34 @@ def test_a_sheet_used_twice_has_its_own_nets_per_instance():
     graph = outcome.models[0].schematic.connectivity
     assert len({instance.screen.file for instance in graph.instances}) < len(graph.instances)
     assert not [f for f in outcome.findings if f.rule_id.startswith("erc.") and f.severity == "error"]
+
+
+def _ecc83_with(tmp_path, replacements):
+    import shutil
+
+    source = KICAD / "v6/ecc83"
+    for name in ("ecc83-pp.kicad_sch", "ecc83-pp.kicad_pro", "ecc83-pp.kicad_pcb"):
+        shutil.copy2(source / name, tmp_path / name)
+    schematic = tmp_path / "ecc83-pp.kicad_sch"
+    text = schematic.read_text(encoding="utf-8")
+    for old, new in replacements:
+        assert old in text
+        text = text.replace(old, new, 1)
+    schematic.write_text(text, encoding="utf-8")
+    return check(RunOptions(path=tmp_path / "ecc83-pp.kicad_pro", root=tmp_path, run_kicad_cli=False))
+
+
+def test_a_unit_without_footprint_takes_the_parts_footprint(tmp_path):
+    # U1's first unit placed with an empty Footprint field: KiCad takes the part's footprint
+    # from the first unit that has one, so nothing is missing and nothing mismatches.
+    outcome = _ecc83_with(tmp_path, [('(property "Footprint" "Valve:Valve_ECC-83-1" (id 2) (at 166.37 64.77 90)',
+                                      '(property "Footprint" "" (id 2) (at 166.37 64.77 90)')])
+    about_u1 = [f for f in outcome.findings if "U1" in f.message and f.rule_id.startswith(("parity.", "sch.", "erc."))]
+    assert not about_u1, [f.message for f in about_u1]
+
+
+def test_units_with_different_footprints_are_an_error(tmp_path):
+    outcome = _ecc83_with(tmp_path, [('(property "Footprint" "Valve:Valve_ECC-83-1" (id 2) (at 162.56 118.11 0)',
+                                      '(property "Footprint" "Valve:Valve_ECC-83-2" (id 2) (at 162.56 118.11 0)')])
+    found = [f for f in outcome.findings if f.kicad_type == "different_unit_footprint"]
+    assert len(found) == 1 and found[0].severity == "error" and "U1" in found[0].message
