@@ -181,3 +181,38 @@ def test_sign_out_form_ends_the_session(client, pool, repos):
     response = form_post(client, session, "/auth/sign-out", {})
     assert response.status_code == 303 and response.headers["location"] == "/"
     assert client.simulate_get("/runs", headers=session.headers(csrf=False)).status_code == 303
+
+
+def test_runs_page_shows_score_findings_review_state_and_which_run_is_newest(client, owner, pool, repos):
+    import datetime as dt
+    start = dt.datetime(2025, 3, 1, tzinfo=dt.timezone.utc)
+    older = decided_run(owner, pool, repos[0], pr_number=7, readiness="blocked", started_at=start,
+                        findings=[finding(0, "error", FP_ERROR), finding(1, "medium", FP_MEDIUM)])
+    newer = decided_run(owner, pool, repos[0], pr_number=7, readiness="at-risk", started_at=start + dt.timedelta(hours=1),
+                        findings=[finding(1, "medium", FP_MEDIUM)])
+    ready = decided_run(owner, pool, repos[1], pr_number=8, readiness="ready", started_at=start + dt.timedelta(hours=2))
+    session = Session(pool, repos)
+    page = client.simulate_get("/runs", headers=session.headers(csrf=False))
+    assert_page(page)
+    rows = {}
+    for row in re.findall(r"<tr class=\"(?:newest|superseded)\">.*?</tr>", page.text, re.S):
+        rows[int(re.search(r'href="/release-runs/(\d+)"', row).group(1))] = row
+    assert set(rows) == {older["id"], newer["id"], ready["id"]}
+    # The older run of pull request 7 is superseded by the newer; each run says its score and findings.
+    assert "superseded" in rows[older["id"]] and "newest" not in rows[older["id"]]
+    assert "newest" in rows[newer["id"]] and "newest" in rows[ready["id"]]
+    assert ">20<" in rows[older["id"]] and "1 blocking</span> / 2" in rows[older["id"]]
+    assert ">71<" in rows[newer["id"]] and "0 blocking</span> / 1" in rows[newer["id"]]
+    assert 'class="badge d-conditional">CONDITIONAL' in rows[newer["id"]]
+    assert ">wanted<" in rows[newer["id"]] and "not needed" in rows[ready["id"]]
+    assert "acme/board-0" in rows[newer["id"]] and newer["head_sha"][:7] in rows[newer["id"]]
+    assert "<time datetime=" in rows[newer["id"]]
+    # An approval shows in the listing; a waiver of the error finding unblocks the older run's count.
+    reviewer = Session(pool, repos)
+    assert form_post(client, reviewer, f"/release-runs/{newer['id']}/approvals",
+                     {"status": "approved"}).status_code == 303
+    assert form_post(client, reviewer, f"/release-runs/{older['id']}/waivers",
+                     {"fingerprint": FP_ERROR, "reason": "bench+tested"}).status_code == 303
+    again = client.simulate_get("/runs", headers=session.headers(csrf=False)).text
+    assert re.search(rf'href="/release-runs/{newer["id"]}".*?>approved<', again, re.S)
+    assert re.search(rf'href="/release-runs/{older["id"]}".*?0 blocking</span> / 2', again, re.S)
