@@ -19,9 +19,9 @@ from .profiles import available
 from .publish import (PublishError, RunnerContext, RunnerEnvironmentError, publish, report_reference,
                       send_report_artifact, send_runner_result)
 from .runner import RunOptions, check
+from .verdict import DEFAULT_FAIL_ON, FAILS_ON, gate_fails
 
 EXIT_READY, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INPUT, EXIT_PUBLISH = 0, 1, 2, 3, 4
-_FAILS = {"blocked": {"blocked"}, "at-risk": {"blocked", "at-risk"}, "never": set()}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--baseline", type=Path, metavar="RESULT.json", help="earlier --format json result")
     parser.add_argument("--gate", choices=("all", "new"), default="all",
                         help="new: only findings absent from the baseline block")
-    parser.add_argument("--fail-on", choices=("blocked", "at-risk", "never"), default="blocked")
+    parser.add_argument("--fail-on", choices=tuple(FAILS_ON), default=DEFAULT_FAIL_ON,
+                        help="gate (default): exit 1 exactly when the release gate fails (any error or high finding "
+                             "that counts); blocked / at-risk: by readiness alone")
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--base", type=Path, metavar="PATH", help="the base commit's checkout: diff the board, mark new findings")
     base.add_argument("--base-ref", metavar="REF", help="like --base, with the files of git revision REF")
@@ -137,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             send_report_artifact(report, runner_context)
         except Exception as exc:  # the result already decided: a missing report is a warning, not a failure
             print(f"warning: the HTML report was not uploaded: {exc}", file=sys.stderr)
-    return EXIT_GATE_FAILED if result["readiness"] in _FAILS[args.fail_on] else EXIT_READY
+    return EXIT_GATE_FAILED if gate_fails(result, args.fail_on) else EXIT_READY
 
 
 def _base(parser, args, runner_context) -> Path | None:

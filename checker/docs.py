@@ -4,7 +4,30 @@ from __future__ import annotations
 
 from .profiles import MINIMUM_KEYS, available, load_profile
 from .rules.catalogue import RULES
-from .scoring import CAPS, WEIGHTS
+from .project_settings import DRC_DEFAULTS, ERC_DEFAULTS
+from .verdict import BLOCKING_SEVERITIES, CAPS, DECISION_SCORE_CAP, ENVIRONMENT_DEPENDENT_RULES, WEIGHTS
+
+# Checks where boardready deliberately goes beyond KiCad 9 (or keeps KiCad's error whatever
+# the project's severities say), and why. Every blocking rule that mirrors nothing is listed
+# below; these are the reasons we give.
+BEYOND_KICAD = {
+    "sch.sheet-missing": "KiCad loads a hierarchy with a missing sheet file as an empty sheet and its ERC "
+                         "passes; a release from it has parts nobody can see.",
+    "sch.unannotated": "KiCad's ERC reports it too, but a project may set it to ignore; an unannotated "
+                       "reference makes the BOM and the board disagree, so it always blocks.",
+    "sch.duplicate-reference": "As above: two parts with one reference cannot both be placed or ordered, "
+                               "whatever the project's ERC settings.",
+    "board.duplicate-reference": "KiCad 9's duplicate_footprints is a warning by default; two footprints "
+                                 "with one reference break assembly (pick-and-place and BOM), so it blocks.",
+    "board.unannotated": "A footprint with a '?' reference cannot be assembled; KiCad has no board check for it.",
+    "sch.footprint-no-library": "KiCad cannot resolve a footprint with no library on any machine; its ERC "
+                                "only warns (footprint_link_issues).",
+    "format.legacy": "KiCad 5 and older files are converted on load, and what KiCad 9 checks is then the "
+                     "conversion, not the committed file.",
+    "bom.csv-mismatch": "The BOM a fab assembles from must say what the schematic says; KiCad does not compare them.",
+    "kicad.erc-unverified": "A KiCad check that could not run is never a clean result.",
+    "kicad.drc-unverified": "A KiCad check that could not run is never a clean result.",
+}
 
 
 def _layers(profile) -> str:
@@ -20,9 +43,33 @@ def render() -> str:
            "`checker/profiles/*.toml`; do not edit by hand.", "",
            "| Rule | Severity | Checks | KiCad key mirrored | Fix |", "|---|---|---|---|---|"]
     for rule in RULES.values():
-        out.append(f"| `{rule.id}` | {rule.severity} | **{rule.title}.** {rule.checks} | {rule.mirrors} | {rule.fix} |")
-    out += ["", "## Readiness and score", "",
-            "- A finding counts unless its fingerprint is waived in `.boardready.toml`.",
+        severity = rule.severity
+        if rule.kicad_type:
+            default = (DRC_DEFAULTS.get(rule.kicad_type) or ERC_DEFAULTS.get(rule.kicad_type) or "error")
+            severity = f"KiCad `{rule.kicad_type}` ({default})"
+        out.append(f"| `{rule.id}` | {severity} | **{rule.title}.** {rule.checks} | {rule.mirrors} | {rule.fix} |")
+    out += ["", "## The project's own KiCad settings", "",
+            "A finding that mirrors a KiCad violation type (`kicadType` in the JSON) takes the severity the "
+            "project's `.kicad_pro` gives that type (`board.design_settings.rule_severities` for DRC, "
+            "`erc.rule_severities` for ERC), else KiCad 9's default: `ignore` drops it, `warning` makes it "
+            "`medium`, `error` makes it `error`. An entry of `drc_exclusions` / `erc_exclusions` (KiCad's "
+            "marker string `type|x|y|uuid|uuid...`) marks the finding naming the same KiCad items "
+            "`excluded` (in SARIF a suppression): it is reported and counts toward neither verdict nor "
+            "score. Imported kicad-cli findings (`kicad.drc.<type>`, `kicad.erc.<type>`) keep KiCad's own "
+            "words, type, severity and exclusions; a native finding KiCad also reports is one finding. "
+            "`.boardready.toml` `[severity]` applies after the project's settings.", "",
+            "A finding that depends on what is installed where the checker runs is never blocking (at most "
+            "`medium`): " + ", ".join(f"`{r}`" for r in sorted(ENVIRONMENT_DEPENDENT_RULES)) + ".", "",
+            "## Deliberate checks beyond KiCad", "",
+            "Blocking rules that KiCad 9 does not have, or whose KiCad error a project may not turn off:", ""]
+    for rule in RULES.values():
+        if rule.severity in BLOCKING_SEVERITIES and (rule.mirrors == "-" or rule.id in BEYOND_KICAD):
+            out.append(f"- `{rule.id}` ({rule.severity}): {BEYOND_KICAD.get(rule.id, rule.checks)}")
+    out += ["- Hostile or unreadable input (exit 3): a file KiCad would crash on, or one too large, "
+            "is refused before any check, never half-checked.", "",
+            "## Readiness and score", "",
+            "- A finding counts unless its fingerprint is waived in `.boardready.toml` or the project's "
+            "KiCad exclusions exclude it.",
             "- **blocked**: any counting `error` finding. With `--baseline` and `--gate new`, only errors "
             "that are new against the baseline block; existing ones count as `high`.",
             "- **at-risk**: otherwise any counting `high` or `medium` finding.",
@@ -30,6 +77,12 @@ def render() -> str:
             "- **score**: 100 minus " + ", ".join(f"{w} per {s}" for s, w in WEIGHTS.items() if w) +
             "; each severity's total is capped (" + ", ".join(f"{s} {c}" for s, c in CAPS.items() if c) +
             "), then the score is capped at 49 when blocked and 89 when at-risk.",
+            "- **gate** (`checker/verdict.py`, shared by `bin/check` and the service): a counting "
+            + " or ".join(f"`{s}`" for s in BLOCKING_SEVERITIES) + " finding fails the release gate "
+            "unless a reviewer waives it; `bin/check`'s default `--fail-on gate` exits 1 exactly then. "
+            "The check run and the CLI print the same line, e.g. `Blocked: not ready to release (score 49)`, "
+            "and the score shown never exceeds its verdict's cap ("
+            + ", ".join(f"{d} {c}" for d, c in DECISION_SCORE_CAP.items() if d != "UNKNOWN") + ").",
             "- Fingerprints: SHA-256 over the rule id and the identities of the items involved "
             "(references, file, net and layer names, UUIDs), never coordinates; first 32 hex digits.",
             "", "## Fab profiles", "",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .findings import SEVERITIES
+from .verdict import headline, result_decision
 
 _COLOURS = {"error": "31;1", "high": "31", "medium": "33", "low": "36", "info": "37",
             "blocked": "31;1", "at-risk": "33;1", "ready": "32;1"}
@@ -34,6 +35,8 @@ def render(result: dict, colour: bool) -> str:
             lines.append(f"  {finding['ruleId']:<{width}}  {where:<32} {finding['message']}{suffix}")
         lines.append("")
     verdict = result["readiness"]
-    lines.append(f"{paint(verdict.upper(), verdict)}  score {result['score']}/100  "
+    # The same words as the check run's title (checker/verdict.py).
+    words = headline(result_decision(result), result["score"])
+    lines.append(f"{paint(words, verdict)}  readiness {verdict}, score {result['score']}/100  "
                  f"profile {result.get('profile', '?')}  {len(findings)} finding(s)  project {result.get('project', '.')}")
     return "\n".join(lines) + "\n"

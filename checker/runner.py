@@ -27,7 +27,7 @@ from .rulebook import read_rules
 from .rules import board_rules, bom_rules, copper_rules, design_rules, format_rules, parity, schematic_rules
 from .rules.catalogue import RULES
 from .schematic import load_schematic
-from .scoring import judge
+from .verdict import cap_environment_dependent, judge
 from .sexpr import paused_collection
 from .versions import major_for
 
@@ -239,12 +239,17 @@ def _kicad_findings(model: ProjectModel, options: RunOptions, reader: InputReade
 
 
 def _default_severities(findings: list[Finding]) -> None:
-    """Severity and title from the catalogue where the rule left them unset."""
+    """Severity, title and KiCad type from the catalogue where the rule left them unset."""
     for finding in findings:
+        rule = RULES.get(finding.rule_id)
+        if rule is None:      # an imported kicad.drc.<type> finding carries its own
+            continue
         if not finding.severity:
-            finding.severity = RULES[finding.rule_id].severity
+            finding.severity = rule.severity
         if finding.title is None:
-            finding.title = RULES[finding.rule_id].title
+            finding.title = rule.title
+        if finding.kicad_type is None and finding.source == "boardready":
+            finding.kicad_type = rule.kicad_type
 
 
 def _settle(findings: list[Finding], config: CheckerConfig) -> None:
@@ -254,6 +259,7 @@ def _settle(findings: list[Finding], config: CheckerConfig) -> None:
             finding.severity = config.severity[finding.rule_id]
         if finding.fingerprint in config.waived:
             finding.waived = True
+        finding.severity = cap_environment_dependent(finding.rule_id, finding.severity)
 
 
 def _apply_baseline(findings: list[Finding], baseline: Path) -> None:

@@ -5,6 +5,7 @@ the new conclusion with words that say why. The annotations stay as they were.
 from __future__ import annotations
 
 from app.host.publication import TEXT_LIMIT, TITLE_LIMIT, VERDICT
+from checker.verdict import BLOCKING_SEVERITIES, headline, shown_score
 
 REVIEW_WORDS = {"approved": "approved", "changes_requested": "changes requested", "pending": "not reviewed yet"}
 
@@ -12,12 +13,14 @@ REVIEW_WORDS = {"approved": "approved", "changes_requested": "changes requested"
 def decision_output(row: dict, review_url: str) -> dict:
     """title and summary for release_decision_publication's row."""
     decision = row["decision"]
-    title = f"{VERDICT[decision]} (score {row['score']}; review: {REVIEW_WORDS[row['review_decision']]})"
+    title = headline(decision, row["score"], f"review: {REVIEW_WORDS[row['review_decision']]}")
     lines = [
         f"**{VERDICT[decision]}**: release decision `{decision}` from readiness `{row['readiness']}` "
-        f"(score {row['score']}/100), the review ({REVIEW_WORDS[row['review_decision']]}) and the waivers.",
+        f"(score {shown_score(decision, row['score'])}/100), the review "
+        f"({REVIEW_WORDS[row['review_decision']]}) and the waivers.",
         "",
-        f"Blocking findings (error, high): {row['blocking']}, of which {row['unwaived_blocking']} not waived; "
+        f"Blocking findings ({', '.join(BLOCKING_SEVERITIES)}): {row['blocking']}, "
+        f"of which {row['unwaived_blocking']} not waived; "
         f"waived findings in all: {row['waived']}.",
         f"Checked by {row['tool_name']} {row['tool_version']}.",
         f"Review page: {review_url}",

@@ -7,6 +7,8 @@ request, 255 characters of title, 65535 of summary and text.
 """
 from __future__ import annotations
 
+from checker.verdict import BLOCKING_SEVERITIES, VERDICT_WORDS, headline, shown_score
+
 ANNOTATIONS_PER_REQUEST = 50
 TITLE_LIMIT = 255
 TEXT_LIMIT = 65535
@@ -15,12 +17,7 @@ COMMENT_MARKER = "<!-- boardready:release-readiness -->"
 
 ANNOTATION_LEVEL = {"error": "failure", "high": "failure", "medium": "warning", "low": "notice", "info": "notice"}
 SEVERITY_ORDER = ("error", "high", "medium", "low", "info")
-VERDICT = {
-    "PASS": "Ready to release",
-    "CONDITIONAL": "At risk: releasable with accepted findings",
-    "FAIL": "Blocked: not ready to release",
-    "UNKNOWN": "Readiness unknown",
-}
+VERDICT = VERDICT_WORDS   # the checker's words (checker/verdict.py): the CLI says the same
 
 
 def annotations(findings: list[dict]) -> list[dict]:
@@ -95,9 +92,10 @@ def token_published_note(result: dict) -> list[str]:
 def check_run_output(result: dict, review_url: str) -> dict:
     """title, summary and text of the completed check run."""
     findings = result["findings"]
-    title = f"{VERDICT[result['decision']]} (score {result['score']})"[:TITLE_LIMIT]
+    title = headline(result["decision"], result["score"])[:TITLE_LIMIT]
     summary = "\n".join([
-        f"**{VERDICT[result['decision']]}**: readiness `{result['readiness']}`, score {result['score']}/100, "
+        f"**{VERDICT[result['decision']]}**: readiness `{result['readiness']}`, "
+        f"score {shown_score(result['decision'], result['score'])}/100, "
         f"decision `{result['decision']}`.",
         "",
         f"Findings: {_counts(findings)}.",
@@ -112,13 +110,14 @@ def check_run_output(result: dict, review_url: str) -> dict:
 
 def comment_body(result: dict, review_url: str) -> str:
     findings = result["findings"]
-    blocking = [f for f in findings if f["severity"] in ("error", "high")]
+    blocking = [f for f in findings if f["severity"] in BLOCKING_SEVERITIES]
     lines = [
         COMMENT_MARKER,
         f"### boardready: {VERDICT[result['decision']]}",
         "",
         f"Commit `{(result.get('head_sha') or '')[:12]}`: readiness `{result['readiness']}`, "
-        f"decision `{result['decision']}`, score {result['score']}/100 ({_counts(findings)}).",
+        f"decision `{result['decision']}`, score {shown_score(result['decision'], result['score'])}/100 "
+        f"({_counts(findings)}).",
     ]
     if blocking:
         lines += ["", "Blocking findings:", ""]

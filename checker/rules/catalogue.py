@@ -17,6 +17,10 @@ class Rule:
     checks: str
     mirrors: str          # KiCad ERC/DRC violation key, or "-" when KiCad has none
     fix: str
+    # The KiCad type whose severity (KiCad 9's default, or the project's own
+    # rule_severities) this rule's findings take, and whose exclusions apply;
+    # a finding may name another. None: boardready's own severity.
+    kicad_type: str | None = None
 
 
 _RULES = [
@@ -30,7 +34,8 @@ _RULES = [
          "ERC duplicate_reference", "Re-annotate, or give the instances distinct references."),
     Rule("sch.footprint-missing", "error", "No footprint assigned",
          "A symbol that goes on the board has an empty Footprint field.",
-         "DRC parity missing_footprint", "Assign a footprint (Tools > Assign Footprints)."),
+         "DRC parity missing_footprint", "Assign a footprint (Tools > Assign Footprints).",
+         kicad_type="missing_footprint"),
     Rule("sch.footprint-no-library", "error", "Footprint without library",
          "The Footprint field has no 'Library:' prefix, so KiCad cannot resolve it.",
          "ERC footprint_link_issues", "Use the full 'Library:Footprint' identifier."),
@@ -49,25 +54,31 @@ _RULES = [
     Rule("parity.missing-footprint", "error", "Symbol missing from the board",
          "A symbol with 'on board' set has no footprint on the board: none made from it (the footprint's "
          "symbol path) and none with its reference.",
-         "DRC parity missing_footprint", "Update PCB from Schematic (F8)."),
+         "DRC parity missing_footprint", "Update PCB from Schematic (F8).",
+         kicad_type="missing_footprint"),
     Rule("parity.extra-footprint", "high", "Footprint not in the schematic",
          "A board footprint (not 'board only') was made from no symbol of the schematic (by symbol path) "
          "and no symbol has its reference.",
-         "DRC parity extra_footprint", "Delete it, mark it board-only, or add the symbol."),
+         "DRC parity extra_footprint", "Delete it, mark it board-only, or add the symbol.",
+         kicad_type="extra_footprint"),
     Rule("parity.reference-mismatch", "high", "Reference differs from the schematic",
          "The footprint made from a symbol (paired by the symbol's instance path, which KiCad stores in the "
          "footprint) carries another reference than the symbol.",
-         "DRC parity footprint_symbol_mismatch", "Update PCB from Schematic, or re-annotate the side that is wrong."),
+         "DRC parity footprint_symbol_mismatch", "Update PCB from Schematic, or re-annotate the side that is wrong.",
+         kicad_type="footprint_symbol_mismatch"),
     Rule("parity.footprint-mismatch", "high", "Footprint differs from the schematic",
          "The board footprint's library id differs from the symbol's Footprint field.",
-         "DRC parity footprint_symbol_mismatch", "Update PCB from Schematic with 'update footprints'."),
+         "DRC parity footprint_symbol_mismatch", "Update PCB from Schematic with 'update footprints'.",
+         kicad_type="footprint_symbol_mismatch"),
     # Board
     Rule("board.outline-missing", "error", "No board outline",
          "Nothing is drawn on Edge.Cuts, so a fab cannot cut the board.",
-         "DRC invalid_outline", "Draw a closed outline on Edge.Cuts."),
+         "DRC invalid_outline", "Draw a closed outline on Edge.Cuts.",
+         kicad_type="invalid_outline"),
     Rule("board.outline-open", "error", "Board outline not closed",
          "An Edge.Cuts line or arc ends where no other outline item starts (0.01 mm tolerance).",
-         "DRC invalid_outline", "Join the outline segments end to end."),
+         "DRC invalid_outline", "Join the outline segments end to end.",
+         kicad_type="invalid_outline"),
     Rule("board.track-width", "error", "Track narrower than the board's minimum",
          "A track (segment or arc) narrower than the board's own minimum track width (board setup, or a "
          "matching .kicad_dru track_width rule): an error, as in KiCad's DRC. A net class's track width is "
@@ -109,10 +120,12 @@ _RULES = [
          "A net whose pads are not all joined by its copper: tracks, arcs, vias bridging layers, through-hole "
          "pads and zone fills that touch are united per net; every island holding a pad beyond the net's "
          "main one is reported with the two nearest points between it and the rest of the net.",
-         "DRC unconnected_items", "Route the missing connection (or refill the zone)."),
+         "DRC unconnected_items", "Route the missing connection (or refill the zone).",
+         kicad_type="unconnected_items"),
     Rule("board.dangling-track", "low", "Track end touches nothing",
          "A track end that touches no other copper of its net (track, via, pad or zone fill). One finding "
-         "per net with the count and the first end.", "DRC track_dangling", "Delete the stub or finish the route."),
+         "per net with the count and the first end.", "DRC track_dangling", "Delete the stub or finish the route.",
+         kicad_type="track_dangling"),
     Rule("board.edge-clearance", "high", "Copper too close to the board edge",
          "Copper (tracks, vias, pads, zone fills as last saved) closer to Edge.Cuts, outline or cutout, than "
          "the board's own copper-to-edge minimum (high) or the fab profile's (fab severity). Copper meant to "

@@ -1,0 +1,129 @@
+"""The project's own KiCad settings (.kicad_pro) and the one verdict, on real fixtures."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from checker import cli
+from checker.project_settings import (DEFAULT_PIN_MAP, DRC_DEFAULTS, ERC_DEFAULTS, parse_exclusion,
+                                      read_project_settings)
+from checker.runner import RunOptions, check
+from checker.sarif import to_sarif
+from checker.verdict import headline, result_decision
+from app.host.publication import check_run_output
+from checker_fixtures import KICAD
+
+SHORT = ("2f0c2a4e-0003-4000-8000-000000000001", "2f0c2a4e-0003-4000-8000-000000000002")
+
+
+def _run(folder, **kw):
+    return check(RunOptions(path=folder, run_kicad_cli=False, **kw))
+
+
+def _set_pro(folder, name, change):
+    pro = folder / f"{name}.kicad_pro"
+    data = json.loads(pro.read_text())
+    change(data)
+    pro.write_text(json.dumps(data, indent=2))
+
+
+def test_a_new_kicad_9_projects_severities_are_the_defaults():
+    pro = json.loads((KICAD / "v9/kicad_sch_api_reference_projects/blank_schematic/blank_schematic.kicad_pro")
+                     .read_text())
+    settings = read_project_settings(pro)
+    assert {k: v for k, v in settings.erc_severities.items() if ERC_DEFAULTS.get(k) != v} == {}
+    assert settings.pin_map == DEFAULT_PIN_MAP
+    assert settings.pin_conflict("output", "output") == 2 and settings.pin_conflict("input", "passive") == 0
+    assert DRC_DEFAULTS["clearance"] == "error" and DRC_DEFAULTS["track_dangling"] == "warning"
+
+
+@pytest.mark.parametrize("domain, text, kicad_type, uuids, layer, x", [
+    ("drc", "clearance|129540000|105410000|aaaa-1|bbbb-2", "clearance", {"aaaa-1", "bbbb-2"}, None, 129.54),
+    ("drc", "copper_sliver|1000000|2000000|aaaa-1|In1.Cu", "copper_sliver", {"aaaa-1"}, "In1.Cu", 1.0),
+    ("drc", "starved_thermal|0|0|aaaa-1|bbbb-2|B.Cu", "starved_thermal", {"aaaa-1", "bbbb-2"}, "B.Cu", 0.0),
+    ("drc", "unconnected_items|5000000|0|F.Cu|2|aaaa-1|bbbb-2", "unconnected_items", {"aaaa-1", "bbbb-2"}, "F.Cu", 5.0),
+    ("drc", "unconnected_items|5000000|0|aaaa-1|bbbb-2", "unconnected_items", {"aaaa-1", "bbbb-2"}, None, 5.0),
+    ("drc", "via_dangling|0|0|aaaa-1|00000000-0000-0000-0000-000000000000", "via_dangling", {"aaaa-1"}, None, 0.0),
+    ("erc", "pin_not_connected|1270000|0|aaaa-1|00000000-0000-0000-0000-000000000000|/s/|/s/|", "pin_not_connected",
+     {"aaaa-1"}, None, 127.0),
+])
+def test_kicad_exclusion_strings_are_read_as_kicad_writes_them(domain, text, kicad_type, uuids, layer, x):
+    exclusion = parse_exclusion(domain, [text, "checked by hand"])
+    assert (exclusion.kicad_type, set(exclusion.uuids), exclusion.layer, exclusion.x, exclusion.comment) == (
+        kicad_type, uuids, layer, x, "checked by hand")
+    assert parse_exclusion(domain, text).text == text
+    assert parse_exclusion(domain, 42) is None and parse_exclusion(domain, "no bars") is None
+
+
+@pytest.mark.parametrize("level, readiness, severity", [("ignore", "at-risk", None), ("warning", "at-risk", "medium"),
+                                                         ("error", "blocked", "error")])
+def test_the_projects_rule_severities_decide_a_native_findings_severity(copy_project, level, readiness, severity):
+    folder = copy_project("v9/kicad_bot_examples/drc-violation")
+    _set_pro(folder, "drc-violation", lambda d: d["board"]["design_settings"].setdefault("rule_severities", {})
+             .update({"tracks_crossing": level}))
+    outcome = _run(folder)
+    shorts = [f for f in outcome.findings if f.kicad_type == "tracks_crossing"]
+    assert [f.severity for f in shorts] == ([severity] if severity else [])
+    assert outcome.result["readiness"] == readiness
+
+
+def test_an_exclusion_naming_the_items_excludes_the_finding_and_it_does_not_count(copy_project):
+    folder = copy_project("v9/kicad_bot_examples/drc-violation")
+    assert _run(folder).result["readiness"] == "blocked"
+    entry = [f"tracks_crossing|10000000|5000000|{SHORT[1]}|{SHORT[0]}", "crossing on purpose"]
+    _set_pro(folder, "drc-violation", lambda d: d["board"]["design_settings"].update({"drc_exclusions": [entry]}))
+    outcome = _run(folder)
+    short = next(f for f in outcome.findings if f.kicad_type == "tracks_crossing")
+    assert short.excluded and short.severity == "error"
+    assert outcome.result["readiness"] == "at-risk"        # the edge clearance is still there
+    as_json = next(f for f in outcome.result["findings"] if f.get("kicadType") == "tracks_crossing")
+    assert as_json["excluded"] is True and set(as_json["locations"][0]["uuids"]) == set(SHORT)
+    sarif = next(r for r in to_sarif(outcome.result)["runs"][0]["results"] if r["ruleId"] == short.rule_id)
+    assert sarif["suppressions"][0]["justification"].startswith("excluded in the KiCad project")
+    # Another item's exclusion covers nothing.
+    entry[0] = entry[0].replace(SHORT[1], "2f0c2a4e-0003-4000-8000-00000000ffff")
+    _set_pro(folder, "drc-violation", lambda d: d["board"]["design_settings"].update({"drc_exclusions": [entry]}))
+    assert _run(folder).result["readiness"] == "blocked"
+
+
+def test_imported_kicad_findings_keep_kicads_words_type_and_uuids():
+    folder = KICAD / "v9/kicad_bot_examples/drc-violation"
+    outcome = _run(folder, drc_report=folder / "kicad-drc.json", erc_report=folder / "kicad-erc.json")
+    report = json.loads((folder / "kicad-drc.json").read_text())
+    kicad = [f for f in outcome.findings if f.source == "kicad-drc"]
+    assert sorted(f.message for f in kicad) == sorted(v["description"] for v in report["violations"]
+                                                      + report["unconnected_items"] + report["schematic_parity"])
+    assert all(f.rule_id == f"kicad.drc.{f.kicad_type}" for f in kicad)
+    sarif_ids = {r["ruleId"] for r in to_sarif(outcome.result)["runs"][0]["results"]}
+    assert {f.rule_id for f in kicad} <= sarif_ids
+
+
+def test_erc_positions_of_kicad_9_are_scaled_back_to_millimetres():
+    folder = KICAD / "v6/ecc83"
+    outcome = _run(folder / "ecc83-pp.kicad_pro", erc_report=folder / "ecc83-pp.kicad-erc.json")
+    places = [loc for f in outcome.findings if f.source == "kicad-erc" for loc in f.locations if loc["x"] is not None]
+    assert places and all(10 < loc["x"] < 300 and 10 < loc["y"] < 300 for loc in places)   # an A4 sheet
+
+
+def test_a_finding_that_depends_on_the_machine_never_blocks(copy_project):
+    folder = copy_project("v6/ecc83")
+    (folder / ".boardready.toml").write_text('[severity]\n"sch.footprint-library-unknown" = "error"\n')
+    outcome = _run(folder)
+    unknown = [f for f in outcome.findings if f.rule_id == "sch.footprint-library-unknown"]
+    assert unknown and {f.severity for f in unknown} == {"medium"}
+    assert outcome.result["readiness"] == "at-risk"
+
+
+def test_the_cli_fails_exactly_when_the_gate_would_and_says_the_check_runs_words(copy_project, capsys):
+    folder = copy_project("v6/microwave")
+    (folder / ".boardready.toml").write_text('[severity]\n"board.unannotated" = "low"\n')
+    # Only a high finding (format.legacy) is left: at risk, but the gate fails it.
+    assert cli.main([str(folder), "--no-kicad-cli", "--format", "json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["readiness"] == "at-risk" and result_decision(result) == "FAIL"
+    assert cli.main([str(folder), "--no-kicad-cli", "--fail-on", "blocked"]) == 0
+    human = capsys.readouterr().out
+    title = check_run_output({**result, "decision": result_decision(result), "tool_name": "t", "tool_version": "1"},
+                             "https://review")["title"]
+    assert title == headline("FAIL", result["score"]) and title in human and "(score 49)" in title
