@@ -97,6 +97,30 @@ def coldfire_flashed_via(pcbnew, board) -> None:
     add_track(pcbnew, board, "/AN2", (129.54, 105.41), (129.54, 105.61), 0.2, "In1.Cu")
 
 
+ECC83 = ROOT / "tests" / "fixtures" / "kicad" / "v6" / "ecc83"
+ECC83_BOARD = "ecc83-pp"
+
+
+def ecc83_lone_track(pcbnew, board) -> None:
+    # 5 mm of Net-(C2-Pad2) on F.Cu near the top edge, touching nothing.
+    add_track(pcbnew, board, "Net-(C2-Pad2)", (150.0, 92.5), (155.0, 92.5), 0.8, "F.Cu")
+    refill(pcbnew, board)
+
+
+def ecc83_t_junctions(pcbnew, board) -> None:
+    # A Net-(R1-Pad1) track whose two ends lie on the middle of two other Net-(R1-Pad1) tracks
+    # (x = 139.065 and y = 134.055312): both ends are T-junctions, nothing dangles.
+    add_track(pcbnew, board, "Net-(R1-Pad1)", (139.065, 130.0), (141.5, 134.055312), 0.8, "B.Cu")
+    refill(pcbnew, board)
+
+
+def ecc83_track_over_edge(pcbnew, board) -> None:
+    # Net-(P1-Pad2) from pad 1 of R4 (164.465, 117.475) to x = 175 on B.Cu, across the right
+    # edge at x = 173.355.
+    add_track(pcbnew, board, "Net-(P1-Pad2)", (164.465, 117.475), (175.0, 117.475), 0.8, "B.Cu")
+    refill(pcbnew, board)
+
+
 # name -> (board folder, board name, edit, what is planted, what KiCad 9 and the checker say)
 PLANTS = {
     "coldfire-inner-planes": (
@@ -110,6 +134,20 @@ PLANTS = {
         "coldfire-inner-planes plus a 0.2 mm wide /AN2 stub on In1.Cu from (129.54, 105.41) to (129.54, 105.61), "
         "out of the /AN2 via's centre, not refilled: the via is now flashed on In1.Cu",
         "clearance between the /AN2 via (and stub) and the GND fill on In1.Cu (0.383 mm, zone clearance 0.5 mm)"),
+    "ecc83-lone-track": (
+        ECC83, ECC83_BOARD, ecc83_lone_track,
+        "a 5 mm Net-(C2-Pad2) track on F.Cu from (150, 92.5) to (155, 92.5) touching nothing; zones refilled",
+        "unconnected_items (an island of the net with no pad) and its two ends dangling"),
+    "ecc83-t-junctions": (
+        ECC83, ECC83_BOARD, ecc83_t_junctions,
+        "a Net-(R1-Pad1) track on B.Cu from (139.065, 130) to (141.5, 134.055312), both ends on the middle of "
+        "other Net-(R1-Pad1) tracks; zones refilled",
+        "nothing: KiCad 9 takes an end on the middle of a track of its net as connected"),
+    "ecc83-track-over-edge": (
+        ECC83, ECC83_BOARD, ecc83_track_over_edge,
+        "a Net-(P1-Pad2) track on B.Cu from pad 1 of R4 (164.465, 117.475) to (175, 117.475), across the "
+        "right edge (x = 173.355); zones refilled",
+        "copper_edge_clearance (an error), and the end beyond the edge dangles"),
 }
 
 

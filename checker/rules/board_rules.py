@@ -102,9 +102,18 @@ def _vias(board: Board, model: ProjectModel) -> list[Finding]:
             else:
                 continue
             findings.append(Finding(rule_id, f"{count}: {what} {value:.4g} mm, below {source} of {limit:g} mm",
-                                    identity=(board.file, size), severity=severity, extra=marker,
+                                    identity=(board.file, size), severity=severity,
+                                    extra={**marker, "uuids": [first.uuid] if first.uuid else []},
+                                    kicad_type=_VIA_TYPES[rule_id] if severity == "error" else "",
+                                    locations=[{"x": v.x, "y": v.y, "layer": "", "uuids": [v.uuid] if v.uuid else []}
+                                               for v in vias] if len(vias) > 1 else [],
                                     **where_in(board.file, first)))
     return findings
+
+
+# KiCad's types for the via checks against the board's own rules.
+_VIA_TYPES = {"board.via-drill": "drill_out_of_range", "board.via-diameter": "via_diameter",
+              "board.annular-ring": "annular_width"}
 
 
 # Footprints whose copper is meant to reach the board edge: edge-mount connectors
@@ -145,6 +154,13 @@ def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[F
     for item, edge, value in zip(query_in.tolist(), query_tree.tolist(), gap.tolist()):
         if value < required - EPSILON and (item not in closest or value < closest[item][0]):
             closest[item] = (value, edge)
+    # A via or pad split into its pad and its hole (layers where KiCad does not flash it) is one item.
+    nearest: dict[str, tuple[float, int, int]] = {}
+    for item, (value, edge) in closest.items():
+        key = copper.identity(item)
+        if key not in nearest or value < nearest[key][0]:
+            nearest[key] = (value, item, edge)
+    closest = {item: (value, edge) for value, item, edge in nearest.values()}
     by_net: dict[str, list[tuple[float, int, int]]] = defaultdict(list)
     for item, (value, edge) in closest.items():
         if copper.kind[item] == PAD:
@@ -155,27 +171,45 @@ def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[F
     findings = []
     for net, hits in sorted(by_net.items()):
         hits.sort()
-        value, item, edge = hits[0]
-        gap_value = max(0.0, value)
-        below_board = board_min > 0 and value < board_min - EPSILON
-        severity = "high" if below_board or model.profile_chosen else "medium"
-        limit, source = (board_min, "the board's own minimum") if below_board else \
-            (fab_min, f"{model.profile.name}'s minimum")
-        point = shapely.shortest_line(copper.core[item], lines[edge])
-        (x, y) = shapely.get_coordinates(point)[-1]
-        line, column = copper.where(item)
-        kinds = sorted({"pad" if copper.kind[i] == PAD else copper.label(i) for _, i, _ in hits})
-        refill = " (refill the zone, or widen its clearance)" if copper.kind[item] == ZONE else ""
-        findings.append(Finding(
-            "board.edge-clearance",
-            f"{len(hits)} copper item(s) of net {net} ({', '.join(kinds)}) "
-            f"closer to the board edge than {limit:g} mm ({source}); closest: {copper.label(item)} at "
-            f"{gap_value:.3g} mm on {copper.first_layer(int(copper.layers[item]))}{refill}",
-            identity=(board.file, "edge", net), severity=severity, path=board.file, line=line, column=column,
-            extra={"x": round(float(x), 4), "y": round(float(y), 4),
-                   "layer": copper.first_layer(int(copper.layers[item])), "actual_mm": round(gap_value, 4),
-                   "required_mm": limit, "count": len(hits), "nets": [copper.net_names[copper.net[item]]]}))
+        # Below the board's own minimum it is KiCad's copper_edge_clearance (an error there), one
+        # finding with every such item; below the fab's only, it goes beyond KiCad (another one).
+        board_hits = [hit for hit in hits if board_min > 0 and hit[0] < board_min - EPSILON]
+        fab_hits = hits[len(board_hits):]
+        if board_hits:
+            findings.append(_edge_finding(board, copper, net, board_hits, lines, "high", board_min,
+                                          "the board's own minimum", "copper_edge_clearance", "edge"))
+        if fab_hits:
+            findings.append(_edge_finding(board, copper, net, fab_hits, lines,
+                                          "high" if model.profile_chosen else "medium", fab_min,
+                                          f"{model.profile.name}'s minimum", "",
+                                          "edge-fab" if board_hits else "edge"))
     return findings
+
+
+def _edge_finding(board: Board, copper: Copper, net: str, hits: list, lines: np.ndarray, severity: str,
+                  limit: float, source: str, kicad_type: str, key: str) -> Finding:
+    value, item, edge = hits[0]
+    gap_value = max(0.0, value)
+    line, column = copper.where(item)
+    kinds = sorted({"pad" if copper.kind[i] == PAD else copper.label(i) for _, i, _ in hits})
+    places = []
+    for _, hit_item, hit_edge in hits:
+        (px, py) = shapely.get_coordinates(shapely.shortest_line(copper.core[hit_item], lines[hit_edge]))[-1]
+        places.append({"x": round(float(px), 4), "y": round(float(py), 4),
+                       "layer": copper.first_layer(int(copper.layers[hit_item])),
+                       "uuids": [u for u in (copper.uuid(hit_item), board.edges[hit_edge].uuid) if u]})
+    refill = " (refill the zone, or widen its clearance)" if copper.kind[item] == ZONE else ""
+    layer = copper.first_layer(int(copper.layers[item]))
+    return Finding(
+        "board.edge-clearance",
+        f"{len(hits)} copper item(s) of net {net} ({', '.join(kinds)}) "
+        f"closer to the board edge than {limit:g} mm ({source}); closest: {copper.label(item)} at "
+        f"{gap_value:.3g} mm on {layer}{refill}",
+        identity=(board.file, key, net), severity=severity, path=board.file, line=line, column=column,
+        kicad_type=kicad_type, locations=places if len(places) > 1 else [],
+        extra={"x": places[0]["x"], "y": places[0]["y"], "layer": layer, "actual_mm": round(gap_value, 4),
+               "required_mm": limit, "count": len(hits), "uuids": places[0]["uuids"],
+               "nets": [copper.net_names[copper.net[item]]]})
 
 
 def _references(board: Board) -> list[Finding]:

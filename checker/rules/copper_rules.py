@@ -377,11 +377,11 @@ def _finding(board: Board, copper: Copper, v: Violation, count: int = 1, nets: t
                           "nets": sorted({copper.net_names[copper.net[first]], copper.net_names[copper.net[second]]})})
 
 
-def _kicad_type(copper: Copper, v: Violation) -> str | None:
+def _kicad_type(copper: Copper, v: Violation) -> str:
     """KiCad's type for the violation: two tracks that cross are "tracks_crossing", other
     touching copper of two nets "shorting_items"; none for the fab's minimum (KiCad has none)."""
     if v.fab:
-        return None
+        return ""   # "" (not None): no KiCad type, the catalogue must not supply one
     if v.rule != "board.short":
         return "clearance"
     tracks = (TRACK, ARC)
@@ -407,26 +407,75 @@ def _connectivity_findings(board: Board, copper: Copper, pairs: Pairs) -> list[F
     pad_items, hole_items = copper.hole_of
     root = _components(len(copper), np.concatenate([pairs.a[same], pad_items]),
                        np.concatenate([pairs.b[same], hole_items]))
-    # Only nets with pads on two islands or more need a closer look.
-    pads = np.flatnonzero((copper.kind == PAD) & (copper.net != 0))
-    pad_islands = np.unique(copper.net[pads].astype(np.int64) * len(copper) + root[pads]) // len(copper)
-    nets, islands_with_pads = np.unique(pad_islands, return_counts=True)
-    split = nets[islands_with_pads >= 2]
-    islands: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for item in np.flatnonzero(np.isin(copper.net, split)).tolist():
-        islands[int(copper.net[item])][int(root[item])].append(item)
+    # KiCad's ratsnest joins every island of a net's copper (pads, tracks, vias, fills that hold
+    # any of them); each island beyond the first is one missing connection. An island of zone
+    # fill alone is the filler's business (KiCad: isolated_copper), not a missing connection.
+    netted = np.flatnonzero((copper.net != 0) & (copper.kind != ZONE))
+    island_keys = np.unique(copper.net[netted].astype(np.int64) * len(copper) + root[netted])
+    nets, island_counts = np.unique(island_keys // len(copper), return_counts=True)
+    split = nets[island_counts >= 2]
+    if not len(split):
+        return []
     findings = []
-    for net, groups in islands.items():
-        with_pads = [items for items in groups.values() if any(copper.kind[i] == PAD for i in items)]
-        if len(with_pads) < 2:
-            continue
-        # The island with the most pads is the net's body; each other one is unconnected from it.
-        with_pads.sort(key=lambda items: (-sum(copper.kind[i] == PAD for i in items), min(items)))
-        body = list(with_pads[0])
-        for island in with_pads[1:]:
-            findings.append(_unconnected(board, copper, net, island, body))
-            body += island
+    for net in split.tolist():
+        items = np.flatnonzero((copper.net == net) & (copper.kind != ZONE))
+        findings += [_unconnected(board, copper, net, root, edge) for edge in _missing_links(copper, items, root)]
     return findings
+
+
+def _anchors(copper: Copper, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """KiCad's connection anchors of the items: a track's two ends, a via's centre, a pad's
+    position (its hole, not its offset copper). Returns the points and the item of each."""
+    points = [copper.anchor[items]]
+    owners = [items]
+    pads = items[copper.kind[items] == PAD]
+    if len(pads):
+        points[0] = points[0].copy()
+        points[0][copper.kind[items] == PAD] = [(copper.owner[i][1].x, copper.owner[i][1].y) for i in pads.tolist()]
+    tracks = items[(copper.kind[items] == TRACK) | (copper.kind[items] == ARC)]
+    if len(tracks):
+        points.append(shapely.get_coordinates(shapely.get_point(copper.core[tracks], -1)))
+        owners.append(tracks)
+    return np.concatenate(points), np.concatenate(owners)
+
+
+def _missing_links(copper: Copper, items: np.ndarray, root: np.ndarray) -> list[tuple[int, int, float]]:
+    """KiCad's ratsnest of one net: the minimum spanning tree between its islands, each edge
+    between the nearest anchors of two islands (layers apart: a ratsnest line has none).
+    Returns the edges as (anchor item, anchor item, length), one per missing connection."""
+    points, owners = _anchors(copper, items)
+    labels, island = np.unique(root[owners], return_inverse=True)
+    count = len(labels)
+    # Nearest anchors between every two islands, one island's anchors against all at a time.
+    best = np.full((count, count), np.inf)
+    pair = np.zeros((count, count, 2), dtype=np.int64)
+    for first in range(count):
+        mine = np.flatnonzero(island == first)
+        distance = np.hypot(points[mine, None, 0] - points[None, :, 0], points[mine, None, 1] - points[None, :, 1])
+        for second in range(first + 1, count):
+            theirs = np.flatnonzero(island == second)
+            block = distance[:, theirs]
+            k = int(np.argmin(block))
+            row, column = divmod(k, len(theirs))
+            best[first, second] = best[second, first] = block[row, column]
+            pair[first, second] = (mine[row], theirs[column])
+            pair[second, first] = (theirs[column], mine[row])
+    # Prim's tree over the islands.
+    joined = np.zeros(count, dtype=bool)
+    joined[0] = True
+    reach = best[0].copy()
+    source = np.zeros(count, dtype=np.int64)
+    edges = []
+    for _ in range(count - 1):
+        candidates = np.where(joined, np.inf, reach)
+        nxt = int(np.argmin(candidates))
+        a, b = pair[source[nxt], nxt]
+        edges.append((int(owners[a]), int(owners[b]), float(candidates[nxt]), tuple(points[a]), tuple(points[b])))
+        joined[nxt] = True
+        closer = best[nxt] < reach
+        reach = np.where(closer, best[nxt], reach)
+        source = np.where(closer, nxt, source)
+    return edges
 
 
 def _components(count: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -452,24 +501,39 @@ def _components(count: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return label
 
 
-def _unconnected(board: Board, copper: Copper, net: int, island: list[int], body: list[int]) -> Finding:
-    here = shapely.union_all(copper.core[island])
-    there = shapely.union_all(copper.core[body])
-    line_between = shapely.shortest_line(here, there)
-    (x1, y1), (x2, y2) = shapely.get_coordinates(line_between)[:2]
-    pads = [i for i in island if copper.kind[i] == PAD]
-    anchor = pads[0]
+def _unconnected(board: Board, copper: Copper, net: int, root: np.ndarray, edge) -> Finding:
+    """KiCad's "Missing connection between items": one edge of the net's ratsnest, between
+    the anchors of two of its islands."""
+    here, there, length, (x1, y1), (x2, y2) = edge
+    # Name the island with fewer pads: "pad 8 of U1 not joined to the rest of the net".
+    sides = []
+    for item in (here, there):
+        members = np.flatnonzero((root == root[item]) & (copper.net == net) & (copper.kind != ZONE))
+        sides.append([int(i) for i in members if copper.kind[i] == PAD])
+    if len(sides[1]) < len(sides[0]) or (len(sides[1]) == len(sides[0]) and there < here):
+        here, there, (x1, y1), (x2, y2) = there, here, (x2, y2), (x1, y1)
+        sides.reverse()
+    pads = sides[0]
+    named = pads or [here]
+    anchor = named[0]
     line, column = copper.where(anchor)
     name = copper.net_names[net]
-    labels = ", ".join(copper.label(i) for i in pads[:4]) + (f" and {len(pads) - 4} more" if len(pads) > 4 else "")
-    layer = copper.first_layer(int(copper.layers[anchor]))
+    labels = ", ".join(copper.label(i) for i in named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
+    if not pads:
+        labels += " (no pad)"
+    layer, to_layer = (copper.first_layer(int(copper.layers[i])) for i in (here, there))
     return Finding("board.unconnected",
                    f"net {name}: {labels} not joined to the rest of the net; nearest points "
-                   f"({x1:.4g}, {y1:.4g}) and ({x2:.4g}, {y2:.4g}), {np.hypot(x2 - x1, y2 - y1):.4g} mm apart",
-                   identity=(board.file, name, *sorted(copper.identity(i) for i in pads)),
-                   path=board.file, line=line, column=column,
+                   f"({x1:.4g}, {y1:.4g}) and ({x2:.4g}, {y2:.4g}), {length:.4g} mm apart",
+                   identity=(board.file, name, *sorted(copper.identity(i) for i in named)),
+                   path=board.file, line=line, column=column, kicad_type="unconnected_items",
+                   locations=[{"x": round(float(x1), 4), "y": round(float(y1), 4), "layer": layer,
+                               "uuids": _uuids(copper, here)},
+                              {"x": round(float(x2), 4), "y": round(float(y2), 4), "layer": to_layer,
+                               "uuids": _uuids(copper, there)}],
                    extra={"x": round(float(x1), 4), "y": round(float(y1), 4), "layer": layer,
-                          "to_x": round(float(x2), 4), "to_y": round(float(y2), 4), "nets": [name]})
+                          "to_x": round(float(x2), 4), "to_y": round(float(y2), 4), "nets": [name],
+                          "uuids": _uuids(copper, here, there)})
 
 
 # -- dangling track ends ------------------------------------------------------------
@@ -505,13 +569,18 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
         x, y = ends[open_ends[0]]
         line, column = copper.where(first)
         layer = copper.first_layer(int(copper.layers[first]))
+        places = [{"x": round(float(ends[e][0]), 4), "y": round(float(ends[e][1]), 4),
+                   "layer": copper.first_layer(int(copper.layers[end_item[e]])),
+                   "uuids": _uuids(copper, end_item[e])} for e in open_ends]
         findings.append(Finding("board.dangling-track",
                                 f"{len(open_ends)} track end(s) of net {net} touch nothing; first at "
                                 f"({x:.4g}, {y:.4g}) on {layer}",
                                 identity=(board.file, net, *sorted({copper.identity(int(end_item[e])) for e in open_ends})),
-                                path=board.file, line=line, column=column,
+                                path=board.file, line=line, column=column, kicad_type="track_dangling",
+                                locations=places if len(places) > 1 else [],
                                 extra={"x": round(float(x), 4), "y": round(float(y), 4), "layer": layer,
-                                       "count": len(open_ends), "nets": [copper.net_names[copper.net[first]]]}))
+                                       "count": len(open_ends), "nets": [copper.net_names[copper.net[first]]],
+                                       "uuids": _uuids(copper, first)}))
     return findings
 
 
@@ -530,18 +599,22 @@ def _touching_copper(copper: Copper, ends: np.ndarray, end_item: np.ndarray, ope
     mine = end_item[query_in]
     keep = (other != mine) & (copper.net[other] == copper.net[mine]) & ((copper.layers[other] & copper.layers[mine]) != 0)
     local, query_in, query_tree = local[keep], query_in[keep], query_tree[keep]
-    # As in KiCad, a track end joins another track only at that track's own ends (routers
-    # split the trunk at a junction); an end lying on the middle of a track is dangling.
+    # A track end joins another track at that track's ends (the two ends' copper touching) or
+    # anywhere along it when the end's point lies on its copper: KiCad 9 takes a T-junction
+    # (an end on the middle of a track of its net) as connected.
     other = copper.unit_item[query_tree]
     is_track = (copper.kind[other] == TRACK) | (copper.kind[other] == ARC)
     target = copper.unit_geom[query_tree]
+    distance = shapely.distance(points[local], target)
+    on_it = distance - copper.unit_radius[query_tree] < TOUCHING
     if is_track.any():
         target = target.copy()
         track_units, back = np.unique(query_tree[is_track], return_inverse=True)
         target[is_track] = shapely.boundary(copper.unit_geom[track_units])[back]
-    # The end counts with its track's half width, as KiCad hit-tests it.
-    gap = shapely.distance(points[local], target) - copper.unit_radius[query_tree] - end_radius[query_in]
-    connected[query_in[gap < TOUCHING]] = True
+        distance = shapely.distance(points[local], target)
+    # Elsewhere the end counts with its track's half width, as KiCad hit-tests it.
+    gap = distance - copper.unit_radius[query_tree] - end_radius[query_in]
+    connected[query_in[(gap < TOUCHING) | (is_track & on_it)]] = True
 
 
 def _on_a_track_end_or_via(copper: Copper, ends: np.ndarray, end_item: np.ndarray) -> np.ndarray:
@@ -601,13 +674,18 @@ def _track_width_findings(board: Board, rules: BoardRules, model: ProjectModel) 
     findings = []
     for (severity, net, width, minimum, source), group in sorted(groups.items(), key=lambda kv: kv[0][1:3]):
         first = group[0]
+        kicad = severity == "error"   # the board's own minimum: KiCad's track_width
         findings.append(Finding("board.track-width",
                                 f"{len(group)} track segment(s) of net {net or '(no net)'} are {width:g} mm wide, "
                                 f"below {source} of {minimum:.4g} mm",
                                 identity=(board.file, net, f"{width:g}"), severity=severity, path=board.file,
-                                line=first.line, column=first.column,
+                                line=first.line, column=first.column, kicad_type="track_width" if kicad else "",
+                                locations=[{"x": t.points[0][0], "y": t.points[0][1], "layer": t.layer,
+                                            "uuids": [t.uuid] if t.uuid else []} for t in group]
+                                if len(group) > 1 else [],
                                 extra={"x": first.points[0][0], "y": first.points[0][1], "layer": first.layer,
                                        "actual_mm": width, "required_mm": round(minimum, 4), "count": len(group),
+                                       "uuids": [first.uuid] if first.uuid else [],
                                        "nets": [net]}))
     return findings
 
@@ -658,8 +736,9 @@ def _hole_findings(board: Board, holes: Holes, rules: BoardRules) -> list[Findin
                                 f"hole-to-hole minimum is {minimum:.4g} mm",
                                 identity=(board.file, *sorted((_hole_identity(holes.owner[i]),
                                                                _hole_identity(holes.owner[j])))),
-                                path=board.file, line=node.line, column=node.column,
-                                extra={"x": x, "y": y, "layer": "", "actual_mm": round(max(0.0, float(gap[k])), 4),
+                                path=board.file, line=node.line, column=node.column, kicad_type="hole_to_hole",
+                                extra={"uuids": [u for u in (_hole_uuid(holes.owner[i]), _hole_uuid(holes.owner[j])) if u],
+                                       "x": x, "y": y, "layer": "", "actual_mm": round(max(0.0, float(gap[k])), 4),
                                        "required_mm": minimum,
                                        "nets": sorted({_hole_net(holes.owner[i]), _hole_net(holes.owner[j])})}))
     return findings
@@ -667,6 +746,10 @@ def _hole_findings(board: Board, holes: Holes, rules: BoardRules) -> list[Findin
 
 def _hole_net(owner) -> str:
     return owner[1].net if isinstance(owner, tuple) else owner.net
+
+
+def _hole_uuid(owner) -> str:
+    return owner[1].uuid if isinstance(owner, tuple) else owner.uuid
 
 
 def _hole_label(owner) -> str:

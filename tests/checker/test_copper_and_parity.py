@@ -44,8 +44,10 @@ def test_edge_clearance_covers_pads_and_zone_fills_grouped_by_net(copy_project):
         "2 copper item(s) of net (no net) (pad) closer to the board edge than 0.01 mm (the board's own "
         "minimum); closest: pad 1 of P6 at 0 mm on F.Cu",
     ]
-    # Pads across the edge break the board's own rule (high); the fill only the generic number (medium).
-    assert [f.severity for f in found] == ["medium", "high"]
+    # Pads across the edge break the board's own rule (KiCad's copper_edge_clearance, an error there);
+    # the fill only the generic number (medium, beyond KiCad).
+    assert [f.severity for f in found] == ["medium", "error"]
+    assert [f.kicad_type for f in found] == ["", "copper_edge_clearance"]
     assert all(f.to_json()["x"] > 172 for f in found)
 
 

@@ -69,3 +69,43 @@ def test_a_via_connected_on_an_inner_layer_is_flashed_there():
     assert _names(kicad[0], ours[0])
     assert "5933d281-99eb-4979-bcd3-a1622ea44da4" in ours[0].uuids   # the /AN2 via
     assert ours[0].extra["layer"] == "In1.Cu" and ours[0].extra["actual_mm"] == pytest.approx(0.383, abs=0.001)
+
+
+KICAD9_PLANTS = sorted(p.name for p in PLANTED.iterdir() if (p / "kicad-drc.json").is_file()
+                       and not (p / "drc.rpt").is_file())
+# The KiCad types the checker's copper checks answer, compared on every KiCad 9 plant.
+COMPARED = ("clearance", "shorting_items", "tracks_crossing", "unconnected_items", "copper_edge_clearance",
+            "track_width", "hole_clearance", "hole_to_hole", "starved_thermal")
+
+
+@pytest.mark.parametrize("name", KICAD9_PLANTS)
+def test_every_kicad_copper_error_is_found_and_none_is_invented(name):
+    report = _report(name)
+    findings = _findings(name)
+    for kind in COMPARED:
+        kicad = _kicad_errors(report, kind)
+        ours = _mirroring(findings, kind)
+        for violation in kicad:
+            assert any(_names(violation, f) for f in ours), f"{name}: missed {kind} {violation['items']}"
+        # Grouped findings count their places.
+        assert sum(f.extra.get("count", 1) for f in ours) <= len(kicad), \
+            f"{name}: {kind} beyond KiCad's {len(kicad)}: {[f.message for f in ours]}"
+
+
+def test_a_track_touching_nothing_is_unconnected_though_it_has_no_pad():
+    (finding,) = _mirroring(_findings("ecc83-lone-track"), "unconnected_items")
+    assert finding.rule_id == "board.unconnected" and "(no pad)" in finding.message
+    assert "Net-(C2-Pad2)" in finding.message
+
+
+def test_track_ends_on_the_middle_of_tracks_of_their_net_are_connected():
+    findings = _findings("ecc83-t-junctions")
+    assert [f.message for f in findings if f.rule_id in ("board.dangling-track", "board.unconnected")] == []
+
+
+def test_copper_across_the_board_edge_is_an_error():
+    findings = _findings("ecc83-track-over-edge")
+    (edge,) = [f for f in findings if f.rule_id == "board.edge-clearance"]
+    assert edge.severity == "error" and edge.kicad_type == "copper_edge_clearance"
+    (dangling,) = [f for f in findings if f.rule_id == "board.dangling-track"]
+    assert dangling.extra["x"] == pytest.approx(175.0)
