@@ -1,185 +1,248 @@
-"""bin/drc-compare: the checker against KiCad 6's own DRC, board by board.
+"""bin/drc-compare: the checker's own DRC against KiCad 9's, project by project.
 
-For every KiCad 6 board under tests/fixtures (the real demo boards, the
-planted-defect copies and the multilayer board) it runs KiCad's DRC (when
-KiCad's pcbnew is present; otherwise the report committed beside a planted
-board, and boards without one are skipped, saying so) and the checker, and
-prints per KiCad violation type how many the checker found and missed, then
-the checker's copper findings that no KiCad violation accounts for.
+For every KiCad project with a board under tests/fixtures it takes KiCad 9's
+DRC report (``kicad-cli pcb drc --severity-all --schematic-parity``, run now
+when kicad-cli is installed, else the report committed beside the project by
+bin/kicad-oracle), runs the checker without kicad-cli, and prints per KiCad
+type: KiCad's errors and warnings, matched, missed, and the checker's findings
+of that type KiCad does not report (extra); then per project KiCad's verdict
+(any DRC or ERC error not excluded: blocked) beside the checker's.
 
-A KiCad violation is found when a checker finding of the matching rule names
-the same nets (clearance and shorts: both nets; one net for the others).
-Types that are not copper checks (silkscreen, courtyards, footprint library
-errors) are listed as "not compared".
+A KiCad violation is matched by a checker finding of the same KiCad type that
+names one of its items (uuid), else one that sits at one of its items' places
+(within ``POSITION_TOLERANCE_MM``). A grouped finding may match several
+violations; each of its places KiCad does not account for is one extra.
+
+``--erc`` hands over to tools/erc_compare.py (the ERC part, same table);
+``--all`` prints both.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
-from collections import Counter, defaultdict
+import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from checker.errors import HostileInputError
 from checker.findings import Finding
+from checker.project_settings import DRC_DEFAULTS
 from checker.runner import RunOptions, check
-from checker.versions import major_for
 
-from . import kicad_drc
+from . import kicad_oracle
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "tests" / "fixtures"
-BOARD_FOLDERS = ("kicad/v6", "kicad-planted", "kicad-multilayer")
-
-# KiCad DRC type -> checker rules that answer it
-MATCHING_RULES = {
-    "clearance": ("board.clearance", "board.short"),
-    "shorting_items": ("board.short",),
-    "tracks_crossing": ("board.short",),
-    "unconnected_items": ("board.unconnected",),
-    "track_width": ("board.track-width",),
-    "hole_near_hole": ("board.hole-clearance",),
-    "copper_edge_clearance": ("board.edge-clearance",),
-    "track_dangling": ("board.dangling-track",),
-    "via_diameter": ("board.via-diameter",),
-    "annular_width": ("board.annular-ring",),
-    "drill_out_of_range": ("board.via-drill",),
-}
-# The errors the goal is about: every one of these must be found.
-GOAL_TYPES = ("clearance", "shorting_items", "tracks_crossing", "unconnected_items", "track_width")
-COPPER_RULES = sorted({rule for rules in MATCHING_RULES.values() for rule in rules})
+ROOT = kicad_oracle.ROOT
+FIXTURES = kicad_oracle.FIXTURES
+POSITION_TOLERANCE_MM = 0.1
+# Types whose outcome depends on the libraries installed where KiCad runs.
+NOT_COMPARED = {"lib_footprint_issues": "depends on the footprint libraries installed",
+                "lib_footprint_mismatch": "depends on the footprint libraries installed"}
 
 
 @dataclass
-class BoardResult:
-    board: str
-    source: str                           # "KiCad 6.0" or "committed report"
-    found: Counter = field(default_factory=Counter)
-    missed: Counter = field(default_factory=Counter)
-    not_compared: Counter = field(default_factory=Counter)
-    extra: list[Finding] = field(default_factory=list)
-    copper: Counter = field(default_factory=Counter)
-    missed_details: list[str] = field(default_factory=list)
+class Violation:
+    type: str
+    severity: str                 # error, warning (KiCad's, at the project's settings)
+    excluded: bool
+    description: str
+    uuids: frozenset[str]
+    places: list[tuple[float, float]]
 
 
-def kicad6_boards() -> list[Path]:
-    boards = []
-    for folder in BOARD_FOLDERS:
-        for path in sorted((FIXTURES / folder).rglob("*.kicad_pcb")):
-            head = path.read_text(encoding="utf-8", errors="replace")[:200]
-            version = head.split("(version", 1)[1].split(")", 1)[0].strip() if "(version" in head else ""
-            if version.isdigit() and major_for("board", int(version)) == 6:
-                boards.append(path)
-    return boards
+@dataclass
+class ProjectResult:
+    project: str
+    source: str                                   # "kicad-cli 9.0.8 (live)" or "committed report"
+    errors: Counter = field(default_factory=Counter)
+    warnings: Counter = field(default_factory=Counter)
+    matched: Counter = field(default_factory=Counter)
+    missed: list[Violation] = field(default_factory=list)
+    extra: Counter = field(default_factory=Counter)
+    extra_findings: list[Finding] = field(default_factory=list)
+    kicad_verdict: str = "?"
+    checker_verdict: str = "?"
 
 
-def checker_findings(board: Path) -> list[Finding]:
-    project = board.with_suffix(".kicad_pro")
-    outcome = check(RunOptions(path=project if project.exists() else board.parent, root=board.parent,
-                               run_kicad_cli=False))
-    return [f for f in outcome.findings if f.path == board.name]
+def read_violations(report: dict) -> list[Violation]:
+    out = []
+    for group in ("violations", "unconnected_items", "schematic_parity"):
+        for item in report.get(group) or []:
+            places, uuids = [], set()
+            for named in item.get("items") or []:
+                pos = named.get("pos") or {}
+                if isinstance(pos.get("x"), (int, float)) and isinstance(pos.get("y"), (int, float)):
+                    places.append((float(pos["x"]), float(pos["y"])))
+                if named.get("uuid"):
+                    uuids.add(named["uuid"])
+            out.append(Violation(str(item.get("type")), str(item.get("severity")),
+                                 bool(item.get("excluded")) or item.get("severity") == "exclusion",
+                                 str(item.get("description")), frozenset(uuids), places))
+    return out
 
 
-def _nets(finding: Finding) -> set[str]:
-    return {n for n in finding.extra.get("nets", []) if n}
+def kicad_blocks(drc: dict | None, erc: dict | None) -> bool:
+    """KiCad's own verdict: an error it reports and the project did not exclude."""
+    errors = [v for v in read_violations(drc or {}) if v.severity == "error" and not v.excluded]
+    for sheet in (erc or {}).get("sheets") or []:
+        errors += [v for v in sheet.get("violations") or []
+                   if v.get("severity") == "error" and not v.get("excluded")]
+    return bool(errors)
 
 
-def matches(violation: kicad_drc.KicadViolation, finding: Finding) -> bool:
-    if finding.rule_id not in MATCHING_RULES.get(violation.type, ()):
-        return False
-    kicad_nets, ours = violation.nets, _nets(finding)
-    if violation.type in ("clearance", "shorting_items", "tracks_crossing"):
-        return bool(kicad_nets) and kicad_nets == ours if len(kicad_nets) == 2 else bool(kicad_nets & ours)
-    if violation.type == "hole_near_hole":
-        x, y = finding.extra.get("x"), finding.extra.get("y")
-        return any(abs(item.x - x) + abs(item.y - y) < 2.0 for item in violation.items) if x is not None else False
-    return bool(kicad_nets & ours) or (not kicad_nets and not ours)
+def _places(finding: Finding) -> list[tuple[set[str], tuple[float, float] | None]]:
+    out = []
+    for location in finding.all_locations():
+        x, y = location.get("x"), location.get("y")
+        out.append((set(location.get("uuids") or ()), (x, y) if x is not None and y is not None else None))
+    return out or [(set(), None)]
 
 
-def compare(board: Path, violations: list[kicad_drc.KicadViolation], source: str) -> BoardResult:
-    findings = [f for f in checker_findings(board) if f.rule_id in COPPER_RULES]
-    result = BoardResult(board=str(board.relative_to(FIXTURES)), source=source)
-    used: set[int] = set()
+def _near(a: tuple[float, float] | None, places: list[tuple[float, float]]) -> bool:
+    return a is not None and any(math.hypot(a[0] - x, a[1] - y) <= POSITION_TOLERANCE_MM for x, y in places)
+
+
+def compare(project: kicad_oracle.KicadProject, violations: list[Violation], findings: list[Finding],
+            source: str) -> ProjectResult:
+    result = ProjectResult(str(project.folder.relative_to(FIXTURES) / project.name), source)
+    native = [f for f in findings if f.kicad_type and f.kicad_type in DRC_DEFAULTS and f.counts
+              and f.source == "boardready"]
+    used: set[tuple[int, int]] = set()           # (finding, place) pairs KiCad accounts for
     for violation in violations:
-        if violation.type not in MATCHING_RULES:
-            result.not_compared[violation.type] += 1
+        if violation.excluded or violation.type in NOT_COMPARED:
             continue
-        hits = [i for i, f in enumerate(findings) if matches(violation, f)]
+        (result.errors if violation.severity == "error" else result.warnings)[violation.type] += 1
+        hits = [(i, j) for i, f in enumerate(native) if f.kicad_type == violation.type
+                for j, (uuids, place) in enumerate(_places(f))
+                if (uuids & violation.uuids) or (not uuids and _near(place, violation.places))]
+        if not hits:     # no item in common: a place in common will do
+            hits = [(i, j) for i, f in enumerate(native) if f.kicad_type == violation.type
+                    for j, (_, place) in enumerate(_places(f)) if _near(place, violation.places)]
         if hits:
-            result.found[violation.type] += 1
+            result.matched[violation.type] += 1
             used.update(hits)
         else:
-            result.missed[violation.type] += 1
-            result.missed_details.append(f"{violation.type}: {violation.message} "
-                                         + "; ".join(item.text for item in violation.items))
-    for index, finding in enumerate(findings):
-        result.copper[finding.rule_id] += 1
-        if index not in used:
-            result.extra.append(finding)
+            result.missed.append(violation)
+    for i, finding in enumerate(native):
+        if finding.kicad_type in NOT_COMPARED:
+            continue
+        spare = [j for j in range(len(_places(finding))) if (i, j) not in used]
+        if spare:
+            result.extra[finding.kicad_type] += len(spare)
+            result.extra_findings.append(finding)
     return result
 
 
-def table(results: list[BoardResult]) -> str:
-    found, missed, not_compared, copper, extra = Counter(), Counter(), Counter(), Counter(), Counter()
+def kicad_report(project: kicad_oracle.KicadProject, kind: str, cli: str | None) -> tuple[dict | None, str]:
+    if cli:
+        with tempfile.TemporaryDirectory(prefix="drc-compare-") as scratch:
+            output = Path(scratch) / "report.json"
+            problem = kicad_oracle.run(kind, cli, project, output)
+            if problem is None:
+                return json.loads(output.read_text(encoding="utf-8")), "live"
+    path = project.report(kind)
+    if path.exists():
+        return json.loads(path.read_text(encoding="utf-8")), "committed"
+    return None, "none"
+
+
+def run(projects: list[kicad_oracle.KicadProject], cli: str | None) -> list[ProjectResult]:
+    results = []
+    for project in projects:
+        if project.board is None:
+            continue
+        drc, drc_source = kicad_report(project, "drc", cli)
+        if drc is None:
+            print(f"skipped {project.folder.relative_to(FIXTURES)}/{project.name}: no KiCad DRC report "
+                  "(KiCad cannot load the board)")
+            continue
+        erc, _ = kicad_report(project, "erc", cli) if project.schematic else (None, "none")
+        target = project.folder / f"{project.name}.kicad_pro"
+        try:
+            outcome = check(RunOptions(path=target if target.exists() else project.folder, root=project.folder,
+                                       run_kicad_cli=False))
+        except HostileInputError as exc:
+            print(f"skipped {project.folder.relative_to(FIXTURES)}/{project.name}: the checker refused it: {exc}")
+            continue
+        result = compare(project, read_violations(drc), outcome.findings,
+                         f"kicad-cli {drc.get('kicad_version', '?')} ({drc_source})")
+        result.kicad_verdict = "blocked" if kicad_blocks(drc, erc) else "passes"
+        result.checker_verdict = outcome.result["readiness"]
+        results.append(result)
+    return results
+
+
+def type_table(results: list[ProjectResult]) -> str:
+    errors, warnings, matched, missed, extra = Counter(), Counter(), Counter(), Counter(), Counter()
     for result in results:
-        found.update(result.found)
-        missed.update(result.missed)
-        not_compared.update(result.not_compared)
-        copper.update(result.copper)
-        extra.update(f.rule_id for f in result.extra)
-    lines = ["| KiCad violation | KiCad reports | found by the checker | missed |", "|---|---|---|---|"]
-    for kind in sorted(set(found) | set(missed)):
-        lines.append(f"| `{kind}` | {found[kind] + missed[kind]} | {found[kind]} | {missed[kind]} |")
-    for kind in sorted(not_compared):
-        lines.append(f"| `{kind}` (not a copper check) | {not_compared[kind]} | not compared | - |")
-    lines += ["", "| checker rule | findings | without a KiCad counterpart |", "|---|---|---|"]
-    for rule in sorted(copper):
-        lines.append(f"| `{rule}` | {copper[rule]} | {extra[rule]} |")
+        errors.update(result.errors)
+        warnings.update(result.warnings)
+        matched.update(result.matched)
+        missed.update(v.type for v in result.missed)
+        extra.update(result.extra)
+    lines = ["| KiCad type | KiCad errors | KiCad warnings | matched | missed | extra |", "|---|---|---|---|---|---|"]
+    for kind in sorted(set(errors) | set(warnings) | set(extra)):
+        lines.append(f"| `{kind}` | {errors[kind]} | {warnings[kind]} | {matched[kind]} | {missed[kind]} "
+                     f"| {extra[kind]} |")
+    found_errors = sum(min(matched[k], errors[k]) for k in errors)
+    total = sum(errors.values())
+    share = f"{100 * found_errors / total:.1f}%" if total else "-"
+    lines.append(f"| **all** | {total} | {sum(warnings.values())} | {sum(matched.values())} | "
+                 f"{sum(missed.values())} | {sum(extra.values())} |")
+    lines.append("")
+    lines.append(f"KiCad errors matched (by uuid or place): {share}"
+                 + (" (counted as matched up to KiCad's error count per type)" if total else ""))
     return "\n".join(lines)
 
 
-def goal_met(results: list[BoardResult]) -> bool:
-    missed = sum(r.missed[t] for r in results for t in GOAL_TYPES)
-    unexplained = sum(1 for r in results for f in r.extra if f.rule_id in ("board.short", "board.clearance"))
-    return missed == 0 and unexplained == 0
+def verdict_table(results: list[ProjectResult]) -> str:
+    lines = ["| project | KiCad report | KiCad 9 | checker | agree |", "|---|---|---|---|---|"]
+    for result in results:
+        agree = (result.kicad_verdict == "blocked") == (result.checker_verdict == "blocked")
+        lines.append(f"| `{result.project}` | {result.source} | {result.kicad_verdict} | {result.checker_verdict} "
+                     f"| {'yes' if agree else '**no**'} |")
+    agreeing = sum((r.kicad_verdict == "blocked") == (r.checker_verdict == "blocked") for r in results)
+    lines += ["", f"Verdicts agreeing (blocked or not): {agreeing} of {len(results)}"]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--erc" in argv:
+        from . import erc_compare
+
+        return erc_compare.main([a for a in argv if a != "--erc"])
     parser = argparse.ArgumentParser(prog="bin/drc-compare", description=__doc__.split("\n")[0])
-    parser.add_argument("--no-install", action="store_true",
-                        help="do not install Debian's kicad when pcbnew is missing; use committed reports only")
+    parser.add_argument("folders", nargs="*", type=Path, default=[FIXTURES])
+    parser.add_argument("--no-kicad-cli", action="store_true", help="read the committed reports even when "
+                                                                     "kicad-cli is installed")
+    parser.add_argument("--all", action="store_true", help="then the ERC part (bin/drc-compare --erc)")
     parser.add_argument("--verbose", "-v", action="store_true", help="list every miss and extra finding")
     args = parser.parse_args(argv)
-    have_kicad = kicad_drc.available() or (not args.no_install and kicad_drc.install())
-    print(f"KiCad's DRC: {'KiCad 6 pcbnew (run now)' if have_kicad else 'not installed: committed reports only'}")
-    results = []
-    for board in kicad6_boards():
-        committed = board.parent / "drc.rpt"
-        if have_kicad:
-            violations, source = kicad_drc.run_drc(board).violations, "KiCad 6"
-        elif committed.exists():
-            violations = kicad_drc.read_report(committed.read_text(encoding="utf-8"))
-            source = "committed report"
-        else:
-            print(f"skipped {board.relative_to(FIXTURES)}: no KiCad and no committed report")
-            continue
-        result = compare(board, violations, source)
-        results.append(result)
-        summary = ", ".join(f"{k} {v}" for k, v in sorted((result.found + result.missed).items())) or "none"
-        print(f"{result.board} ({source}): KiCad copper violations: {summary}; missed "
-              f"{sum(result.missed.values())}; checker copper findings without KiCad counterpart "
-              f"{len(result.extra)}")
+    cli = None if args.no_kicad_cli else kicad_oracle.kicad_cli()
+    results = run(kicad_oracle.find_projects([Path(f).resolve() for f in args.folders]), cli)
+    for result in results:
+        print(f"{result.project}: KiCad {sum(result.errors.values())} errors, {sum(result.warnings.values())} "
+              f"warnings; matched {sum(result.matched.values())}, missed {len(result.missed)}, "
+              f"extra {sum(result.extra.values())}; KiCad {result.kicad_verdict}, checker {result.checker_verdict}")
         if args.verbose:
-            for line in result.missed_details:
-                print(f"    missed {line}")
-            for finding in result.extra:
-                print(f"    extra {finding.rule_id} ({finding.severity}): {finding.message}")
+            for violation in result.missed:
+                print(f"    missed {violation.type} ({violation.severity}) {violation.description} "
+                      f"{sorted(violation.uuids)} {violation.places}")
+            for finding in result.extra_findings:
+                print(f"    extra {finding.kicad_type}: {finding.message[:160]}")
     print()
-    print(table(results))
-    met = goal_met(results)
+    print(type_table(results))
     print()
-    print("goal met: every KiCad clearance, short, unconnected and track-width error found, and no checker "
-          "short or clearance finding without a KiCad counterpart" if met else "goal NOT met")
-    return 0 if met else 1
+    print(verdict_table(results))
+    if args.all:
+        from . import erc_compare
+
+        print()
+        return erc_compare.main(["--run"] if cli else [])
+    return 0
 
 
 if __name__ == "__main__":
