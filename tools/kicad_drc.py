@@ -125,3 +125,41 @@ def run_drc(board: Path) -> KicadRun:
         load, drc = (float(v) for v in done.stdout.split()[-2:])
         text = report.read_text(encoding="utf-8")
     return KicadRun(read_report(text), load, drc, text)
+
+
+# -- matching a KiCad 6 text report's violations with checker findings (the KiCad 6
+#    plants' test; bin/drc-compare compares with KiCad 9 by KiCad type and item uuid) --
+
+# KiCad DRC type -> checker rules that answer it
+MATCHING_RULES = {
+    "clearance": ("board.clearance", "board.short"),
+    "shorting_items": ("board.short",),
+    "tracks_crossing": ("board.short",),
+    "unconnected_items": ("board.unconnected",),
+    "track_width": ("board.track-width",),
+    "hole_near_hole": ("board.hole-clearance",),
+    "copper_edge_clearance": ("board.edge-clearance",),
+    "track_dangling": ("board.dangling-track",),
+    "via_diameter": ("board.via-diameter",),
+    "annular_width": ("board.annular-ring",),
+    "drill_out_of_range": ("board.via-drill",),
+}
+# The errors every plant must be found for.
+GOAL_TYPES = ("clearance", "shorting_items", "tracks_crossing", "unconnected_items", "track_width")
+
+
+def _nets(finding) -> set[str]:
+    return {n for n in finding.extra.get("nets", []) if n}
+
+
+def matches(violation: KicadViolation, finding) -> bool:
+    """A KiCad 6 violation answered by a checker finding: same kind, same nets (or place, for holes)."""
+    if finding.rule_id not in MATCHING_RULES.get(violation.type, ()):
+        return False
+    kicad_nets, ours = violation.nets, _nets(finding)
+    if violation.type in ("clearance", "shorting_items", "tracks_crossing"):
+        return bool(kicad_nets) and kicad_nets == ours if len(kicad_nets) == 2 else bool(kicad_nets & ours)
+    if violation.type == "hole_near_hole":
+        x, y = finding.extra.get("x"), finding.extra.get("y")
+        return any(abs(item.x - x) + abs(item.y - y) < 2.0 for item in violation.items) if x is not None else False
+    return bool(kicad_nets & ours) or (not kicad_nets and not ours)

@@ -10,8 +10,7 @@ from checker.findings import Finding
 from checker.runner import RunOptions, check
 from checker_fixtures import FIXTURES
 from contracts import run_result_validator
-from tools.drc_compare import GOAL_TYPES, matches
-from tools.kicad_drc import read_report
+from tools.kicad_drc import GOAL_TYPES, matches, read_report
 
 PLANTED = FIXTURES / "kicad-planted"
 # The KiCad 6 plants (drc.rpt); test_kicad9_copper.py checks the KiCad 9 ones (kicad-drc.json only).
