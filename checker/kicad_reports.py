@@ -203,3 +203,50 @@ def _locate(kind: str, uuids: list[str], model: ProjectModel, target: str) -> tu
 def _unverified(kind: str, reason: str, target: str) -> Finding:
     return Finding(f"kicad.{kind}-unverified", f"KiCad {kind.upper()} not verified: {reason}",
                    identity=(target,), source=f"kicad-{kind}", path=target)
+
+
+POSITION_TOLERANCE_MM = 0.01    # KiCad's item position and ours: the same item's anchor
+
+
+def merge_with_native(native: list[Finding], imported: list[Finding]) -> list[Finding]:
+    """``native + imported`` where a KiCad violation a native finding already reports is one finding.
+
+    A native finding reports a KiCad violation when both are of the same KiCad
+    type and name a KiCad item in common (uuid), or, when the native finding
+    names no item, sit at the same place. The native finding stays (its file
+    line, measurements and every place) and takes KiCad's verdict on it: the
+    more severe of the two severities, and KiCad's exclusion.
+    """
+    by_type: dict[str, list[Finding]] = {}
+    for finding in native:
+        if finding.kicad_type:
+            by_type.setdefault(finding.kicad_type, []).append(finding)
+    kept = list(native)
+    order = ("error", "high", "medium", "low", "info")
+    for finding in imported:
+        twin = _twin(finding, by_type.get(finding.kicad_type or "", []))
+        if twin is None:
+            kept.append(finding)
+            continue
+        if finding.excluded:
+            twin.excluded = True
+        elif order.index(finding.severity) < order.index(twin.severity):
+            twin.severity = finding.severity
+    return kept
+
+
+def _twin(imported: Finding, candidates: list[Finding]) -> Finding | None:
+    names = set(imported.uuids)
+    places = [(p["x"], p["y"]) for p in imported.all_locations() if p.get("x") is not None]
+    for finding in candidates:
+        if names & set(finding.uuids):
+            return finding
+    for finding in candidates:
+        if finding.uuids:
+            continue
+        for location in finding.all_locations():
+            x, y = location.get("x"), location.get("y")
+            if x is not None and any(abs(x - px) <= POSITION_TOLERANCE_MM and abs(y - py) <= POSITION_TOLERANCE_MM
+                                     for px, py in places):
+                return finding
+    return None

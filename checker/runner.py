@@ -111,9 +111,10 @@ def _check(options: RunOptions) -> RunOutcome:
         made: list[Finding] = []
         for module in RULE_MODULES:
             made += module.check(model)
-        made += _kicad_findings(model, options, reader)
-        _default_severities(made)
-        findings += apply_project_settings(made, read_project_settings(model.pro))
+        imported = _kicad_findings(model, options, reader)
+        _default_severities(made + imported)
+        made = apply_project_settings(made, read_project_settings(model.pro))
+        findings += kicad_reports.merge_with_native(made, imported)
     _settle(findings, config)
     comparison = compare_with_base(_check, _bom, options, root, target, models, findings) if options.base else None
     if options.baseline is not None:
