@@ -527,6 +527,12 @@ def _screen_shape(screen: Screen) -> _ScreenShape:
     for item in items:
         for point in item.points:
             at_point[point].append(item)
+    wires = _SegmentIndex([item for item in items if item.kind == "wire"])
+    buses = _SegmentIndex([item for item in items if item.kind == "bus"])
+    # A bus entry's end on a bus (anywhere along it) is its bus side: members join by name there, not by
+    # drawing, so two entries meeting on a bus stay apart.
+    bus_side = {(id(item), point) for item in items if item.kind == "bus_entry"
+                for point in item.points if buses.at(point)}
     # Items sharing a point join, a bus only with bus things.
     for point, here in at_point.items():
         if len(here) < 2:
@@ -538,15 +544,13 @@ def _screen_shape(screen: Screen) -> _ScreenShape:
                     first_bus = item
                 else:
                     uf.union(index_of[id(first_bus)], index_of[id(item)])
-            elif item.kind == "bus_entry" and point == item.points[0] and any(i.kind == "bus" for i in here):
-                continue        # the bus side of an entry: membership by name, not modelled
+            elif item.kind == "bus_entry" and (id(item), point) in bus_side:
+                continue
             else:
                 if first_net is None:
                     first_net = item
                 else:
                     uf.union(index_of[id(first_net)], index_of[id(item)])
-    wires = _SegmentIndex([item for item in items if item.kind == "wire"])
-    buses = _SegmentIndex([item for item in items if item.kind == "bus"])
     dangling: set[int] = set()
     label_like = [item for item in items if item.kind in LABEL_KINDS or item.kind == "sheet_pin"]
     for item in label_like:

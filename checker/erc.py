@@ -35,6 +35,7 @@ from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_NONE, Conn
 from .findings import Finding
 from .model import ProjectModel
 from .project_settings import DEFAULT_PIN_MAP, PIN_TYPES, read_project_settings
+from .schematic import Schematic
 
 _DRIVING = frozenset(("output", "power_out", "passive", "tri_state", "bidirectional"))
 _DRIVEN = frozenset(("input", "power_in"))
@@ -50,10 +51,10 @@ def rule_id(kicad_type: str) -> str:
 
 
 class _Report:
-    def __init__(self, model: ProjectModel):
+    def __init__(self, graph: Connectivity):
+        self.graph = graph
         self.findings: list[Finding] = []
         self.seen: set[tuple] = set()
-        self.files = model.schematic.files if model.schematic else []
 
     def add(self, kicad_type: str, message: str, items: list[tuple[Item, SheetInstance]],
             sheet_specific: bool = False) -> None:
@@ -65,12 +66,15 @@ class _Report:
         self.seen.add(key)
         locations = [{"x": to_mm(item.position[0]), "y": to_mm(item.position[1]), "layer": None,
                       "uuids": [item.uuid]} for item, _ in items]
+        extra = {"x": locations[0]["x"], "y": locations[0]["y"], "uuids": uuids, "sheet": instance.path}
+        pins = [f"{self.graph.reference(item, where)}:{item.number}" for item, where in items if item.kind == "pin"]
+        if pins:
+            extra["pins"] = pins        # KiCad names a pin by reference and number too
         self.findings.append(Finding(
             rule_id(kicad_type), f"{message} (sheet {instance.path})",
             identity=(kicad_type, instance.key if sheet_specific else instance.screen.file, *uuids),
             path=instance.screen.file, line=main.location.line, column=main.location.column,
-            kicad_type=kicad_type, locations=locations,
-            extra={"x": locations[0]["x"], "y": locations[0]["y"], "uuids": uuids, "sheet": instance.path}))
+            kicad_type=kicad_type, locations=locations, extra=extra))
 
 
 def describe(item: Item, graph: Connectivity, instance: SheetInstance) -> str:
@@ -86,21 +90,51 @@ def describe(item: Item, graph: Connectivity, instance: SheetInstance) -> str:
 
 
 def check(model: ProjectModel) -> list[Finding]:
-    schematic = model.schematic
-    if schematic is None or not schematic.instances:
+    if model.schematic is None or not model.schematic.instances:
         return []
+    return run(model.schematic, model.pro)
+
+
+def run(schematic: Schematic, pro: dict) -> list[Finding]:
+    """Every ERC finding of a loaded schematic, under the project file's settings (``pro``)."""
     graph = schematic.connectivity
-    settings = read_project_settings(model.pro)
-    report = _Report(model)
+    settings = read_project_settings(pro)
+    report = _Report(graph)
     _subgraph_rules(graph, report)
     _hierarchy_rules(graph, report)
     _net_rules(graph, report, settings.pin_map)
     _label_name_rules(graph, report)
     _wire_end_rules(graph, report)
-    _netclass_rules(graph, report, model.pro)
-    _grid_rules(graph, report, model.pro)
+    _netclass_rules(graph, report, pro)
+    _grid_rules(graph, report, pro)
     _unit_rules(graph, report, schematic)
     return report.findings
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m checker.erc PROJECT.kicad_pro|SCHEMATIC.kicad_sch``: the ERC alone, counts per KiCad type."""
+    import json
+    import sys
+    import time
+    from collections import Counter
+    from pathlib import Path
+
+    from .limits import DEFAULT_LIMITS
+    from .project import InputReader
+    from .schematic import load_schematic
+
+    started = time.perf_counter()
+    target = Path((argv if argv is not None else sys.argv[1:])[0]).resolve()
+    reader = InputReader(target.parent, DEFAULT_LIMITS)
+    pro_path = target.with_suffix(".kicad_pro")
+    pro = reader.read_json(pro_path) if pro_path.exists() else {}
+    schematic = load_schematic(target.with_suffix(".kicad_sch"), reader, target.stem)
+    findings = run(schematic, pro if isinstance(pro, dict) else {})
+    counts = Counter(f.kicad_type for f in findings)
+    print(json.dumps({"schematic": schematic.root_file, "findings": dict(sorted(counts.items())),
+                      "seconds": round(time.perf_counter() - started, 3)}, indent=1))
+    return 0
+
 
 
 # -- per subgraph ---------------------------------------------------------------------
@@ -495,3 +529,7 @@ def _placement_finding(report: _Report, kicad_type: str, message: str, placement
         line=placement.location.line, column=placement.location.column, kicad_type=kicad_type,
         locations=[{"x": x, "y": y, "layer": None, "uuids": [placement.uuid]}],
         extra={"x": x, "y": y, "uuids": [placement.uuid], "sheet": instance.path}))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
