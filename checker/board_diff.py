@@ -16,7 +16,9 @@ geometry, so the page draws the base under the head from the diff alone.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
+import threading
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -211,34 +213,83 @@ def change_count(board: dict) -> int:
                for side in board[kind] if side != "changed") + len(board["footprints"]["changed"])
 
 
-def mark_new(findings: list[Finding], base_findings: list[Finding]) -> None:
+def mark_new(findings: list[Finding], base_fingerprints: list[str]) -> None:
     """Each finding is new or existing against the base commit, by fingerprint."""
-    known = {f.fingerprint for f in base_findings}
+    known = set(base_fingerprints)
     for finding in findings:
         finding.baseline = "existing" if finding.fingerprint in known else "new"
 
 
-def compare_with_base(check, bom_of, options, root: Path, target: Path, models, findings: list[Finding]) -> dict:
-    """Check the base commit's checkout the same way (``check`` is the runner's), then
-    compare: the findings become new or existing, the boards and BOMs are diffed.
-    A base without the project (the pull request adds it) compares with nothing."""
-    from .errors import NoProjectFound
+class BaseCheck:
+    """The base commit's checkout, checked the same way as the head (``check`` is the
+    runner's), for the diff and for which findings are new.
 
-    base_root = Path(os.path.abspath(options.base))
-    base_target = base_root / os.path.relpath(target, root)
-    try:
-        base = check(replace(options, path=base_target, root=base_root, base=None, baseline=None, progress=None))
-    except NoProjectFound:
-        return compare(models, [], [], bom_of(models, options.limits), [], findings)
-    return compare(models, base.models, base.findings, bom_of(models, options.limits), base.result.get("bom", []),
-                   findings)
+    Checking the base is a second whole check, so it runs beside the head's: in a
+    forked process started before the head is read, on a machine with a core to
+    spare (and no other thread that a fork could catch holding a lock). Otherwise,
+    or when the fork fails, it runs in this process when asked for. A base without
+    the project (the pull request adds it) compares with nothing."""
+
+    def __init__(self, check, options, root: Path, target: Path):
+        base_root = Path(os.path.abspath(options.base))
+        self._options = replace(options, path=base_root / os.path.relpath(target, root), root=base_root,
+                                base=None, baseline=None, progress=None)
+        self._check = check
+        self._child = None
+        self._pipe = None
+        if (os.cpu_count() or 1) > 1 and threading.active_count() == 1 and hasattr(os, "fork"):
+            try:
+                context = multiprocessing.get_context("fork")
+                self._pipe, sending = context.Pipe(duplex=False)
+                self._child = context.Process(target=self._send, args=(sending,), daemon=True)
+                self._child.start()
+                sending.close()
+            except OSError:
+                self._child = None
+
+    def _checked(self) -> tuple[list, list[str], list[dict]]:
+        """(base boards, base finding fingerprints, base BOM lines)."""
+        from .errors import NoProjectFound
+
+        try:
+            base = self._check(self._options)
+        except NoProjectFound:
+            return [], [], []
+        return ([m.board for m in base.models if m.board is not None], [f.fingerprint for f in base.findings],
+                base.result.get("bom", []))
+
+    def _send(self, pipe) -> None:
+        try:
+            pipe.send(("ok", self._checked()))
+        except BaseException as exc:   # the parent re-raises it; the child only reports
+            pipe.send(("error", exc))
+        finally:
+            pipe.close()
+
+    def result(self) -> tuple[list, list[str], list[dict]]:
+        if self._child is not None:
+            try:
+                outcome, value = self._pipe.recv()
+            except EOFError:   # the child died without a word: check here instead
+                outcome, value = "ok", self._checked()
+            finally:
+                self._child.join()
+                self._pipe.close()
+            if outcome == "error":
+                raise value
+            return value
+        return self._checked()
+
+    def compare(self, bom_of, limits, models, findings: list[Finding]) -> dict:
+        boards, fingerprints, bom = self.result()
+        return compare(models, boards, fingerprints, bom_of(models, limits), bom, findings)
 
 
-def compare(models, base_models, base_findings: list[Finding], head_bom: list[dict], base_bom: list[dict],
-            findings: list[Finding]) -> dict:
+def compare(models, base_boards: list[Board], base_fingerprints: list[str], head_bom: list[dict],
+            base_bom: list[dict], findings: list[Finding]) -> dict:
     """The comparison the report and the run page draw: each head board with its base twin."""
-    mark_new(findings, base_findings)
-    base_boards = {m.board.file: m.board for m in base_models if m.board is not None}
+    mark_new(findings, base_fingerprints)
+    base_boards = {board.file: board for board in base_boards}
     boards = []
     for model in models:
         if model.board is None:

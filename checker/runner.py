@@ -12,7 +12,7 @@ from contracts import RUN_RESULT_SCHEMA_VERSION
 
 from . import TOOL_NAME, TOOL_VERSION, kicad_reports
 from .board import load_board
-from .board_diff import compare_with_base
+from .board_diff import BaseCheck
 from .bom import read_bom
 from .bom_export import bom_lines
 from .config import CheckerConfig, load_config
@@ -88,6 +88,7 @@ def _check(options: RunOptions) -> RunOutcome:
     target = Path(os.path.abspath(options.path))
     if config.project and target == root:
         target = reader.resolve_inside(root, config.project, what="configured project")
+    base = BaseCheck(_check, options, root, target) if options.base else None   # runs beside this check
     projects = discover(target, reader)
     inputs = _all_inputs(projects, options)
     reader.reserve(inputs)
@@ -116,7 +117,7 @@ def _check(options: RunOptions) -> RunOutcome:
         made = apply_project_settings(made, read_project_settings(model.pro))
         findings += kicad_reports.merge_with_native(made, imported)
     _settle(findings, config)
-    comparison = compare_with_base(_check, _bom, options, root, target, models, findings) if options.base else None
+    comparison = base.compare(_bom, options.limits, models, findings) if base else None
     if options.baseline is not None:
         _apply_baseline(findings, options.baseline)
     findings = _dedupe_and_sort(findings)

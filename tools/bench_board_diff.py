@@ -1,0 +1,133 @@
+"""What the board diff costs: the checker's whole run (check and HTML report)
+with and without --base, and how soon a report with the drawing is
+interactive in headless Chromium.
+
+    bin/bench-board-diff [--repeat N] [--base PATH] [PROJECT]
+
+PROJECT defaults to the largest fixture board (kit-dev-coldfire-xilinx_5213,
+3.9 MB); --base defaults to a copy of it with the three edits of the diff's
+fixture pair planted (the first footprint moved, the first track deleted, a
+via added), so the diff has something to say. The runs alternate (without, with,
+without, ...) in one process so the machine's load hits both alike; the
+figures are the best and the median of N each, wall clock and CPU, and the
+load average is printed beside them (the machine is shared). "Interactive" is
+the time from navigation start to the drawing's data-ready mark (the script
+ran, the board is drawn and takes input), best of N page loads.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from checker.report_html import render_html
+from checker.runner import RunOptions, check
+
+ROOT = Path(__file__).resolve().parents[1]
+LARGEST = ROOT / "tests" / "fixtures" / "kicad-multilayer" / "kit-dev-coldfire-xilinx_5213"
+
+
+def _cpu() -> float:
+    """This process's CPU time and its finished children's (the base check's fork)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def _run(project: Path, base: Path | None) -> tuple[float, float, str]:
+    wall, cpu = time.perf_counter(), _cpu()
+    outcome = check(RunOptions(path=project, base=base, run_kicad_cli=False))
+    page = render_html(outcome)
+    return time.perf_counter() - wall, _cpu() - cpu, page
+
+
+def planted_base(project: Path, scratch: Path) -> Path:
+    """A copy of ``project`` whose board lacks a via, has the first track and has
+    its first footprint elsewhere: the head is then that change's pull request."""
+    base = scratch / "base"
+    shutil.copytree(project, base)
+    [board] = base.glob("*.kicad_pcb")
+    lines = board.read_text(encoding="utf-8").splitlines(keepends=True)
+    via = next(i for i, line in enumerate(lines) if line.lstrip().startswith("(via "))
+    del lines[via]                                            # the head "adds" it
+    head_track = next(line for line in lines if line.lstrip().startswith("(segment "))
+    lines.insert(lines.index(head_track), head_track.replace("(start ", "(start 1", 1))   # the head "deletes" it
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("(footprint "))
+    at = next(i for i in range(at, len(lines)) if lines[i].lstrip().startswith("(at "))
+    x, y = lines[at].split()[1:3]
+    lines[at] = lines[at].replace(f"(at {x} {y}", f"(at {float(x) - 2.54:g} {y}", 1)   # the head "moved" it
+    board.write_text("".join(lines), encoding="utf-8")
+    return base
+
+
+def _figures(label: str, samples: list[float]) -> str:
+    return f"{label}: best {min(samples):.3f} s, median {statistics.median(samples):.3f} s"
+
+
+def _run_comparison(project: Path, base: Path) -> list[str]:
+    return check(RunOptions(path=project, base=base, run_kicad_cli=False)).comparison["summary"]
+
+
+def _interactive(page: str, repeat: int) -> list[float]:
+    sys.path.insert(0, str(ROOT))
+    from playwright.sync_api import sync_playwright
+
+    from tests.helpers import CHROMIUM, CHROMIUM_ARGS
+
+    with tempfile.TemporaryDirectory(prefix="boardready-bench-") as scratch:
+        path = Path(scratch) / "report.html"
+        path.write_text(page, encoding="utf-8")
+        times = []
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            for _ in range(repeat):
+                tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+                tab.goto(path.as_uri(), wait_until="commit")
+                tab.wait_for_selector("[data-board-view][data-ready=true]")
+                times.append(tab.evaluate("performance.now()") / 1000)
+                tab.close()
+            browser.close()
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bin/bench-board-diff", description=__doc__.splitlines()[0])
+    parser.add_argument("project", nargs="?", type=Path, default=LARGEST)
+    parser.add_argument("--base", type=Path, help="the base checkout (default: the project itself)")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args(argv)
+    scratch = Path(tempfile.mkdtemp(prefix="boardready-bench-"))
+    base = args.base or planted_base(args.project, scratch)
+    print(f"load before: {os.getloadavg()}")
+    _run(args.project, None)   # imports and caches warm
+    plain_wall, plain_cpu, diff_wall, diff_cpu = [], [], [], []
+    page = ""
+    for _ in range(args.repeat):
+        wall, cpu, _ = _run(args.project, None)
+        plain_wall.append(wall)
+        plain_cpu.append(cpu)
+        wall, cpu, page = _run(args.project, base)
+        diff_wall.append(wall)
+        diff_cpu.append(cpu)
+    print(f"project {args.project.name}, base {base}, {args.repeat} runs each, report {len(page) / 1e6:.2f} MB")
+    print("the change:", "; ".join(_run_comparison(args.project, base)))
+    print(_figures("check + report, no base   wall", plain_wall))
+    print(_figures("check + report, --base    wall", diff_wall))
+    print(_figures("check + report, no base   cpu ", plain_cpu))
+    print(_figures("check + report, --base    cpu ", diff_cpu))
+    print(f"--base adds {100 * (min(diff_cpu) / min(plain_cpu) - 1):.0f}% CPU (best against best), "
+          f"{100 * (statistics.median(diff_wall) / statistics.median(plain_wall) - 1):.0f}% wall (median)")
+    interactive = _interactive(page, args.repeat)
+    print(_figures("report interactive in headless Chromium", interactive))
+    print(f"load after: {os.getloadavg()}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
