@@ -1,7 +1,7 @@
 -- GET /release-runs/{id} (the run page), beside the API's run detail: the
--- check run, the pull request's author and the latest result's report
--- artifact, for a run among the caller's repositories.
-SELECT rr.id, rr.check_run_id, rr.published_decision, pr.author_login, pr.author_id,
+-- check run, the installation (for names from the code host), the pull
+-- request's author and the latest result's report artifact, for a run among the caller's repositories.
+SELECT rr.id, rr.installation_id, rr.check_run_id, rr.published_decision, pr.author_login, pr.author_id,
        res.last_publication_error, art.id AS artifact_id, art.size_bytes AS artifact_bytes
   FROM boardready.release_runs rr
   LEFT JOIN boardready.pull_requests pr ON pr.repository_id = rr.repository_id AND pr.number = rr.pr_number

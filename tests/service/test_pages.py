@@ -216,3 +216,50 @@ def test_runs_page_shows_score_findings_review_state_and_which_run_is_newest(cli
     again = client.simulate_get("/runs", headers=session.headers(csrf=False)).text
     assert re.search(rf'href="/release-runs/{newer["id"]}".*?>approved<', again, re.S)
     assert re.search(rf'href="/release-runs/{older["id"]}".*?0 blocking</span> / 2', again, re.S)
+
+
+def test_run_page_names_people_waivers_and_their_scope_and_links_to_the_code_host(client, owner, pool, repos):
+    run = _run_with_findings(owner, pool, repos)
+    rita = Session(pool, repos, viewer_id=2_200_000_003, login="rita-reviewer")
+    path = f"/release-runs/{run['id']}"
+    page = client.simulate_get(path, headers=rita.headers(csrf=False)).text
+    # The waive form says what a waiver covers, and takes an optional last day.
+    assert "A waiver covers this finding in every pull request of\n            acme/board-0" in page
+    assert "until it is revoked or its last day has passed" in page and 'name="expires_on" type="date"' in page
+    # Links to the pull request and the check run on the code host.
+    web = "https://github.com/acme/board-0"
+    assert f'href="{web}/pull/1"' in page and f'href="{web}/runs/42000001"' in page
+    # Waive the error finding until a day; the page names the waiver's author by login, its reason and last day.
+    import datetime as dt
+    last_day = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=20)).date().isoformat()
+    done = form_post(client, rita, path + "/waivers", {"fingerprint": FP_ERROR, "reason": "bench+tested",
+                                                        "expires_on": last_day})
+    assert done.status_code == 303, re.findall(r'role="alert">([^<]*)', done.text)
+    assert owner.execute("SELECT expires_at FROM waivers").fetchone()["expires_at"].isoformat() \
+        == f"{last_day}T23:59:59+00:00"
+    page = client.simulate_get(path, headers=rita.headers(csrf=False)).text
+    assert "Waived by rita-reviewer: “bench tested”" in page and f"until {last_day} 23:59 UTC" in page
+    # The history names the finding and the person, not a fingerprint and an actor id.
+    history = page[page.index('id="history"'):]
+    assert "rita-reviewer" in history and "host-user:2200000003</span>" not in history
+    assert "waived <strong>rule.error</strong>" in history and "(board.kicad_pcb:1)" in history
+    assert FP_ERROR[:12] not in history.replace(f'value="{FP_ERROR}"', "")
+    # A date that is not one is refused on the page, nothing stored.
+    bad = form_post(client, rita, path + "/waivers", {"fingerprint": FP_HIGH, "reason": "x", "expires_on": "soon"})
+    assert_page(bad, 400)
+    assert "the last day must be a date" in bad.text
+    # Revoke: the finding counts again and the history says who revoked what.
+    waiver_id = owner.execute("SELECT id FROM waivers WHERE deleted_at IS NULL").fetchone()["id"]
+    revoked = form_post(client, rita, path + "/waivers", {"revoke": str(waiver_id)})
+    assert revoked.status_code == 303 and "done=revoked" in revoked.headers["location"]
+    page = client.simulate_get(path, params={"done": "revoked"}, headers=rita.headers(csrf=False)).text
+    assert "The waiver is revoked" in page and "Revoke waiver" not in page
+    assert "revoked the waiver of <strong>rule.error</strong>" in page
+    assert owner.execute("SELECT deleted_by FROM waivers WHERE id = %s", (waiver_id,)).fetchone()["deleted_by"] \
+        == rita.actor
+    # Approve is not offered to a viewer who approved; requesting changes still is.
+    assert 'value="approved"' in page
+    assert form_post(client, rita, path + "/approvals", {"status": "approved"}).status_code == 303
+    page = client.simulate_get(path, headers=rita.headers(csrf=False)).text
+    assert "You approved this run." in page and 'value="approved"' not in page and 'value="changes_requested"' in page
+    assert "rita-reviewer" in page[page.index('id="history"'):]

@@ -4,7 +4,14 @@ severity (linked to the file at the head SHA on the code host), the review's
 forms and its history.
 
 POST /release-runs/{id}/approvals   approve or request changes (break-glass with a reason)
-POST /release-runs/{id}/waivers     waive a finding with a reason
+POST /release-runs/{id}/waivers     waive a finding with a reason and an optional last day,
+                                    or revoke a standing waiver (`revoke=<waiver id>`)
+
+People are shown by login (app/web/pages/host_names.py). A waived finding
+shows who waived it, why and until when, with a button that revokes it; the
+waive form says what a waiver covers: this finding (its fingerprint) in
+every pull request of the repository, until it is revoked or expires.
+Approve is not offered to a viewer whose standing review is an approval.
 
 The page reads through the JSON endpoints' responders (RunDetail,
 RunFindings) and the forms record through the same functions as
@@ -15,6 +22,8 @@ the page again with the reason, so nothing typed is lost.
 """
 from __future__ import annotations
 
+import datetime as dt
+import re
 from urllib.parse import quote
 
 import falcon
@@ -23,14 +32,17 @@ from app import queries
 from app.web import db
 from app.web.errors import ApiError
 from app.web.pages.artifacts import capability_url
+from app.web.pages.host_names import HostNames
 from app.web.pages.rendering import api_media, render
-from app.web.reviews import create_waiver, record_approval
+from app.web.reviews import Waivers, create_waiver, record_approval
 from app.web.run_listing import SEVERITIES, RunDetail, RunFindings, id_param
 from app.web.session_auth import session_of
 
 FINDINGS_PER_PAGE = "100"
 DONE = {"approved": "Your approval is recorded.", "changes_requested": "Your request for changes is recorded.",
-        "waived": "The finding is waived.", "unchanged": "Nothing changed: that was already your review."}
+        "waived": "The finding is waived.", "unchanged": "Nothing changed: that was already your review.",
+        "revoked": "The waiver is revoked: the finding counts again."}
+EXPIRY_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 class RunPage:
@@ -40,6 +52,7 @@ class RunPage:
     def __init__(self, config, pool):
         self.config, self.pool = config, pool
         self.detail, self.findings = RunDetail(config, pool), RunFindings(config, pool)
+        self.names = HostNames(config, pool)
 
     def on_get(self, req, resp, run_id: str):
         self.show(req, resp, run_id, notice=DONE.get(req.get_param("done") or ""))
@@ -57,15 +70,24 @@ class RunPage:
                                         repository_ids=visible)
             history = queries.fetch_all(conn, "review_history", release_run_id=release_run_id,
                                         repository_ids=visible)
+            waivers = {w["fingerprint"]: w for w in queries.fetch_all(
+                conn, "run_page_waivers", release_run_id=release_run_id, repository_ids=visible)}
         run = detail["run"]
         groups = [(s, [f for f in findings["items"] if f["severity"] == s]) for s in SEVERITIES]
         review = detail["review"]
+        actors = {e["actor"] for e in history} | {w["created_by"] for w in waivers.values()}
+        names = self.names.logins(actors, context["installation_id"])
+        mine = next((e["what"] for e in history if e["kind"] == "approval" and e["actor"] == viewer.actor), None)
+        web = f"{self.config.sign_in.web_url}/{run['repository']['fullName']}"
         render(req, resp, "run.html", status=status, title=f"{run['repository']['fullName']} #{run['pullRequestNumber']}",
                run=run, decision=detail["decision"], review=review, counts=detail["counts"],
                reasons=decision_reasons(detail),
                groups=[(s, items) for s, items in groups if items], next_findings=findings["nextCursor"],
                context=context, history=history, notice=notice, refusal=refusal, form=form or {},
                is_author=bool(review and review["createdBy"] == viewer.actor),
+               waivers=waivers, name=lambda actor: names.get(actor, actor), my_review=mine,
+               pull_request_url=f"{web}/pull/{run['pullRequestNumber']}",
+               check_run_url=f"{web}/runs/{context['check_run_id']}" if context["check_run_id"] else None,
                code_url=lambda f: _code_url(self.config.sign_in.web_url, run, f),
                report_url=capability_url(self.config, context["artifact_id"]) if context["artifact_id"] else None,
                reports_enabled=self.config.artifact_signing_key is not None)
@@ -119,7 +141,7 @@ class _RunForm:
         form = getattr(req.context, "form", None) or {}
         detail = api_media(self.page.detail.on_get, req, run_id)
         try:
-            outcome = self.record(viewer, detail, form)
+            outcome = self.record(viewer, detail, form, req)
         except ApiError as exc:
             if exc.status in (401, 404):
                 raise
@@ -131,7 +153,7 @@ class _RunForm:
 
 
 class ApprovalForm(_RunForm):
-    def record(self, viewer, detail, form) -> str:
+    def record(self, viewer, detail, form, req=None) -> str:
         if detail["review"] is None:
             raise ApiError(409, "no_review", "this run has no review yet: it opens when the result arrives")
         body = {"status": _field(form, "status")}
@@ -142,7 +164,33 @@ class ApprovalForm(_RunForm):
 
 
 class WaiverForm(_RunForm):
-    def record(self, viewer, detail, form) -> str:
+    def __init__(self, config, pool, page: RunPage):
+        super().__init__(config, pool, page)
+        self.waivers = Waivers(config, pool)
+
+    def record(self, viewer, detail, form, req=None) -> str:
+        repository = detail["run"]["repository"]["id"]
+        revoke = _field(form, "revoke")
+        if revoke is not None:
+            # Through DELETE /api/v1/repositories/{id}/waivers?waiverId=: its checks, its SQL function.
+            req.params["waiverId"] = revoke
+            api_media(self.waivers.on_delete, req, repository)
+            return "revoked"
         body = {"fingerprint": _field(form, "fingerprint"), "reason": _field(form, "reason") or ""}
-        create_waiver(self.pool, self.config, viewer, int(detail["run"]["repository"]["id"]), body)
+        expires_on = (_field(form, "expires_on") or "").strip()
+        if expires_on:
+            body["expiresAt"] = last_moment_of(expires_on)
+        create_waiver(self.pool, self.config, viewer, int(repository), body)
         return "waived"
+
+
+def last_moment_of(day: str) -> str:
+    """The form's last day of a waiver (a date input, YYYY-MM-DD) as the API's expiresAt:
+    the waiver stands through that day, UTC."""
+    try:
+        if not EXPIRY_DATE.match(day):
+            raise ValueError
+        date = dt.date.fromisoformat(day)
+    except ValueError:
+        raise ApiError(400, "invalid_expires_at", "the last day must be a date (YYYY-MM-DD)") from None
+    return dt.datetime.combine(date, dt.time(23, 59, 59), dt.timezone.utc).isoformat()
