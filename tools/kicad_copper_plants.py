@@ -121,6 +121,19 @@ def ecc83_track_over_edge(pcbnew, board) -> None:
     refill(pcbnew, board)
 
 
+PIC = ROOT / "tests" / "fixtures" / "kicad" / "v6" / "pic_programmer"
+PIC_BOARD = "pic_programmer"
+
+
+def pic_track_near_hole(pcbnew, board) -> None:
+    # The board setup's hole clearance from 0 to 0.25 mm (saved in the project below), and a
+    # 0.25 mm GND track on F.Cu whose edge passes 0.1 mm from the 4.3 mm non-plated hole of
+    # P102 at (158.75, 135.89).
+    board.GetDesignSettings().m_HoleClearance = _mm(pcbnew, 0.25)
+    add_track(pcbnew, board, "GND", (156.0, 133.515), (161.5, 133.515), 0.25, "F.Cu")
+    refill(pcbnew, board)
+
+
 # name -> (board folder, board name, edit, what is planted, what KiCad 9 and the checker say)
 PLANTS = {
     "coldfire-inner-planes": (
@@ -148,6 +161,11 @@ PLANTS = {
         "a Net-(P1-Pad2) track on B.Cu from pad 1 of R4 (164.465, 117.475) to (175, 117.475), across the "
         "right edge (x = 173.355); zones refilled",
         "copper_edge_clearance (an error), and the end beyond the edge dangles"),
+    "pic-track-near-hole": (
+        PIC, PIC_BOARD, pic_track_near_hole,
+        "board setup hole clearance 0.25 mm (was 0), and a 0.25 mm GND track on F.Cu from (156, 133.515) to "
+        "(161.5, 133.515), 0.1 mm from the 4.3 mm non-plated hole of P102 at (158.75, 135.89); zones refilled",
+        "hole_clearance (0.1 mm, rule 0.25 mm); the track's two ends dangle, and it is a GND island"),
 }
 
 
@@ -162,8 +180,9 @@ def main(argv: list[str]) -> int:
         target.mkdir(parents=True, exist_ok=True)
         board = pcbnew.LoadBoard(str(folder / f"{board_name}.kicad_pcb"))
         edit(pcbnew, board)
-        pcbnew.SaveBoard(str(target / f"{board_name}.kicad_pcb"), board)
         shutil.copy(folder / f"{board_name}.kicad_pro", target / f"{board_name}.kicad_pro")
+        # SaveBoard writes the board setup back into the project file beside it.
+        pcbnew.SaveBoard(str(target / f"{board_name}.kicad_pcb"), board)
         print(f"{name}: {target}")
     return 0
 

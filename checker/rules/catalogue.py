@@ -192,6 +192,7 @@ _RULES = [
 ]
 
 from .erc_catalogue import ERC_RULES  # noqa: E402  (it needs Rule, defined above)
+from .drc_catalogue import DRC_RULES  # noqa: E402  (it needs Rule, defined above)
 
-_RULES += ERC_RULES
+_RULES += ERC_RULES + DRC_RULES
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}

@@ -29,6 +29,7 @@ from ..copper import PAD, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, bu
 from ..findings import Finding
 from ..model import ProjectModel
 from ..rulebook import DEFAULT_NETCLASS, BoardRules
+from .hole_rules import hole_clearance_findings
 
 # KiCad's DRC epsilon (BOARD_DESIGN_SETTINGS::GetDRCEpsilon): distances within
 # half a micrometre of the rule pass, as they do in KiCad.
@@ -69,7 +70,10 @@ def check(model: ProjectModel) -> list[Finding]:
         findings += _connectivity_findings(board, copper, pairs)
         findings += _dangling_findings(board, copper)
     findings += _track_width_findings(board, rules, model)
-    findings += _hole_findings(board, build_holes(board), rules)
+    holes = build_holes(board)
+    findings += _hole_findings(board, holes, rules)
+    if len(copper):
+        findings += hole_clearance_findings(board, copper, holes, model)
     return findings
 
 
