@@ -16,6 +16,7 @@ geometry, so the page draws the base under the head from the diff alone.
 """
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import threading
@@ -306,6 +307,24 @@ def summary_bom_only(bom: dict) -> list[str]:
     return [f"{_plural(count, 'BOM line')} changed" if count else "No BOM line changed"]
 
 
+MAX_NAMED = 16   # items a selected finding outlines
+
+
+def _place_of(finding: Finding) -> tuple[float, float, str | None] | None:
+    """Where the finding's pin goes: its own place, else the first of its places."""
+    places = finding.all_locations() if hasattr(finding, "all_locations") else []
+    candidates = [(finding.extra.get("x"), finding.extra.get("y"), finding.extra.get("layer"))]
+    candidates += [(p.get("x"), p.get("y"), p.get("layer")) for p in places]
+    for x, y, layer in candidates:
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and math.isfinite(x) and math.isfinite(y):
+            return x, y, layer
+    return None
+
+
+def _named(finding: Finding) -> list[str]:
+    return list(getattr(finding, "uuids", None) or finding.extra.get("uuids") or [])
+
+
 def geometry_document(models, findings: list[Finding], comparison: dict | None) -> dict:
     """What the drawing script reads: the first board's geometry, its diff against
     the base (when a base was checked) and the findings that have a place on it."""
@@ -318,12 +337,14 @@ def geometry_document(models, findings: list[Finding], comparison: dict | None) 
             document["diff"] = next((b["diff"] for b in comparison["boards"] if b["file"] == model.board.file), None)
     pins = []
     for finding in findings:
-        x, y = finding.extra.get("x"), finding.extra.get("y")
-        placed = model is not None and finding.path == model.board.file and x is not None and y is not None
-        pins.append({"fingerprint": finding.fingerprint, "ruleId": finding.rule_id, "severity": finding.severity,
-                     "title": finding.title or finding.rule_id, "message": finding.message[:500],
-                     "baseline": finding.baseline, "waived": finding.waived,
-                     **({"x": round(float(x), 4), "y": round(float(y), 4), "layer": finding.extra.get("layer")}
-                        if placed else {})})
+        place = _place_of(finding)
+        placed = model is not None and finding.path == model.board.file and place is not None
+        pin = {"fingerprint": finding.fingerprint, "ruleId": finding.rule_id, "severity": finding.severity,
+               "title": finding.title or finding.rule_id, "message": finding.message[:500],
+               "baseline": finding.baseline, "waived": finding.waived}
+        if placed:
+            pin.update(x=round(float(place[0]), 4), y=round(float(place[1]), 4), layer=place[2],
+                       uuids=_named(finding)[:MAX_NAMED])
+        pins.append(pin)
     document["findings"] = pins
     return document

@@ -5,6 +5,7 @@ copper per layer (tracks with their widths, pads, vias, zone outlines), the
 board outline and each footprint's reference at its place. Coordinates are
 millimetres rounded to 0.1 µm, flattened into number lists to keep the JSON
 small; the drawing script (checker/templates/board_view.js) reads it back.
+Items keep their KiCad uuids, so a finding that names items outlines them.
 
 A board with more drawable items than MAX_ITEMS is described as too large
 (its bounds and counts only): the page says so and still lists the findings.
@@ -44,29 +45,29 @@ def _side(layers: list[str]) -> str:
 
 
 def pad_view(pad: Pad) -> list:
-    """[x, y, width, height, rotation, shape, side, drill, number, net]."""
+    """[x, y, width, height, rotation, shape, side, drill, number, net, uuid]."""
     return [_r(pad.x), _r(pad.y), _r(pad.width), _r(pad.height), _r(pad.rotation), pad.shape,
-            _side(pad.layers), _r(pad.drill) if pad.drill else 0, pad.number, pad.net]
+            _side(pad.layers), _r(pad.drill) if pad.drill else 0, pad.number, pad.net, pad.uuid]
 
 
 def footprint_view(footprint: Footprint) -> dict:
-    return {"ref": footprint.reference, "value": footprint.value, "lib": footprint.lib_id,
+    return {"ref": footprint.reference, "value": footprint.value, "lib": footprint.lib_id, "id": footprint.uuid,
             "layer": footprint.layer, "at": [_r(footprint.x), _r(footprint.y), _r(footprint.rotation)],
             "pads": [pad_view(pad) for pad in footprint.pads]}
 
 
 def track_view(track) -> list:
-    """[layer, width, net, x0, y0, x1, y1, ...]."""
-    return [track.layer, _r(track.width), track.net, *_flat(track.points)]
+    """[layer, width, net, uuid, x0, y0, x1, y1, ...]."""
+    return [track.layer, _r(track.width), track.net, track.uuid, *_flat(track.points)]
 
 
 def via_view(via) -> list:
-    """[x, y, diameter, drill, net]."""
-    return [_r(via.x), _r(via.y), _r(via.diameter or 0.6), _r(via.drill or 0), via.net]
+    """[x, y, diameter, drill, net, uuid]."""
+    return [_r(via.x), _r(via.y), _r(via.diameter or 0.6), _r(via.drill or 0), via.net, via.uuid]
 
 
 def zone_view(zone) -> dict:
-    return {"net": zone.net, "layers": list(zone.layers), "pts": _flat(zone.polygon)}
+    return {"net": zone.net, "layers": list(zone.layers), "pts": _flat(zone.polygon), "id": zone.uuid}
 
 
 def item_count(board: Board) -> int:

@@ -15,6 +15,7 @@
   var INNER = ["#c9a23a", "#4aa37a", "#a05ac8", "#d17a3b", "#5ab0c8", "#8a8f3a"];
   var SEVERITIES = ["error", "high", "medium", "low", "info"];
   var PIN_PX = 9;
+  var TRACK_XY = 4;   // a track is [layer, width, net, uuid, x0, y0, x1, y1, ...]
 
   function node(name, attrs, parent, ns) {
     var el = ns ? document.createElementNS(SVG, name) : document.createElement(name);
@@ -113,6 +114,8 @@
     svg("path", {d: "M0,0 L10,5 L0,10 z", fill: "#e08a00"}, arrow);
     var world = svg("g", {"class": diff ? "bv-world bv-has-diff" : "bv-world"}, root);
     var groups = {};
+    var named = {};   // KiCad uuid -> the elements that draw that item
+    function name(id, el) { if (id) { (named[id] = named[id] || []).push(el); } return el; }
     function group(key, label) {
       if (!groups[key]) { groups[key] = svg("g", {"class": "bv-layer", "data-layer": key}, world); groups[key].label = label; }
       return groups[key];
@@ -129,29 +132,29 @@
     var zonesGroup = group("zones", "Zones");
     (board.zones || []).forEach(function (z, i) {
       var first = (z.layers || []).filter(function (l) { return colour[l]; })[0] || (z.layers || [])[0];
-      svg("polygon", {points: pairs(z.pts || []), fill: colour[first] || "#888", "class": "bv-zone " +
-        (addedZones[i] ? "bv-added" : "bv-unchanged"), "data-net": z.net || ""}, zonesGroup);
+      name(z.id, svg("polygon", {points: pairs(z.pts || []), fill: colour[first] || "#888", "class": "bv-zone " +
+        (addedZones[i] ? "bv-added" : "bv-unchanged"), "data-net": z.net || ""}, zonesGroup));
     });
     var baseGroup = diff ? group("base", "Base (removed, moved from)") : null;
     layers.slice().reverse().forEach(function (name) { group(name, name); });
     (board.tracks || []).forEach(function (t, i) {
       var g = groups[t[0]] || group(t[0], t[0]);
-      svg("polyline", {points: pairs(t, 3), stroke: colour[t[0]] || "#999", "stroke-width": num(t[1]),
-        "class": "bv-track " + (addedTracks[i] ? "bv-added" : "bv-unchanged")}, g);
+      name(t[3], svg("polyline", {points: pairs(t, TRACK_XY), stroke: colour[t[0]] || "#999", "stroke-width": num(t[1]),
+        "class": "bv-track " + (addedTracks[i] ? "bv-added" : "bv-unchanged")}, g));
     });
     var through = group("through", "Through-hole pads");
     (board.footprints || []).forEach(function (fp, i) {
       var cls = addedFp[i] ? "bv-added" : movedFp[i] ? "bv-moved" : "bv-unchanged";
       (fp.pads || []).forEach(function (p) {
         var g = p[6] === "B" ? groups["B.Cu"] : p[6] === "F" ? groups["F.Cu"] : through;
-        drawPad(g || through, p, "bv-pad " + cls);
+        name(fp.id, name(p[10], drawPad(g || through, p, "bv-pad " + cls)));
         if (num(p[7]) > 0) { svg("circle", {cx: num(p[0]), cy: num(p[1]), r: num(p[7]) / 2, "class": "bv-hole"}, through); }
       });
     });
     var viasGroup = group("vias", "Vias");
     (board.vias || []).forEach(function (v, i) {
-      svg("circle", {cx: num(v[0]), cy: num(v[1]), r: num(v[2]) / 2, "class": "bv-via " +
-        (addedVias[i] ? "bv-added" : "bv-unchanged")}, viasGroup);
+      name(v[5], svg("circle", {cx: num(v[0]), cy: num(v[1]), r: num(v[2]) / 2, "class": "bv-via " +
+        (addedVias[i] ? "bv-added" : "bv-unchanged")}, viasGroup));
       svg("circle", {cx: num(v[0]), cy: num(v[1]), r: num(v[3]) / 2, "class": "bv-hole"}, viasGroup);
     });
     var outline = group("outline", "Outline");
@@ -177,7 +180,9 @@
     var changeBox = box();
     changes.forEach(function (c) { grow(grow(changeBox, c.box.x0, c.box.y0), c.box.x1, c.box.y1); });
     var pins = svg("g", {"class": "bv-pins"}, world);
-    return view(root, world, groups, boardBox, changeBox, changes, pins);
+    var api = view(root, world, groups, boardBox, changeBox, changes, pins);
+    api.named = named;
+    return api;
   }
 
   function markChanges(board, diff, baseGroup, marks) {
@@ -219,13 +224,13 @@
     });
     (diff.tracks.added || []).forEach(function (i) {
       var t = board.tracks[i];
-      var el = svg("polyline", {points: pairs(t, 3), "stroke-width": num(t[1]) + 0.5, "class": "bv-mark bv-mark-added bv-line"}, marks);
-      note("track-added", "Track added on " + t[0] + (t[2] ? " (" + t[2] + ")" : ""), growFlat(box(), t, 3, num(t[1])), el);
+      var el = svg("polyline", {points: pairs(t, TRACK_XY), "stroke-width": num(t[1]) + 0.5, "class": "bv-mark bv-mark-added bv-line"}, marks);
+      note("track-added", "Track added on " + t[0] + (t[2] ? " (" + t[2] + ")" : ""), growFlat(box(), t, TRACK_XY, num(t[1])), el);
     });
     (diff.tracks.removed || []).forEach(function (t) {
-      svg("polyline", {points: pairs(t, 3), "stroke-width": num(t[1]), "class": "bv-track bv-removed"}, baseGroup);
-      var el = svg("polyline", {points: pairs(t, 3), "stroke-width": num(t[1]) + 0.5, "class": "bv-mark bv-mark-removed bv-line"}, marks);
-      note("track-removed", "Track removed on " + t[0] + (t[2] ? " (" + t[2] + ")" : ""), growFlat(box(), t, 3, num(t[1])), el);
+      svg("polyline", {points: pairs(t, TRACK_XY), "stroke-width": num(t[1]), "class": "bv-track bv-removed"}, baseGroup);
+      var el = svg("polyline", {points: pairs(t, TRACK_XY), "stroke-width": num(t[1]) + 0.5, "class": "bv-mark bv-mark-removed bv-line"}, marks);
+      note("track-removed", "Track removed on " + t[0] + (t[2] ? " (" + t[2] + ")" : ""), growFlat(box(), t, TRACK_XY, num(t[1])), el);
     });
     (diff.vias.added || []).forEach(function (i) {
       var v = board.vias[i];
@@ -458,10 +463,19 @@
       var pin = pins[fp];
       if (pin) {
         pin.parentNode.appendChild(pin);   // on top of the other pins
-        if (!fromPin) {
-          var f = item.finding;
-          drawing.fit(grow(box(), f.x, f.y, 3), 6);
-        }
+        // Outline the items the finding names, and show them with the pin.
+        var f = item.finding, around = grow(box(), f.x, f.y, 3);
+        Array.prototype.forEach.call(drawing.svg.querySelectorAll(".bv-named"), function (el) {
+          el.classList.remove("bv-named");
+        });
+        (f.uuids || []).forEach(function (id) {
+          (drawing.named[id] || []).forEach(function (el) {
+            el.classList.add("bv-named");
+            var b = el.getBBox();
+            if (b.width < 50 && b.height < 50) { grow(grow(around, b.x, b.y), b.x + b.width, b.y + b.height); }
+          });
+        });
+        if (!fromPin) { drawing.fit(around, 6); }
       }
       if (fromPin) { item.li.scrollIntoView({block: "nearest"}); item.button.focus({preventScroll: true}); }
     }

@@ -32,7 +32,8 @@ def test_the_diff_names_every_planted_edit_and_nothing_else():
     assert moved["ref"] == "P5" and moved["base"]["at"][:2] == [125.095, 93.98]
     assert (head.footprints[moved["head"]].x, head.footprints[moved["head"]].y) == (126.365, 92.71)
     # The deleted track, drawn from the base.
-    assert diff["tracks"]["removed"] == [["B.Cu", 0.8, "Net-(C2-Pad2)", 137.16, 115.57, 143.4998, 115.57]]
+    assert diff["tracks"]["removed"] == [["B.Cu", 0.8, "Net-(C2-Pad2)", "c766a778-05a9-412d-80dc-9c3dc4557624",
+                                          137.16, 115.57, 143.4998, 115.57]]
     # The added via, by its index in the head's geometry.
     [via] = diff["vias"]["added"]
     assert (head.vias[via].x, head.vias[via].y, head.vias[via].net) == (135.509, 120.095, "Net-(R1-Pad1)")
@@ -178,6 +179,8 @@ def test_the_report_draws_the_change_and_pins_the_new_finding_offline(browser, t
     assert w < whole[2] / 3
     assert x < short.extra["x"] < x + w and y < short.extra["y"] < y + h
     assert "active" in page.locator(f"#marker-{short.fingerprint}").get_attribute("class")
+    # ... and outlines the items it names: the via and the pad it touches.
+    assert page.locator(".bv-named").count() >= 2
     # The keyboard zooms in and out.
     page.locator("svg.bv-svg").focus()
     page.keyboard.press("+")

@@ -99,6 +99,8 @@ def test_the_run_page_draws_the_change_and_pins_the_new_finding(browser, host, o
         page.set_viewport_size({"width": 1400, "height": 1000})
         page.goto(link + "#board")
         page.wait_for_selector("[data-board-view][data-ready=true]")
+        # For the record (not asserted: timing): navigation start to the drawing taking input.
+        print(f"run page interactive after {page.evaluate('performance.now()'):.0f} ms")
         # Exactly the three changes of the pull request, drawn and listed.
         marked = page.locator("svg .bv-change").evaluate_all("els => els.map(e => e.dataset.change)")
         assert sorted(marked) == ["footprint-moved", "track-removed", "via-added"]
@@ -117,6 +119,8 @@ def test_the_run_page_draws_the_change_and_pins_the_new_finding(browser, host, o
         x, y, w, h = _view_box(page)
         assert x < short.extra["x"] < x + w and y < short.extra["y"] < y + h and w < whole[2]
         assert "active" in page.locator(f"#marker-{short.fingerprint}").get_attribute("class")
+        # ... and outlines the items it names: the via and the pad it touches.
+        assert page.locator(".bv-named").count() >= 2
         page.locator("#board").screenshot(path=str(SHOTS / "board-diff-finding.png"))
         # Selecting a pin selects its finding.
         other = next(f for f in outcome.findings if f.rule_id == "board.unconnected")
