@@ -27,6 +27,8 @@ from pathlib import Path
 from .board import Board, Footprint
 from .board_view import board_geometry, footprint_view, track_view, via_view, zone_view
 from .findings import Finding
+from .schematic_diff import diff_schematic, schematic_state
+from .schematic_diff import summary as schematic_summary
 
 _PLACE_TOLERANCE_MM = 1e-4
 
@@ -236,6 +238,7 @@ class BaseCheck:
         self._options = replace(options, path=base_root / os.path.relpath(target, root), root=base_root,
                                 base=None, baseline=None, progress=None)
         self._check = check
+        self._root = Path(os.path.abspath(root))
         self._child = None
         self._pipe = None
         if (os.cpu_count() or 1) > 1 and threading.active_count() == 1 and hasattr(os, "fork"):
@@ -248,16 +251,18 @@ class BaseCheck:
             except OSError:
                 self._child = None
 
-    def _checked(self) -> tuple[list, list[str], list[dict]]:
-        """(base boards, base finding fingerprints, base BOM lines)."""
+    def _checked(self) -> dict:
+        """What the comparison needs of the base: its boards, finding fingerprints,
+        BOM lines and schematic (symbols and sheet digests)."""
         from .errors import NoProjectFound
 
         try:
             base = self._check(self._options)
         except NoProjectFound:
-            return [], [], []
-        return ([m.board for m in base.models if m.board is not None], [f.fingerprint for f in base.findings],
-                base.result.get("bom", []))
+            return {"boards": [], "fingerprints": [], "bom": [], "schematic": schematic_state(None, self._root)}
+        return {"boards": [m.board for m in base.models if m.board is not None],
+                "fingerprints": [f.fingerprint for f in base.findings], "bom": base.result.get("bom", []),
+                "schematic": schematic_state(_first_schematic(base.models), self._options.root)}
 
     def _send(self, pipe) -> None:
         try:
@@ -267,7 +272,7 @@ class BaseCheck:
         finally:
             pipe.close()
 
-    def result(self) -> tuple[list, list[str], list[dict]]:
+    def result(self) -> dict:
         if self._child is not None:
             try:
                 outcome, value = self._pipe.recv()
@@ -282,24 +287,28 @@ class BaseCheck:
         return self._checked()
 
     def compare(self, bom_of, limits, models, findings: list[Finding]) -> dict:
-        boards, fingerprints, bom = self.result()
-        return compare(models, boards, fingerprints, bom_of(models, limits), bom, findings)
+        return compare(models, self.result(), bom_of(models, limits), findings, self._root)
 
 
-def compare(models, base_boards: list[Board], base_fingerprints: list[str], head_bom: list[dict],
-            base_bom: list[dict], findings: list[Finding]) -> dict:
-    """The comparison the report and the run page draw: each head board with its base twin."""
-    mark_new(findings, base_fingerprints)
-    base_boards = {board.file: board for board in base_boards}
+def _first_schematic(models):
+    return next((m.schematic for m in models if m.schematic is not None), None)
+
+
+def compare(models, base: dict, head_bom: list[dict], findings: list[Finding], root: Path) -> dict:
+    """The comparison the report and the run page draw: each head board with its base
+    twin, the BOM and the schematic; ``base`` is what BaseCheck found in the base."""
+    mark_new(findings, base["fingerprints"])
+    base_boards = {board.file: board for board in base["boards"]}
     boards = []
     for model in models:
         if model.board is None:
             continue
         board = diff_boards(base_boards.get(model.board.file), model.board)
         boards.append({"file": model.board.file, "diff": board})
-    bom = diff_bom(base_bom, head_bom)
-    return {"boards": boards, "bom": bom,
-            "summary": summary(boards[0]["diff"], bom) if boards else summary_bom_only(bom)}
+    bom = diff_bom(base["bom"], head_bom)
+    schematic = diff_schematic(base["schematic"], schematic_state(_first_schematic(models), root))
+    lines = summary(boards[0]["diff"], bom) if boards else summary_bom_only(bom)
+    return {"boards": boards, "bom": bom, "schematic": schematic, "summary": lines + schematic_summary(schematic)}
 
 
 def summary_bom_only(bom: dict) -> list[str]:
@@ -333,6 +342,7 @@ def geometry_document(models, findings: list[Finding], comparison: dict | None) 
     if comparison is not None:
         document["summary"] = comparison["summary"]
         document["bom"] = comparison["bom"]
+        document["schematic"] = comparison["schematic"]
         if model is not None:
             document["diff"] = next((b["diff"] for b in comparison["boards"] if b["file"] == model.board.file), None)
     pins = []

@@ -41,6 +41,7 @@ def test_the_diff_names_every_planted_edit_and_nothing_else():
     assert change_count(diff) == 3
     assert diff["nets"] == {"added": [], "removed": [], "changed": []}
     assert outcome.comparison["bom"] == {"added": [], "removed": [], "changed": []}
+    assert outcome.comparison["schematic"]["sheets"] == {"added": [], "removed": [], "changed": []}
     assert outcome.comparison["summary"][:3] == ["1 footprint moved: P5 (1.7961 mm)", "1 track removed", "1 via added"]
 
 
@@ -86,6 +87,13 @@ def test_bom_lines_changed_by_reference(tmp_path):
     assert bom["added"] == [] and bom["removed"] == []
     assert bom["changed"] == [{"ref": "R1", "changes": {"value": ["1.5K", "2.2K"]}}]
     assert "1 BOM line changed" in outcome.comparison["summary"]
+    # The schematic: the one sheet changed, R1's value, nothing else.
+    schematic = outcome.comparison["schematic"]
+    assert schematic["sheets"] == {"added": [], "removed": [], "changed": ["ecc83-pp.kicad_sch"]}
+    assert schematic["symbols"]["added"] == [] and schematic["symbols"]["removed"] == []
+    assert schematic["symbols"]["changed"] == [{"ref": "R1", "sheet": "ecc83-pp.kicad_sch",
+                                                "changes": {"value": ["1.5K", "2.2K"]}}]
+    assert "R1: value 1.5K → 2.2K" in outcome.comparison["summary"]
 
 
 def test_geometry_document_pins_findings_and_names_the_diff():
