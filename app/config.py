@@ -115,6 +115,17 @@ class Config:
     # of capability links; without the key, reports are neither taken nor served.
     artifact_max_bytes: int = DEFAULT_ARTIFACT_MAX_BYTES
     artifact_signing_key: Secret | None = None
+    # Who may decide (docs/security.md): how long a session's rights from the
+    # code host are trusted before a change re-reads them, how long a token
+    # minted from a session may live, the sign-in and decision rate limits,
+    # the key of listing cursors (None: generated into the data folder,
+    # app/web/keyset.py) and how far ahead a waiver may expire.
+    permission_ttl_seconds: int = 300
+    session_token_max_days: int = 90
+    sign_in_per_minute: int = 20
+    decisions_per_minute: int = 30
+    cursor_secret: Secret | None = None
+    waiver_max_days: int = 365
     # Variables that are absent or invalid and that readiness must report.
     missing: tuple[str, ...] = field(default=())
     # Invalid values of variables that have a safe default: reported, default used.
@@ -315,6 +326,23 @@ def _artifact_signing_key(r: _Reader) -> Secret | None:
     return Secret(value) if value is not None else None
 
 
+def _operator_api_token(r: _Reader) -> Secret | None:
+    # Present but invalid disables the operator API, and readiness says so.
+    value = r.text("SERVICE_OPERATOR_API_TOKEN")
+    if value is not None and not OPERATOR_TOKEN.fullmatch(value):
+        r.missing.append("SERVICE_OPERATOR_API_TOKEN")
+        return None
+    return Secret(value) if value is not None else None
+
+
+def _cursor_secret(r: _Reader) -> Secret | None:
+    value = r.text("SERVICE_CURSOR_SECRET")
+    if value is not None and not ARTIFACT_SIGNING_KEY.fullmatch(value):   # at least 32 visible characters
+        r.missing.append("SERVICE_CURSOR_SECRET")
+        return None
+    return Secret(value) if value is not None else None
+
+
 def _retention(r: _Reader) -> RetentionSettings:
     return RetentionSettings(
         run_retention_days=r.integer("SERVICE_RUN_RETENTION_DAYS", 30, minimum=1, maximum=30),
@@ -372,7 +400,7 @@ def load(env: Mapping[str, str] | None = None) -> Config:
                                              minimum=1, maximum=100_000),
         operator_rate_limit_per_minute=r.integer("SERVICE_OPERATOR_RATE_LIMIT_PER_MINUTE",
                                                  DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE, minimum=1, maximum=100_000),
-        operator_api_token=r.matching_secret("SERVICE_OPERATOR_API_TOKEN", OPERATOR_TOKEN),
+        operator_api_token=_operator_api_token(r),
         operator_actor_id=r.matching_text("SERVICE_OPERATOR_ACTOR_ID", OPERATOR_ACTOR_ID),
         request_read_timeout_ms=r.integer("SERVICE_REQUEST_READ_TIMEOUT_MS", DEFAULT_REQUEST_READ_TIMEOUT_MS,
                                           minimum=100, maximum=600_000),
@@ -387,6 +415,12 @@ def load(env: Mapping[str, str] | None = None) -> Config:
                                      maximum=DEFAULT_ARTIFACT_MAX_BYTES, required_valid=True),
         # Optional (reports are off without it); present but too short is not ready.
         artifact_signing_key=_artifact_signing_key(r),
+        permission_ttl_seconds=r.integer("SERVICE_PERMISSION_TTL_SECONDS", 300, minimum=0, maximum=86_400),
+        session_token_max_days=r.integer("SERVICE_SESSION_TOKEN_MAX_DAYS", 90, minimum=1, maximum=365),
+        sign_in_per_minute=r.integer("SERVICE_SIGN_IN_PER_MINUTE", 20, minimum=1, maximum=100_000),
+        decisions_per_minute=r.integer("SERVICE_DECISIONS_PER_MINUTE", 30, minimum=1, maximum=100_000),
+        cursor_secret=_cursor_secret(r),
+        waiver_max_days=r.integer("SERVICE_WAIVER_MAX_DAYS", 365, minimum=1, maximum=3650),
         missing=tuple(r.missing) + _supply_missing(env),
         invalid=tuple(r.invalid),
     )

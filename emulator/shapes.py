@@ -233,6 +233,20 @@ def repository(base: str, repo: Repository) -> dict:
     return shape
 
 
+ROLE_ORDER = ("pull", "triage", "push", "maintain", "admin")
+#: the legacy permission name of each role (GET .../collaborators/{username}/permission).
+LEGACY_PERMISSION = {"admin": "admin", "maintain": "write", "push": "write", "triage": "read", "pull": "read",
+                     "none": "none"}
+ROLE_NAME = {"admin": "admin", "maintain": "maintain", "push": "write", "triage": "triage", "pull": "read",
+             "none": "none"}
+
+
+def role_permissions(role: str) -> dict:
+    """The ``permissions`` object of a repository as a user with ``role`` sees it: each role includes the lower ones."""
+    rank = ROLE_ORDER.index(role) if role in ROLE_ORDER else -1
+    return {name: rank >= ROLE_ORDER.index(name) for name in ("admin", "maintain", "push", "triage", "pull")}
+
+
 def webhook_repository(base: str, repo: Repository) -> dict:
     """The short repository entry of installation and installation_repositories events."""
     return repository_identity(repo)

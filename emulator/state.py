@@ -235,6 +235,17 @@ class User:
     organizations: list = field(default_factory=list)
     #: full names of the repositories the user can access; None: every repository of a visible installation.
     repository_access: list | None = None
+    #: the user's role per repository (lower-case full name): admin, maintain, push, triage or pull;
+    #: a repository not named gets ``default_role``.
+    roles: dict = field(default_factory=dict)
+    default_role: str = "admin"
+
+    def role_on(self, full_name: str) -> str:
+        """admin, maintain, push, triage, pull, or none when the user cannot access the repository."""
+        name = full_name.lower()
+        if self.repository_access is not None and name not in self.repository_access:
+            return "none"
+        return self.roles.get(name, self.default_role)
 
     @property
     def account(self) -> Account:

@@ -64,6 +64,38 @@ def installation_payload(base: str, action: str, inst: Installation, app: App, r
     }
 
 
+def organization_member_removed_payload(base: str, inst: Installation, member: Account, sender: Account) -> dict:
+    """``organization`` ``member_removed``, as an app installed on the organization receives it
+    (the shape of tests/fixtures/webhooks/organization.member_removed.ghes-35.json plus the installation)."""
+    org = inst.account
+    api = f"{base}/orgs/{org.login}"
+    return {
+        "action": "member_removed",
+        "membership": {"url": f"{api}/memberships/{member.login}", "state": "inactive", "role": "unaffiliated",
+                       "organization_url": api, "user": shapes.simple_user(base, member)},
+        "organization": {"login": org.login, "id": org.id, "node_id": shapes.node_id("Organization", org.id),
+                         "url": api, "repos_url": f"{api}/repos", "events_url": f"{api}/events",
+                         "hooks_url": f"{api}/hooks", "issues_url": f"{api}/issues",
+                         "members_url": f"{api}/members{{/member}}",
+                         "public_members_url": f"{api}/public_members{{/member}}",
+                         "avatar_url": f"{base}/avatars/u/{org.id}?v=4", "description": None},
+        "installation": {"id": inst.id, "node_id": shapes.node_id("Installation", inst.id)},
+        "sender": shapes.simple_user(base, sender),
+    }
+
+
+def member_removed_payload(base: str, inst: Installation, repo: Repository, member: Account, sender: Account) -> dict:
+    """``member`` ``removed``: a collaborator removed from a repository (the shape of
+    tests/fixtures/webhooks/member.added.0.json, action removed, plus the installation)."""
+    return {
+        "action": "removed",
+        "member": shapes.simple_user(base, member),
+        "repository": shapes.webhook_repository(base, repo),
+        "installation": {"id": inst.id, "node_id": shapes.node_id("Installation", inst.id)},
+        "sender": shapes.simple_user(base, sender),
+    }
+
+
 def installation_repositories_payload(
     base: str, action: str, inst: Installation, app: App, added: list[Repository], removed: list[Repository], sender: Account
 ) -> dict:

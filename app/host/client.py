@@ -78,6 +78,14 @@ class HostClient:
         expires_at = dt.datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00"))
         return Secret(body["token"]), expires_at
 
+    # -- people ----------------------------------------------------------------
+    def collaborator_permission(self, installation_id: int, repository: str, username: str) -> dict:
+        """A person's permission on a repository ({"permission", "role_name", "user"}), re-read
+        before a session's change when its rights are older than SERVICE_PERMISSION_TTL_SECONDS."""
+        return self._installation_call(
+            installation_id, "GET",
+            f"{_repo_path(repository)}/collaborators/{quote(username, safe='')}/permission").json()
+
     # -- check runs ----------------------------------------------------------
     def find_check_run(self, installation_id: int, repository: str, head_sha: str, external_id: str) -> dict | None:
         """Our check run for this head, found by external_id (after a crash between create and report)."""

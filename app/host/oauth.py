@@ -6,7 +6,9 @@ stored, logged or put in a session.
 Paths and shapes are the code host's: `{HOST_WEB_URL}/login/oauth/authorize`,
 `{HOST_WEB_URL}/login/oauth/access_token`, and on the REST API `GET /user`,
 `GET /user/installations`, `GET /user/installations/{id}/repositories`
-(see tests/fixtures/code-host/rest-openapi-subset.json).
+(see tests/fixtures/code-host/rest-openapi-subset.json). Each repository of
+the last carries the person's `permissions` (admin, maintain, push, triage,
+pull): the session's scopes per repository come from them (docs/security.md).
 """
 from __future__ import annotations
 
@@ -42,6 +44,17 @@ class Viewer:
     login: str
     installation_ids: tuple[int, ...]
     repository_ids: tuple[int, ...]
+    admin_repository_ids: tuple[int, ...] = ()   # admin or maintain
+    write_repository_ids: tuple[int, ...] = ()   # push
+
+
+def permission_level(permissions) -> str:
+    """admin (admin or maintain), write (push) or read, from a repository's `permissions` object."""
+    if not isinstance(permissions, dict):
+        return "read"
+    if permissions.get("admin") is True or permissions.get("maintain") is True:
+        return "admin"
+    return "write" if permissions.get("push") is True else "read"
 
 
 def pkce_challenge(verifier: str) -> str:
@@ -77,16 +90,17 @@ class OAuthClient:
                 raise HostUnavailable("GET /user answered without id and login")
             installations = self._pages(http, f"{self.api_url}/user/installations", auth, "installations")
             installation_ids = tuple(sorted({i["id"] for i in installations if isinstance(i.get("id"), int)}))
-            repositories: set[int] = set()
+            levels: dict[int, str] = {}
             for installation_id in installation_ids:
                 for repo in self._pages(http, f"{self.api_url}/user/installations/{installation_id}/repositories",
                                         auth, "repositories"):
-                    if isinstance(repo.get("id"), int):
-                        repositories.add(repo["id"])
-                if len(repositories) >= MAX_REPOSITORIES:
+                    if isinstance(repo.get("id"), int) and not isinstance(repo["id"], bool):
+                        levels[repo["id"]] = permission_level(repo.get("permissions"))
+                if len(levels) >= MAX_REPOSITORIES:
                     break
-        return Viewer(user["id"], user["login"][:100], installation_ids,
-                      tuple(sorted(repositories))[:MAX_REPOSITORIES])
+        kept = sorted(levels)[:MAX_REPOSITORIES]
+        return Viewer(user["id"], user["login"][:100], installation_ids, tuple(kept),
+                      tuple(r for r in kept if levels[r] == "admin"), tuple(r for r in kept if levels[r] == "write"))
 
     def _exchange(self, http: httpx.Client, code: str, redirect_uri: str, verifier: str) -> str:
         try:

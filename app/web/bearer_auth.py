@@ -24,10 +24,14 @@ that authenticates may call a route that requires no scope.
 Failures: 401 `missing_token`, `malformed_token`, `invalid_token` (unknown),
 `token_expired`, `token_revoked`; 403 `account_canceled` (the account's
 marketplace subscription is canceled: fails closed), `repository_unavailable`
-(removed from the installation). Every 401 counts as a failed authentication
-for the client (app/web/auth_throttle.py); past SERVICE_AUTH_RATE_LIMIT_PER_MINUTE
-in the current minute the client gets 429 with Retry-After, before its token
-is looked at, even a correct one. Valid requests and 403s are not counted.
+(removed from the installation). A 401 for a request that presented a
+credential counts as a failed authentication for the client
+(app/web/auth_throttle.py); past SERVICE_AUTH_RATE_LIMIT_PER_MINUTE in the
+current minute the client gets 429 with Retry-After, before its token is
+looked at, even a correct one. A request with no credential at all
+(`missing_token`: a cross-site image tag can send those) is neither counted
+nor limited, so strangers cannot lock a client out. Valid requests and 403s
+are not counted.
 """
 from __future__ import annotations
 
@@ -58,10 +62,16 @@ class Auth:
     token_id: str
     repository_id: str        # the code host's repository id, as the API spells it
     scopes: frozenset[str]
+    person_id: int | None = None   # who minted it from a session (or from their token); None: acts as itself
 
     @property
     def actor(self) -> str:
         return f"token:{self.token_id}"
+
+    @property
+    def person(self) -> str:
+        """Who decides when this token is used: the person who minted it, else the token itself."""
+        return f"host-user:{self.person_id}" if self.person_id is not None else self.actor
 
     @property
     def repository_ids(self) -> frozenset[int]:
@@ -118,13 +128,15 @@ class BearerAuth:
     def authenticate(self, req) -> Auth:
         key = auth_throttle.client_key(req)
         at = auth_throttle.now()
+        value, failure = _presented_token(req)
+        if failure == "missing_token":
+            raise ApiError(401, failure, _FAILURE_MESSAGES[failure], headers=CHALLENGE)
         with db.connection(self.pool, self.config) as conn:
             auth_throttle.refuse_if_limited(conn, auth_throttle.BEARER, key,
                                             self.config.auth_rate_limit_per_minute, at)
-            value, failure = _presented_token(req)
             row = None
             if value is not None:
-                row = database.call_one(conn, "token_verify", p_token_sha256=api_tokens.digest(value), p_now=at)
+                row = database.call_one(conn, "token_verify_v2", p_token_sha256=api_tokens.digest(value), p_now=at)
                 if row["outcome"] in _UNAUTHORIZED:
                     failure = row["outcome"]
             if failure is not None:
@@ -135,7 +147,7 @@ class BearerAuth:
             raise ApiError(403, *_FORBIDDEN[row["outcome"]])
         if row["outcome"] != "valid":
             raise RuntimeError(f"token_verify returned {row['outcome']!r}")
-        return Auth(str(row["token_id"]), str(row["repository_id"]), frozenset(row["scopes"]))
+        return Auth(str(row["token_id"]), str(row["repository_id"]), frozenset(row["scopes"]), row["person_id"])
 
 
 _FAILURE_MESSAGES = {

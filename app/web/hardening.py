@@ -1,6 +1,6 @@
 """Falcon middleware for the habits of a hardened API.
 
-- The trusted proxies go into `req.context`, from which the client key
+- The configuration and the trusted proxies go into `req.context`, from which the client key
   (app/web/client_address.py) is computed the first time a limiter or a
   refusal's log line asks for it (`auth_throttle.client_key`): parsing the
   addresses cost every request, the webhook intake among them, which never
@@ -24,10 +24,12 @@ REFUSALS_LOGGED = (401, 403, 429)
 
 class Hardening:
     def __init__(self, config):
+        self.config = config
         self.trusted_proxies = config.trusted_proxies
 
     def process_request(self, req, resp):
         req.context.trusted_proxies = self.trusted_proxies
+        req.context.config = self.config  # the cursor key (app/web/keyset.py)
 
     def process_response(self, req, resp, resource, req_succeeded):
         resp.set_header("X-Content-Type-Options", "nosniff")

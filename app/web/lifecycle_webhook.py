@@ -1,4 +1,8 @@
-"""POST /api/host/webhook: the app's lifecycle webhook into the durable inbox."""
+"""POST /api/host/webhook: the app's lifecycle webhook into the durable inbox.
+
+A delivery that removes access (membership, repositories, the installation)
+also ends the sessions and tokens it concerns at once (app/web/membership.py).
+"""
 from __future__ import annotations
 
 import time
@@ -12,6 +16,7 @@ from app.payload import InvalidPayload
 from app.wakeup import Waker
 from app.web.bodies import parse_strict_json_object
 from app.web.errors import ApiError
+from app.web import membership
 from app.web.intake_batch import Delivery, IntakeBatcher
 from app.web.signed_delivery import read_signed_delivery
 
@@ -35,6 +40,7 @@ class LifecycleWebhook:
                                         WEBHOOK_MAX_BODY_BYTES, parse=parse_strict_json_object)
         try:
             event = normalize(delivery.event, delivery.payload)
+            removed = membership.removal(delivery.event, event.action, delivery.payload, event.actions)
         except InvalidPayload as exc:
             raise ApiError(400, exc.code, f"{exc.field} {exc.message}") from None
 
@@ -46,6 +52,8 @@ class LifecycleWebhook:
 
         log("webhook.delivery", deliveryId=delivery.delivery_id, hostEvent=delivery.event, action=event.action,
             outcome=row["outcome"], inboxId=row["inbox_id"], awaitsJob=row["awaits_job"])
+        if removed is not None:   # again on a redelivery: idempotent
+            membership.apply(self.pool, self.config, removed, delivery.delivery_id)
         if row["awaits_job"]:  # a worker makes the job from the inbox row (sql/functions/jobs.sql)
             self.waker.poke()
         resp.status = falcon.HTTP_202 if row["outcome"] == "accepted" else falcon.HTTP_200

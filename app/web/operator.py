@@ -23,7 +23,7 @@ from app.jsonlog import log
 from app.web import auth_throttle, db
 from app.web.errors import ApiError
 from app.web.keyset import limit_param
-from app.web.params import idempotency_key, path_id
+from app.web.params import idempotency_key, path_id, utc_instant
 from app.web.tokens import iso
 
 ITEM_TYPES = ("job", "outbox")
@@ -74,11 +74,8 @@ class OperatorGate:
 def _before(raw: str | None) -> dt.datetime | None:
     if raw is None:
         return None
-    try:
-        value = dt.datetime.fromisoformat(raw.strip()) if len(raw) <= 64 else None
-    except ValueError:
-        value = None
-    if value is None or value.tzinfo is None:
+    value = utc_instant(raw)
+    if value is None:
         raise ApiError(400, "invalid_before", "before must be an ISO 8601 timestamp with an offset (nextBefore)")
     return value
 

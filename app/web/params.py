@@ -6,6 +6,7 @@ string raises too; either would have been a 500 instead of a 4xx.
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 from app.web.errors import ApiError
@@ -13,6 +14,10 @@ from app.web.errors import ApiError
 POSITIVE_ID = re.compile(r"[1-9][0-9]{0,18}")
 MAX_ID = 2**63 - 1                          # a bigint column
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
+# The instants a request may name: what every layer (Python, PostgreSQL, the
+# JSON we answer with) can hold and print back.
+EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc)
 
 
 def positive_id(raw: str | None) -> int | None:
@@ -39,3 +44,18 @@ def idempotency_key(req) -> str:
     if not IDEMPOTENCY_KEY.fullmatch(key):
         raise ApiError(400, "invalid_idempotency_key", "Idempotency-Key must be 1-200 visible ASCII characters")
     return key
+
+
+def utc_instant(raw, max_length: int = 64) -> dt.datetime | None:
+    """An ISO 8601 instant with an offset within 1970-01-01 .. 9999-12-31 UTC, in UTC;
+    None for anything else (no offset, out of range, not text): the caller answers 400."""
+    if not isinstance(raw, str) or len(raw) > max_length:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+        if moment.tzinfo is None:
+            return None
+        moment = moment.astimezone(dt.timezone.utc)   # OverflowError past year 9999 in UTC
+    except (ValueError, OverflowError):
+        return None
+    return moment if EARLIEST <= moment <= LATEST else None

@@ -19,7 +19,7 @@ from app import queries
 from app.web import db, keyset
 from app.web.bearer_auth import require
 from app.web.errors import ApiError
-from app.web.params import positive_id
+from app.web.params import positive_id, utc_instant
 from app.web.runs import RunIngest
 from app.web.tokens import iso
 
@@ -65,7 +65,7 @@ def repository_filter(req, visible: list[int]) -> list[int]:
 
 
 def _timestamp(value) -> dt.datetime:
-    return dt.datetime.fromisoformat(value)
+    return utc_instant(value)
 
 
 class RunsCollection(RunIngest):
@@ -80,7 +80,7 @@ class RunsCollection(RunIngest):
                    "status": choice_param(req, "status", RUN_STATUSES, "invalid_status"),
                    "decision": choice_param(req, "decision", DECISIONS, "invalid_decision")}
         repository_ids = repository_filter(req, visible)
-        after = keyset.decode(req, filters)
+        after = keyset.decode(req, filters, (keyset.INSTANT, keyset.ID))
         rows = []
         if repository_ids:
             shape = {"after": after is not None, "status": filters["status"] is not None,
@@ -88,10 +88,7 @@ class RunsCollection(RunIngest):
             params = {"repository_ids": repository_ids, "limit": limit + 1, "status": filters["status"],
                       "decision": filters["decision"]}
             if after is not None:
-                try:
-                    params.update(after_started_at=_timestamp(after[0]), after_id=int(after[1]))
-                except (ValueError, TypeError, IndexError):
-                    raise ApiError(400, "invalid_cursor", "the cursor is not one this listing gave out") from None
+                params.update(after_started_at=_timestamp(after[0]), after_id=after[1])
             with db.connection(self.pool, self.config) as conn:
                 rows = queries.fetch_all(conn, "runs_page", shape=shape, **params)
         rows, next_cursor = keyset.page(req, rows, limit, lambda r: [r["started_at"].isoformat(), r["id"]], filters)
@@ -141,9 +138,7 @@ class RunFindings(DatabaseResource):
         severities = self._severities(req)
         waived = self._waived(req)
         filters = {"severity": severities, "waived": waived}
-        after = keyset.decode(req, filters)
-        if after is not None and not (len(after) == 1 and isinstance(after[0], int)):
-            raise ApiError(400, "invalid_cursor", "the cursor is not one this listing gave out")
+        after = keyset.decode(req, filters, (keyset.ORDINAL,))
         with db.connection(self.pool, self.config) as conn:
             if queries.fetch_one(conn, "run_visible", release_run_id=release_run_id, repository_ids=visible) is None:
                 raise ApiError(404, "not_found", "no such release run among your repositories")

@@ -2,8 +2,11 @@
 
 A session is an opaque random cookie (`HttpOnly`, `SameSite=Lax`, `Secure`
 when SERVICE_PUBLIC_URL is https); the database keeps only its SHA-256, the
-viewer and the repositories resolved at sign-in (sql/functions/sessions.sql).
-A session carries all four scopes and no code host token.
+viewer and the repositories resolved at sign-in with the viewer's permission
+on each as the code host reported it (sql/functions/sessions.sql). The scopes
+are per repository (docs/security.md): admin or maintain -> `admin` and the
+review scopes, push -> `reviews:read` and `reviews:write`, triage or pull ->
+`reviews:read`. A session never carries `runs:write` nor a code host token.
 
 How a route uses it
 -------------------
@@ -15,7 +18,8 @@ For those methods, a request without an Authorization header that carries
 the session cookie is authenticated here (BearerAuth then leaves it alone),
 and `req.context.auth` is a `SessionActor`. `bearer_auth.require(req, scope=,
 repository_id=)` works for both kinds of caller; for a session, a repository
-the viewer cannot reach is 404, nothing disclosed.
+the viewer cannot reach is 404, nothing disclosed, and one where the viewer
+lacks the scope is 403 `insufficient_scope`.
 
 Every unsafe request made with a session needs the session's CSRF token, in
 the `X-CSRF-Token` header (JSON) or the `csrf_token` field of a form: 403
@@ -23,7 +27,9 @@ the `X-CSRF-Token` header (JSON) or the `csrf_token` field of a form: 403
 script cannot read, so another site can neither read nor forge it.
 
 Failures: 401 `session_expired`, `invalid_session` (unknown cookie: counted
-as a failed authentication for the client, like a wrong bearer token).
+as a failed authentication for the client, like a wrong bearer token). A valid
+session is looked up before the client's failure count and is never refused
+because of other clients' failures.
 """
 from __future__ import annotations
 
@@ -40,6 +46,9 @@ from app.web.errors import ApiError
 
 SESSION_COOKIE = "boardready_session"
 ALL_SCOPES = frozenset({"runs:write", "reviews:read", "reviews:write", "admin"})
+ADMIN_SCOPES = frozenset({"admin", "reviews:read", "reviews:write"})
+WRITE_SCOPES = frozenset({"reviews:read", "reviews:write"})
+READ_SCOPES = frozenset({"reviews:read"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf_token"
@@ -89,17 +98,49 @@ class SessionActor:
     repository_ids: frozenset[int]
     expires_at: object
     csrf_token: str
-    scopes: frozenset[str] = ALL_SCOPES
+    admin_repository_ids: frozenset[int] = frozenset()
+    write_repository_ids: frozenset[int] = frozenset()
+    permissions_checked_at: object = None
 
     @property
     def actor(self) -> str:
         return f"host-user:{self.viewer_id}"
 
+    # A session is its person (a token minted by a person acts as them: app/web/bearer_auth.py).
+    person = actor
+
+    @property
+    def person_id(self) -> int:
+        return self.viewer_id
+
+    def scopes_for(self, repository_id: int) -> frozenset[str]:
+        """The scopes the code host's permission gives the viewer on the repository."""
+        if repository_id in self.admin_repository_ids:
+            return ADMIN_SCOPES
+        if repository_id in self.write_repository_ids:
+            return WRITE_SCOPES
+        return READ_SCOPES if repository_id in self.repository_ids else frozenset()
+
+    def repositories_with(self, scope: str) -> frozenset[int]:
+        return frozenset(r for r in self.repository_ids if scope in self.scopes_for(r))
+
     def require_access(self, scope: str | None = None, repository_id: str | int | None = None) -> "SessionActor":
-        # Sessions carry every scope; a repository the viewer cannot reach does not exist for them.
-        if repository_id is not None and int(repository_id) not in self.repository_ids:
-            raise ApiError(404, "not_found", "no such repository among those you can access")
+        # A repository the viewer cannot reach does not exist for them; one
+        # where the code host gives them less than the scope is 403.
+        if repository_id is not None:
+            repository = int(repository_id)
+            if repository not in self.repository_ids:
+                raise ApiError(404, "not_found", "no such repository among those you can access")
+            if scope is not None and scope not in self.scopes_for(repository):
+                raise _insufficient(scope)
+        # Without a repository, the caller checks the scope where it acts
+        # (app/web/authority.py); listings show only repositories_with(scope).
         return self
+
+
+def _insufficient(scope: str) -> ApiError:
+    return ApiError(403, "insufficient_scope",
+                    f"your permission on the code host does not give the {scope} scope here")
 
 
 def session_of(req) -> SessionActor:
@@ -152,9 +193,10 @@ class SessionAuth:
         req.context.auth = actor
 
     def authenticate(self, req, value: str) -> SessionActor:
-        # The limiter, the lookup and a failure's count are one call (sql/functions/sessions.sql).
+        # The lookup, the limiter (only for an unknown cookie) and a failure's
+        # count are one call (sql/functions/sessions.sql).
         # Retried once after a lost connection: a repeat can at most count one more failure.
-        row = db.call_one(self.pool, self.config, "session_authenticate", idempotent=True,
+        row = db.call_one(self.pool, self.config, "session_authenticate_v2", idempotent=True,
                           p_token_sha256=digest(value), p_client_key=auth_throttle.client_key(req),
                           p_limit=self.config.auth_rate_limit_per_minute, p_now=auth_throttle.now())
         if row["outcome"] == "limited":
@@ -164,4 +206,6 @@ class SessionAuth:
         if row["outcome"] == "expired":
             raise ApiError(401, "session_expired", "the session has expired; sign in again")
         return SessionActor(str(row["session_id"]), row["viewer_id"], row["viewer_login"],
-                            frozenset(row["repository_ids"]), row["expires_at"], csrf_token(value))
+                            frozenset(row["repository_ids"]), row["expires_at"], csrf_token(value),
+                            frozenset(row["admin_repository_ids"]), frozenset(row["write_repository_ids"]),
+                            row["permissions_checked_at"])

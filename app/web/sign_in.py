@@ -1,6 +1,11 @@
 """Sign-in with the code host (the OAuth web flow for apps, with PKCE) and the
 session endpoints.
 
+Sign-in starts and callbacks are limited per client address to
+SERVICE_SIGN_IN_PER_MINUTE (429 `too_many_sign_ins` with Retry-After): each
+start stores a row and each callback costs an outbound token exchange with the
+app's client secret.
+
 GET /auth/sign-in[?returnTo=/path]
     A random pre-session cookie (10 minutes, path /auth) is bound to a random
     `state` in the database; the PKCE verifier is derived from the cookie, so
@@ -24,7 +29,7 @@ import falcon
 
 from app.host.oauth import HostUnavailable, OAuthClient, SignInRefused, authorize_url
 from app.jsonlog import log
-from app.web import db
+from app.web import auth_throttle, db
 from app.web.errors import ApiError
 from app.web.session_auth import (
     SESSION_COOKIE, SessionAuth, check_csrf, clear_cookie, cookie_value, derived, digest, new_secret_value,
@@ -60,10 +65,21 @@ class _SignInRoute:
         return f"{self.config.public_url}/auth/callback"
 
 
+    def take_turn(self, req) -> None:
+        """One sign-in step for the client address, or 429 past the limit."""
+        row = db.call_one(self.pool, self.config, "rate_take", idempotent=False, p_limiter="sign_in",
+                          p_subject=auth_throttle.client_key(req), p_limit=self.config.sign_in_per_minute,
+                          p_now=auth_throttle.now())
+        if not row["allowed"]:
+            raise ApiError(429, "too_many_sign_ins", "too many sign-in attempts from this address; retry later",
+                           headers={"Retry-After": str(row["retry_after_seconds"])})
+
+
 class SignIn(_SignInRoute):
     def on_get(self, req, resp):
         if not self.settings.enabled:
             raise _not_configured()
+        self.take_turn(req)
         return_to = req.get_param("returnTo") or "/"
         if not RETURN_TO.match(return_to):
             raise ApiError(400, "invalid_return_to", "returnTo must be a path on this service")
@@ -80,6 +96,7 @@ class Callback(_SignInRoute):
     def on_get(self, req, resp):
         if not self.settings.enabled:
             raise _not_configured()
+        self.take_turn(req)
         pre_session = cookie_value(req, SIGN_IN_COOKIE)
         # Whatever happens next, this browser's sign-in attempt is over.
         clear_cookie(resp, self.config, SIGN_IN_COOKIE, path=SIGN_IN_PATH)
@@ -100,10 +117,12 @@ class Callback(_SignInRoute):
         viewer = self._viewer(code, _verifier(pre_session))
 
         value = new_secret_value()
-        created = db.call_one(self.pool, self.config, "session_create", idempotent=False,
+        created = db.call_one(self.pool, self.config, "session_create_v2", idempotent=False,
                               p_token_sha256=digest(value), p_viewer_id=viewer.id, p_viewer_login=viewer.login,
                               p_installation_ids=list(viewer.installation_ids),
                               p_repository_ids=list(viewer.repository_ids),
+                              p_admin_repository_ids=list(viewer.admin_repository_ids),
+                              p_write_repository_ids=list(viewer.write_repository_ids),
                               p_ttl_hours=self.settings.session_ttl_hours)
         log("session.created", sessionId=str(created["session_id"]), viewerId=viewer.id,
             installations=len(viewer.installation_ids), repositories=len(viewer.repository_ids))

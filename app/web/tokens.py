@@ -1,9 +1,15 @@
 """POST /api/v1/tokens, GET /api/v1/tokens?repositoryId=, DELETE /api/v1/tokens?tokenId=.
 
-All three require a bearer token with the admin scope for the same
-repository, or a signed-in session for a repository the viewer can reach
-(app/web/session_auth.py). The token value is returned once, by POST, and
-never stored.
+With a bearer token, all three need its admin scope and its repository.
+With a signed-in session (app/web/session_auth.py) the rights are the
+viewer's on the code host for that repository (docs/security.md): minting a
+token with scopes the viewer holds there (`admin` or `runs:write` need
+`admin`), listing needs `admin`, revoking one's own tokens needs access,
+revoking someone else's needs `admin` (audited). A token minted from a
+session acts as its person (app/web/bearer_auth.py) and lives at most
+SERVICE_SESSION_TOKEN_MAX_DAYS (the default when durationDays is left out;
+more is 400). The token value is returned once, by POST, and never stored.
+Unknown body properties are dropped, as the spec's versioning section says.
 """
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ import falcon
 
 from app import api_tokens, database
 from app.jsonlog import log
-from app.web import db
+from app.web import authority, db
 from app.web.bearer_auth import require
 from app.web.bodies import read_json_object
 from app.web.errors import ApiError
@@ -54,11 +60,10 @@ class Tokens:
         self.pool = pool
 
     def on_post(self, req, resp):
-        auth = require(req, scope="admin")
+        auth = require(req)
+        if not hasattr(auth, "require_access"):
+            require(req, scope="admin")
         body = read_json_object(req, MAX_BODY_BYTES)
-        unknown = sorted(set(body) - CREATE_FIELDS)
-        if unknown:
-            raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}")
         try:
             if "repositoryId" not in body:
                 raise api_tokens.InvalidTokenRequest("invalid_repository_id", "repositoryId is required")
@@ -71,17 +76,29 @@ class Tokens:
         except api_tokens.InvalidTokenRequest as exc:
             raise _invalid(exc) from None
         require(req, repository_id=repository_id)
+        # What the caller holds there; admin and runs:write tokens need admin.
+        needed = ("admin" if {"admin", "runs:write"} & set(scopes) else
+                  "reviews:write" if "reviews:write" in scopes else "reviews:read")
+        auth = authority.current(self.pool, self.config, auth, repository_id, needed)
+        if auth.person_id is not None:   # a person's token: bounded life
+            limit = self.config.session_token_max_days
+            if duration is None:
+                duration = limit
+            elif duration > limit:
+                raise ApiError(400, "invalid_duration_days",
+                               f"a token minted by a person lives at most {limit} days")
 
         new = api_tokens.generate()
         with db.connection(self.pool, self.config) as conn:
-            row = database.call_one(conn, "token_create", p_repository_id=repository_id, p_name=name,
+            row = database.call_one(conn, "token_create_v2", p_repository_id=repository_id, p_name=name,
                                     p_scopes=scopes, p_duration_days=duration, p_token_sha256=new.sha256,
-                                    p_token_prefix=new.prefix, p_created_by=auth.actor)
+                                    p_token_prefix=new.prefix, p_created_by=auth.actor, p_person_id=auth.person_id)
         if row["outcome"] in NOT_FOUND_OUTCOMES:
             raise ApiError(404, "repository_not_found", "no such repository in any installation")
         if row["outcome"] == "account_canceled":
             raise ApiError(403, "account_canceled", "the account's marketplace subscription is canceled")
-        log("token.created", tokenId=str(row["token_id"]), repositoryId=repository_id, createdBy=auth.actor)
+        log("token.created", tokenId=str(row["token_id"]), repositoryId=repository_id, createdBy=auth.actor,
+            person=auth.person, scopes=scopes)
         resp.status = falcon.HTTP_201
         resp.media = {"ok": True, "token": new.value, "tokenRecord": token_record(
             {**row, "name": name, "token_prefix": new.prefix, "scopes": scopes})}
@@ -92,7 +109,7 @@ class Tokens:
             repository_id = api_tokens.repository_id(req.get_param("repositoryId"))
         except api_tokens.InvalidTokenRequest as exc:
             raise _invalid(exc) from None
-        require(req, repository_id=repository_id)
+        require(req, scope="admin", repository_id=repository_id)
         with db.connection(self.pool, self.config) as conn:
             rows = database.call(conn, "token_list", p_repository_id=repository_id)
         resp.media = {"ok": True, "repositoryId": str(repository_id), "tokens": [
@@ -101,17 +118,23 @@ class Tokens:
             for r in rows]}
 
     def on_delete(self, req, resp):
-        auth = require(req, scope="admin")
+        auth = require(req)
+        if not hasattr(auth, "require_access"):
+            auth = require(req, scope="admin")
         try:
             token_id = api_tokens.token_id(req.get_param("tokenId"))
         except api_tokens.InvalidTokenRequest as exc:
             raise _invalid(exc) from None
+        admin = auth.repositories_with("admin") if hasattr(auth, "repositories_with") else auth.repository_ids
         with db.connection(self.pool, self.config) as conn:
-            # Scoped to the caller's repositories: another repository's token is not_found.
-            row = database.call_one(conn, "token_revoke_within", p_token_id=token_id,
-                                    p_repository_ids=sorted(auth.repository_ids), p_reason="api")
+            # Another repository's token, or another person's where the caller is
+            # not admin, is not_found. Revoking another person's token is audited.
+            row = database.call_one(conn, "token_revoke_v2", p_token_id=token_id,
+                                    p_admin_repository_ids=sorted(admin),
+                                    p_own_repository_ids=sorted(auth.repository_ids), p_person_id=auth.person_id,
+                                    p_actor=auth.person)
         if row["outcome"] == "not_found":
             raise ApiError(404, "not_found", "no such token for this repository")
-        log("token.revoked", tokenId=token_id, outcome=row["outcome"], revokedBy=auth.actor)
+        log("token.revoked", tokenId=token_id, outcome=row["outcome"], revokedBy=auth.actor, person=auth.person)
         resp.media = {"ok": True, "outcome": row["outcome"], "tokenId": token_id,
                       "revokedAt": iso(row["revoked_at"])}

@@ -147,9 +147,7 @@ class Supply(DatabaseResource):
         require(req, scope="admin", repository_id=repository)
         limit = keyset.limit_param(req, default=50)
         filters = {"repositoryId": str(repository)}
-        after = keyset.decode(req, filters)
-        if after is not None and not (len(after) == 3 and all(type(v) is int for v in after)):
-            raise ApiError(400, "invalid_cursor", "the cursor is not one this listing gave out")
+        after = keyset.decode(req, filters, (keyset.ID, keyset.ID, keyset.ORDINAL))
         rows = []
         with db.connection(self.pool, self.config) as conn:
             board = _current_board(conn, repository)

@@ -60,19 +60,43 @@ class IdentityControls(ControlBase):
     @route("POST", "/_emulator/users")
     def create_user(self, login: str, user_id: int | None = None, name: str | None = None, email: str | None = None,
                     organizations: list | None = None, sign_in: bool = True,
-                    repository_access: list | None = None) -> dict:
+                    repository_access: list | None = None, default_role: str = "admin") -> dict:
         """A person; with ``sign_in`` the OAuth authorize endpoint signs this user in.
         ``repository_access`` narrows the repositories of visible installations
-        the user can access (full names; None: all of them)."""
+        the user can access (full names; None: all of them); ``default_role`` is their
+        role on each (admin, maintain, push, triage, pull; see set_permission)."""
         with self.state.lock:
             known = self.state.account_by_login(login)
             uid = int(user_id) if user_id else (known.id if known and known.type == "User" else self.state.next_id("account"))
             user = User(login=login, id=uid, name=name, email=email, organizations=list(organizations or []),
-                        repository_access=None if repository_access is None else [n.lower() for n in repository_access])
+                        repository_access=None if repository_access is None else [n.lower() for n in repository_access],
+                        default_role=default_role)
             self.state.users[uid] = user
             if sign_in:
                 self.state.oauth_user_id = uid
         return {"login": login, "id": uid, "organizations": user.organizations}
+
+    @route("PUT", "/_emulator/users/{login}/permissions")
+    def set_permission(self, login: str, repository: str | None = None, role: str | None = None,
+                       default_role: str | None = None, organizations: list | None = None) -> dict:
+        """Change what the code host says about the user: their ``role`` (admin, maintain, push,
+        triage, pull) on ``repository`` ("owner/name"), the ``default_role`` of the repositories
+        not named, or the ``organizations`` they belong to (an empty list: removed from all)."""
+        roles = ("admin", "maintain", "push", "triage", "pull")
+        with self.state.lock:
+            user = self._user(login)
+            if repository is not None:
+                if role not in roles:
+                    raise ControlError(f"role must be one of {', '.join(roles)}")
+                user.roles[repository.lower()] = role
+            if default_role is not None:
+                if default_role not in roles:
+                    raise ControlError(f"default_role must be one of {', '.join(roles)}")
+                user.default_role = default_role
+            if organizations is not None:
+                user.organizations = list(organizations)
+            return {"login": user.login, "roles": dict(user.roles), "default_role": user.default_role,
+                    "organizations": list(user.organizations)}
 
     @route("POST", "/_emulator/users/{login}/sign-in")
     def sign_in_as(self, login: str) -> dict:

@@ -45,6 +45,34 @@ class WebhookControls(ControlBase):
                 webhooks.default_sender(inst.account))
         return self.sender.send("installation_repositories", payload, "app", inst.id)
 
+    @route("POST", "/_emulator/webhooks/organization/member_removed")
+    def remove_organization_member(self, installation_id: int, login: str) -> dict:
+        """The user leaves the installation's organization (they reach none of its repositories
+        any more) and the app is told with ``organization`` ``member_removed``."""
+        with self.state.lock:
+            inst = self._installation(installation_id)
+            user = self._user(login)
+            user.organizations = [o for o in user.organizations if o.lower() != inst.account.login.lower()]
+            payload = webhooks.organization_member_removed_payload(self._base_url(), inst, user.account,
+                                                                   webhooks.default_sender(inst.account))
+        return self.sender.send("organization", payload, "app", inst.id)
+
+    @route("POST", "/_emulator/webhooks/member/removed")
+    def remove_repository_member(self, full_name: str, login: str) -> dict:
+        """The user loses access to one repository and the app is told with ``member`` ``removed``."""
+        with self.state.lock:
+            repo = self._repo(full_name)
+            inst = self._installation(repo.installation_id)
+            user = self._user(login)
+            if user.repository_access is None:
+                user.repository_access = [r.full_name.lower() for r in self.state.repositories.values()
+                                          if r.id != repo.id]
+            else:
+                user.repository_access = [n for n in user.repository_access if n != repo.full_name.lower()]
+            payload = webhooks.member_removed_payload(self._base_url(), inst, repo, user.account,
+                                                      webhooks.default_sender(inst.account))
+        return self.sender.send("member", payload, "app", inst.id)
+
     @route("POST", "/_emulator/webhooks/pull_request")
     def send_pull_request_event(self, full_name: str, number: int, action: str = "opened", before: str | None = None) -> dict:
         with self.state.lock:

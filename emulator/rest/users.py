@@ -10,6 +10,28 @@ from emulator.routing import Reply, RequestContext, route
 
 
 class UserRoutes(RouteGroup):
+    @route("GET", "/repos/{owner}/{repo}/collaborators/{username}/permission",
+           "repos/get-collaborator-permission-level")
+    def collaborator_permission(self, ctx: RequestContext) -> Reply:
+        """A person's permission on a repository, asked with the installation's token. Someone
+        the emulator does not know is 404; a known user without access is ``none``."""
+        _, repo = self._repo(ctx, ("metadata", "read"))
+        with self.state.lock:
+            user = next((u for u in self.state.users.values() if u.login.lower() == ctx.params["username"].lower()),
+                        None)
+            if user is None:
+                raise not_found()
+            role = user.role_on(repo.full_name) if self._visible_to(user, repo) else "none"
+            body = {"permission": shapes.LEGACY_PERMISSION[role], "role_name": shapes.ROLE_NAME[role],
+                    "user": {**shapes.simple_user(ctx.base_url, user.account),
+                             "permissions": shapes.role_permissions(role)}}
+        return Reply(200, body)
+
+    def _visible_to(self, user, repo) -> bool:
+        inst = self.state.installations.get(repo.installation_id)
+        visible = {user.login.lower(), *(o.lower() for o in user.organizations)}
+        return inst is not None and inst.account.login.lower() in visible
+
     def _user_installations(self, token, user):
         visible = {user.login.lower(), *(o.lower() for o in user.organizations)}
         return [
@@ -45,13 +67,14 @@ class UserRoutes(RouteGroup):
             inst = next((i for i in self._user_installations(token, user) if i.id == installation_id), None)
             if inst is None:
                 raise not_found()
-            # The repositories of the installation the user can access.
-            repos = [r for r in self.state.installation_repositories(inst.id)
-                     if user.repository_access is None or r.full_name.lower() in user.repository_access]
+            # The repositories of the installation the user can access, each with
+            # the user's own permissions on it.
+            repos = [r for r in self.state.installation_repositories(inst.id) if user.role_on(r.full_name) != "none"]
             page, headers = paginate(ctx, repos)
             body = {
                 "total_count": len(repos),
                 "repository_selection": inst.repository_selection,
-                "repositories": [shapes.repository(ctx.base_url, r) for r in page],
+                "repositories": [{**shapes.repository(ctx.base_url, r),
+                                  "permissions": shapes.role_permissions(user.role_on(r.full_name))} for r in page],
             }
         return Reply(200, body, headers)

@@ -41,3 +41,34 @@ BEGIN
   ON CONFLICT (limiter, client_key, window_start) DO UPDATE SET failures = f.failures + 1
   RETURNING f.failures;
 END $$;
+
+-- Rate limits that protect people rather than lock them out (issue 25):
+-- sign-in starts and callbacks per client address, decisions per person and
+-- repository. Each call takes one hit in the subject's current one-minute
+-- window, unless the window already holds p_limit (then allowed is false and
+-- nothing is counted).
+CREATE OR REPLACE FUNCTION boardready.rate_take(
+  p_limiter text, p_subject text, p_limit integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (allowed boolean, hits integer, retry_after_seconds integer)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_window timestamptz := auth_throttle_window(p_now);
+  v_hits   integer;
+  v_retry  integer := greatest(1, ceil(extract(epoch FROM v_window + interval '1 minute' - p_now)))::integer;
+BEGIN
+  IF p_limiter NOT IN ('sign_in', 'decisions') OR length(p_subject) NOT BETWEEN 1 AND 200 OR p_limit < 1 THEN
+    RAISE EXCEPTION 'rate_invalid_key' USING ERRCODE = '22023';
+  END IF;
+  DELETE FROM rate_counters c
+   WHERE c.ctid IN (SELECT x.ctid FROM rate_counters x
+                     WHERE x.window_start < v_window - interval '5 minutes' LIMIT 100);
+  INSERT INTO rate_counters AS c (limiter, subject, window_start, hits)
+  VALUES (p_limiter, p_subject, v_window, 1)
+  ON CONFLICT (limiter, subject, window_start) DO UPDATE SET hits = c.hits + 1 WHERE c.hits < p_limit
+  RETURNING c.hits INTO v_hits;
+  IF v_hits IS NULL THEN
+    RETURN QUERY SELECT false, p_limit, v_retry;
+  ELSE
+    RETURN QUERY SELECT true, v_hits, v_retry;
+  END IF;
+END $$;

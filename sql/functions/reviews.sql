@@ -376,3 +376,61 @@ CREATE OR REPLACE VIEW ops.waivers AS
 SELECT w.id, w.repository_id, w.fingerprint, w.expires_at, w.created_by, w.created_at, w.deleted_at, w.deleted_by,
        w.deleted_at IS NULL AND (w.expires_at IS NULL OR w.expires_at > now()) AS standing
   FROM boardready.waivers w;
+
+-- review_record_approval for this release: at most p_limit decisions a minute
+-- per actor and repository (rate_limited, nothing recorded), and the same
+-- standing approval again is already_applied (nothing recorded, nothing
+-- published). p_actor is the person: a token minted by a person acts as them.
+CREATE OR REPLACE FUNCTION boardready.review_record_approval_v2(
+  p_review_id bigint, p_repository_ids bigint[], p_actor text, p_status text, p_break_glass boolean,
+  p_break_glass_reason text, p_limit integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, approval_id bigint, status text, break_glass boolean, review_decision text,
+               release_run_id bigint, release_decision text, updated_at timestamptz, retry_after_seconds integer)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_repository bigint;
+  v_rate       record;
+BEGIN
+  SELECT rv.repository_id INTO v_repository FROM reviews rv
+   WHERE rv.id = p_review_id AND rv.repository_id = ANY (p_repository_ids);
+  IF v_repository IS NOT NULL THEN
+    SELECT * INTO v_rate FROM rate_take('decisions', p_actor || '@' || v_repository, p_limit, p_now);
+    IF NOT v_rate.allowed THEN
+      RETURN QUERY SELECT 'rate_limited'::text, NULL::bigint, NULL::text, NULL::boolean, NULL::text, NULL::bigint,
+                          NULL::text, NULL::timestamptz, v_rate.retry_after_seconds;
+      RETURN;
+    END IF;
+  END IF;
+  RETURN QUERY
+  SELECT CASE WHEN a.outcome = 'unchanged' THEN 'already_applied' ELSE a.outcome END, a.approval_id, a.status,
+         a.break_glass, a.review_decision, a.release_run_id, a.release_decision, a.updated_at, NULL::integer
+    FROM review_record_approval(p_review_id, p_repository_ids, p_actor, p_status, p_break_glass,
+                                p_break_glass_reason, p_now) a;
+END $$;
+
+-- waiver_create for this release: the decisions limit as for approvals, and
+-- an expiry at most p_max_days ahead (invalid_expires_at, nothing stored).
+CREATE OR REPLACE FUNCTION boardready.waiver_create_v2(
+  p_repository_id bigint, p_repository_ids bigint[], p_fingerprint text, p_reason text, p_expires_at timestamptz,
+  p_actor text, p_max_days integer, p_limit integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, waiver_id bigint, created_at timestamptz, decisions_changed integer,
+               retry_after_seconds integer)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_rate record;
+BEGIN
+  IF p_expires_at IS NOT NULL
+     AND (p_expires_at <= p_now OR p_expires_at > p_now + make_interval(days => p_max_days)) THEN
+    RETURN QUERY SELECT 'invalid_expires_at'::text, NULL::bigint, NULL::timestamptz, 0, NULL::integer;
+    RETURN;
+  END IF;
+  IF p_repository_id = ANY (p_repository_ids) THEN
+    SELECT * INTO v_rate FROM rate_take('decisions', p_actor || '@' || p_repository_id, p_limit, p_now);
+    IF NOT v_rate.allowed THEN
+      RETURN QUERY SELECT 'rate_limited'::text, NULL::bigint, NULL::timestamptz, 0, v_rate.retry_after_seconds;
+      RETURN;
+    END IF;
+  END IF;
+  RETURN QUERY SELECT w.outcome, w.waiver_id, w.created_at, w.decisions_changed, NULL::integer
+    FROM waiver_create(p_repository_id, p_repository_ids, p_fingerprint, p_reason, p_expires_at, p_actor, p_now) w;
+END $$;

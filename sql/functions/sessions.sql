@@ -8,7 +8,8 @@ CREATE OR REPLACE FUNCTION boardready.sign_in_begin(
 RETURNS TABLE (outcome text, expires_at timestamptz)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  DELETE FROM sign_in_attempts a WHERE a.expires_at < p_now - interval '1 hour';
+  -- A pending sign-in is kept for its 10 minutes, no longer.
+  DELETE FROM sign_in_attempts a WHERE a.expires_at < p_now;
   INSERT INTO sign_in_attempts (cookie_sha256, state, return_to, created_at, expires_at)
   VALUES (p_cookie_sha256, p_state, p_return_to, p_now, p_now + make_interval(secs => p_ttl_seconds));
   RETURN QUERY SELECT 'started'::text, p_now + make_interval(secs => p_ttl_seconds);
@@ -143,3 +144,163 @@ CREATE OR REPLACE VIEW ops.sessions AS
 SELECT s.id, s.viewer_id, s.viewer_login, cardinality(s.installation_ids) AS installations,
        cardinality(s.repository_ids) AS repositories, s.created_at, s.expires_at, s.expires_at <= now() AS expired
   FROM boardready.sessions s;
+
+-- session_create with the viewer's rights per repository as the code host
+-- reported them at sign-in: admin (admin or maintain) and write (push)
+-- repositories, each also among p_repository_ids (which all read).
+CREATE OR REPLACE FUNCTION boardready.session_create_v2(
+  p_token_sha256 bytea, p_viewer_id bigint, p_viewer_login text, p_installation_ids bigint[],
+  p_repository_ids bigint[], p_admin_repository_ids bigint[], p_write_repository_ids bigint[], p_ttl_hours integer,
+  p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, session_id uuid, expires_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_row record;
+BEGIN
+  SELECT * INTO v_row FROM session_create(p_token_sha256, p_viewer_id, p_viewer_login, p_installation_ids,
+                                          p_repository_ids, p_ttl_hours, p_now);
+  UPDATE sessions s
+     SET admin_repository_ids = ARRAY(SELECT unnest(coalesce(p_admin_repository_ids, '{}'))
+                                      INTERSECT SELECT unnest(s.repository_ids)),
+         write_repository_ids = ARRAY(SELECT unnest(coalesce(p_write_repository_ids, '{}'))
+                                      INTERSECT SELECT unnest(s.repository_ids)),
+         permissions_checked_at = p_now
+   WHERE s.id = v_row.session_id;
+  RETURN QUERY SELECT v_row.outcome, v_row.session_id, v_row.expires_at;
+END $$;
+
+-- One round trip per session request. A valid session is never refused
+-- because of other clients' failures: it is looked up first. Only an unknown
+-- cookie meets the client's failed-authentication limiter (limited) and, when
+-- not limited, counts as a failure. The rights are those visible now; a
+-- session of the previous release (no rights recorded) may only read.
+CREATE OR REPLACE FUNCTION boardready.session_authenticate_v2(
+  p_token_sha256 bytea, p_client_key text, p_limit integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, retry_after_seconds integer, session_id uuid, viewer_id bigint, viewer_login text,
+               repository_ids bigint[], admin_repository_ids bigint[], write_repository_ids bigint[],
+               permissions_checked_at timestamptz, expires_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_session sessions%ROWTYPE;
+  v_visible bigint[];
+  v_limit   record;
+BEGIN
+  SELECT * INTO v_session FROM sessions s WHERE s.token_sha256 = p_token_sha256;
+  IF FOUND AND v_session.expires_at <= p_now THEN
+    RETURN QUERY SELECT 'expired'::text, NULL::integer, NULL::uuid, NULL::bigint, NULL::text, NULL::bigint[],
+                        NULL::bigint[], NULL::bigint[], NULL::timestamptz, NULL::timestamptz;
+    RETURN;
+  END IF;
+  IF NOT FOUND THEN
+    SELECT * INTO v_limit FROM auth_throttle_check('bearer', p_client_key, p_limit, p_now);
+    IF NOT v_limit.limited THEN
+      PERFORM auth_throttle_record_failure('bearer', p_client_key, p_now);
+    END IF;
+    RETURN QUERY SELECT CASE WHEN v_limit.limited THEN 'limited' ELSE 'unknown' END,
+                        CASE WHEN v_limit.limited THEN v_limit.retry_after_seconds END, NULL::uuid, NULL::bigint,
+                        NULL::text, NULL::bigint[], NULL::bigint[], NULL::bigint[], NULL::timestamptz,
+                        NULL::timestamptz;
+    RETURN;
+  END IF;
+  v_visible := session_visible_repositories(v_session.repository_ids);
+  RETURN QUERY SELECT 'valid'::text, NULL::integer, v_session.id, v_session.viewer_id, v_session.viewer_login,
+                      v_visible,
+                      ARRAY(SELECT unnest(coalesce(v_session.admin_repository_ids, '{}'))
+                            INTERSECT SELECT unnest(v_visible)),
+                      ARRAY(SELECT unnest(coalesce(v_session.write_repository_ids, '{}'))
+                            INTERSECT SELECT unnest(v_visible)),
+                      v_session.permissions_checked_at, v_session.expires_at;
+END $$;
+
+-- The code host re-read one repository's permission for a session's viewer
+-- (p_role: admin, write, read or none). The session's rights there are
+-- replaced; with no access left anywhere the session is ended (outcome
+-- ended), else updated.
+CREATE OR REPLACE FUNCTION boardready.session_permission_replace(
+  p_session_id uuid, p_repository_id bigint, p_role text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_session sessions%ROWTYPE;
+BEGIN
+  IF p_role NOT IN ('admin', 'write', 'read', 'none') THEN
+    RAISE EXCEPTION 'session_invalid_role' USING ERRCODE = '22023';
+  END IF;
+  UPDATE sessions s
+     SET repository_ids = CASE WHEN p_role = 'none' THEN array_remove(s.repository_ids, p_repository_id)
+                               ELSE s.repository_ids END,
+         admin_repository_ids = array_remove(coalesce(s.admin_repository_ids, '{}'), p_repository_id)
+                                || CASE WHEN p_role = 'admin' THEN ARRAY[p_repository_id] ELSE '{}'::bigint[] END,
+         write_repository_ids = array_remove(coalesce(s.write_repository_ids, '{}'), p_repository_id)
+                                || CASE WHEN p_role = 'write' THEN ARRAY[p_repository_id] ELSE '{}'::bigint[] END,
+         permissions_checked_at = p_now
+   WHERE s.id = p_session_id
+  RETURNING * INTO v_session;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'not_found'::text;
+  ELSIF cardinality(session_visible_repositories(v_session.repository_ids)) = 0 THEN
+    DELETE FROM sessions s WHERE s.id = p_session_id;
+    INSERT INTO audit_events (event_type, actor, item_type, item_id, occurred_at, details)
+    VALUES ('control_plane.session_ended', 'host-user:' || v_session.viewer_id, 'session', p_session_id::text,
+            p_now, jsonb_build_object('reason', 'access_lost', 'repositoryId', p_repository_id));
+    RETURN QUERY SELECT 'ended'::text;
+  ELSE
+    RETURN QUERY SELECT 'updated'::text;
+  END IF;
+END $$;
+
+-- The code host says a person lost access (organization member_removed,
+-- member removed, an installation's repositories removed, the installation
+-- deleted or suspended): end that person's sessions that reached the scope
+-- and revoke the tokens they minted there, each with an audit event.
+-- p_person_id NULL: everyone's (the installation or repositories are gone).
+-- The scope is p_repository_ids when given, else every repository of the
+-- installation p_installation_id or of the account p_account_id's
+-- installations. Idempotent: a redelivery finds nothing left to do.
+CREATE OR REPLACE FUNCTION boardready.access_removed(
+  p_person_id bigint, p_account_id bigint, p_installation_id bigint, p_repository_ids bigint[], p_reason text,
+  p_now timestamptz DEFAULT now())
+RETURNS TABLE (sessions_ended integer, tokens_revoked integer)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_installations bigint[];
+  v_scope         bigint[];
+  v_sessions      integer := 0;
+  v_tokens        integer := 0;
+  v_gone          record;
+BEGIN
+  IF p_reason !~ '^[a-z_.]{1,64}$' THEN
+    RAISE EXCEPTION 'access_invalid_reason' USING ERRCODE = '22023';
+  END IF;
+  v_installations := ARRAY(SELECT i.id FROM installations i
+                            WHERE i.id = p_installation_id OR i.account_id = p_account_id);
+  IF p_installation_id IS NOT NULL AND NOT p_installation_id = ANY (v_installations) THEN
+    v_installations := v_installations || p_installation_id;
+  END IF;
+  v_scope := coalesce(p_repository_ids,
+                      ARRAY(SELECT r.id FROM repositories r WHERE r.installation_id = ANY (v_installations)));
+  FOR v_gone IN
+    DELETE FROM sessions s
+     WHERE (p_person_id IS NULL OR s.viewer_id = p_person_id)
+       AND (s.repository_ids && v_scope OR (p_repository_ids IS NULL AND s.installation_ids && v_installations))
+    RETURNING s.id, s.viewer_id
+  LOOP
+    v_sessions := v_sessions + 1;
+    INSERT INTO audit_events (event_type, installation_id, actor, item_type, item_id, occurred_at, details)
+    VALUES ('control_plane.session_ended', p_installation_id, 'system', 'session', v_gone.id::text, p_now,
+            jsonb_build_object('reason', p_reason, 'personId', v_gone.viewer_id));
+  END LOOP;
+  FOR v_gone IN
+    UPDATE api_tokens t SET revoked_at = p_now, revoked_reason = 'access_removed'
+     WHERE t.revoked_at IS NULL AND t.person_id IS NOT NULL
+       AND (p_person_id IS NULL OR t.person_id = p_person_id) AND t.repository_id = ANY (v_scope)
+    RETURNING t.id, t.person_id, t.repository_id
+  LOOP
+    v_tokens := v_tokens + 1;
+    INSERT INTO audit_events (event_type, installation_id, actor, item_type, item_id, occurred_at, details)
+    SELECT 'control_plane.token_revoked', r.installation_id, 'system', 'api_token', v_gone.id::text, p_now,
+           jsonb_build_object('reason', p_reason, 'personId', v_gone.person_id, 'repositoryId', v_gone.repository_id)
+      FROM repositories r WHERE r.id = v_gone.repository_id;
+  END LOOP;
+  RETURN QUERY SELECT v_sessions, v_tokens;
+END $$;

@@ -121,3 +121,77 @@ BEGIN
   END IF;
   RETURN QUERY SELECT v_result, v_token.id, v_token.repository_id, v_token.scopes, v_token.expires_at;
 END $$;
+
+-- token_create with the person the token acts as (p_person_id: the viewer of
+-- the session that mints it, or the person of the token that mints it; NULL
+-- for an operator's token). An admin token is audited with its person.
+CREATE OR REPLACE FUNCTION boardready.token_create_v2(
+  p_repository_id  bigint,
+  p_name           text,
+  p_scopes         text[],
+  p_duration_days  integer,
+  p_token_sha256   bytea,
+  p_token_prefix   text,
+  p_created_by     text,
+  p_person_id      bigint,
+  p_now            timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, token_id uuid, created_at timestamptz, expires_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_row record;
+BEGIN
+  SELECT * INTO v_row FROM token_create(p_repository_id, p_name, p_scopes, p_duration_days, p_token_sha256,
+                                        p_token_prefix, p_created_by, p_now);
+  IF v_row.outcome = 'created' THEN
+    UPDATE api_tokens SET person_id = p_person_id WHERE id = v_row.token_id;
+    IF 'admin' = ANY (p_scopes) THEN
+      INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at,
+                                details)
+      SELECT 'control_plane.admin_token_created', r.installation_id, p_created_by, 'token:' || v_row.token_id,
+             'api_token', v_row.token_id::text, p_now,
+             jsonb_build_object('repositoryId', p_repository_id, 'personId', p_person_id)
+        FROM repositories r WHERE r.id = p_repository_id;
+    END IF;
+  END IF;
+  RETURN QUERY SELECT v_row.outcome, v_row.token_id, v_row.created_at, v_row.expires_at;
+END $$;
+
+-- token_verify and the person the token acts as (NULL: itself).
+CREATE OR REPLACE FUNCTION boardready.token_verify_v2(p_token_sha256 bytea, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, token_id uuid, repository_id bigint, scopes text[], expires_at timestamptz,
+               person_id bigint)
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT v.outcome, v.token_id, v.repository_id, v.scopes, v.expires_at, t.person_id
+    FROM token_verify(p_token_sha256, p_now) v LEFT JOIN api_tokens t ON t.id = v.token_id
+$$;
+
+-- DELETE /api/v1/tokens by a caller that is admin of p_admin_repository_ids
+-- and may revoke its own person's tokens in p_own_repository_ids. A token
+-- outside both is not_found. Revoking another person's token is audited.
+CREATE OR REPLACE FUNCTION boardready.token_revoke_v2(
+  p_token_id uuid, p_admin_repository_ids bigint[], p_own_repository_ids bigint[], p_person_id bigint,
+  p_actor text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, revoked_at timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_token api_tokens%ROWTYPE;
+  v_row   record;
+BEGIN
+  SELECT * INTO v_token FROM api_tokens t WHERE t.id = p_token_id;
+  IF NOT FOUND OR NOT (v_token.repository_id = ANY (p_admin_repository_ids)
+                       OR (v_token.repository_id = ANY (p_own_repository_ids) AND p_person_id IS NOT NULL
+                           AND v_token.person_id = p_person_id)) THEN
+    RETURN QUERY SELECT 'not_found'::text, NULL::timestamptz;
+    RETURN;
+  END IF;
+  SELECT * INTO v_row FROM token_revoke(p_token_id, v_token.repository_id, 'api', p_now);
+  IF v_row.outcome = 'revoked' AND v_token.person_id IS DISTINCT FROM p_person_id THEN
+    INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at,
+                              details)
+    SELECT 'control_plane.token_revoked', r.installation_id, p_actor, 'token:' || p_token_id || ':revoke',
+           'api_token', p_token_id::text, p_now,
+           jsonb_build_object('repositoryId', v_token.repository_id, 'createdBy', v_token.created_by)
+      FROM repositories r WHERE r.id = v_token.repository_id;
+  END IF;
+  RETURN QUERY SELECT v_row.outcome, v_row.revoked_at;
+END $$;

@@ -38,18 +38,24 @@ def served(app, port: int = 0):
 
 
 class Session:
-    """A session made through the SQL function the callback uses."""
+    """A session made through the SQL function the callback uses. `permission`: the
+    viewer's permission on the code host on every repository (admin, write or read);
+    `admin`/`write`: repositories with that permission, overriding it."""
 
     def __init__(self, pool, repository_ids, viewer_id: int = VIEWER_ID, login: str = "viewer",
-                 ttl_hours: int = 12, now=None):
+                 ttl_hours: int = 12, now=None, permission: str = "admin", admin=None, write=None):
         self.value = new_secret_value()
         self.viewer_id = viewer_id
+        repository_ids = list(repository_ids)
+        admin = list(admin if admin is not None else repository_ids if permission == "admin" else [])
+        write = list(write if write is not None else repository_ids if permission == "write" else [])
         params = dict(p_token_sha256=digest(self.value), p_viewer_id=viewer_id, p_viewer_login=login,
-                      p_installation_ids=[], p_repository_ids=list(repository_ids), p_ttl_hours=ttl_hours)
+                      p_installation_ids=[], p_repository_ids=repository_ids, p_admin_repository_ids=admin,
+                      p_write_repository_ids=write, p_ttl_hours=ttl_hours)
         if now is not None:
             params["p_now"] = now
         with pool.connection() as conn:
-            assert database.call_one(conn, "session_create", **params)["outcome"] == "created"
+            assert database.call_one(conn, "session_create_v2", **params)["outcome"] == "created"
 
     @property
     def actor(self) -> str:

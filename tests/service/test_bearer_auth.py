@@ -72,7 +72,8 @@ def test_unauthorized_codes(client, pool, owner, repo, clock):
         assert (result.status_code, result.json["code"]) == (401, code), code
         assert result.headers["WWW-Authenticate"].startswith("Bearer")
         openapi_response_validator(CHECKOUT, "post", 401).validate(result.json)
-    assert failures(owner) == {"203.0.113.7": len(cases)}    # every 401 counts
+    # Every 401 that presented a credential counts; one without any does not (strangers cannot lock anyone out).
+    assert failures(owner) == {"203.0.113.7": len(cases) - 2}
 
 
 def test_a_canceled_account_fails_closed(client, pool, owner, repo, clock):
@@ -175,16 +176,20 @@ def test_valid_requests_are_never_counted(client, pool, owner, repo, clock, conf
         assert call(client, bearer(value)).status_code == 410
     assert failures(owner) == {}
     for _ in range(config.auth_rate_limit_per_minute):
-        assert call(client, {}).status_code == 401
+        assert call(client, {}).status_code == 401      # no credential: neither counted nor limited
+    assert call(client, bearer(value)).status_code == 410
+    for _ in range(config.auth_rate_limit_per_minute):
+        assert call(client, bearer("svc_live_" + "A" * 43)).status_code == 401
     assert call(client, bearer(value)).status_code == 429
 
 
 def test_the_limit_is_configurable_and_keyed_by_peer_without_forwarded_for(pool, owner, repo, clock):
     client = testing.TestClient(__import__("app.web.wsgi", fromlist=["create_app"]).create_app(
         make_config(SERVICE_AUTH_RATE_LIMIT_PER_MINUTE="2"), pool))
+    unknown = bearer("svc_live_" + "A" * 43)
     for _ in range(2):
-        assert client.simulate_post(CHECKOUT, remote_addr="192.0.2.9").status_code == 401
-    assert client.simulate_post(CHECKOUT, remote_addr="192.0.2.9").status_code == 429
+        assert client.simulate_post(CHECKOUT, remote_addr="192.0.2.9", headers=unknown).status_code == 401
+    assert client.simulate_post(CHECKOUT, remote_addr="192.0.2.9", headers=unknown).status_code == 429
     assert failures(owner) == {"192.0.2.9": 2}
 
 

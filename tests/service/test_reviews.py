@@ -58,7 +58,7 @@ def test_approval_by_another_viewer_turns_an_at_risk_run_to_pass_and_updates_the
     assert owner.execute("SELECT published_conclusion FROM run_results WHERE release_run_id = %s",
                          (run["id"],)).fetchone()["published_conclusion"] == "neutral"
     again = approve(client, reviewer, run["review_id"])
-    assert again.status_code == 200 and again.json["outcome"] == "unchanged"
+    assert again.status_code == 200 and again.json["outcome"] == "already_applied"
     assert again.json["approval"]["id"] == body["approval"]["id"]
     assert len(decision_items(owner, run["id"])) == 1
     assert count(owner, "review_approvals") == 1
@@ -119,7 +119,6 @@ def test_another_installations_review_is_404_and_nothing_is_disclosed(client, ow
 @pytest.mark.parametrize("body, code", [
     ({"status": "yes"}, "invalid_status"),
     ({}, "invalid_status"),
-    ({"status": "approved", "approverId": "host-user:1"}, "unknown_property"),
     ({"status": "approved", "breakGlass": "true", "reason": "x" * 20}, "invalid_break_glass"),
     ({"status": "approved", "reason": "x" * 20}, "invalid_break_glass_reason"),
     ({"status": "approved", "breakGlass": True, "reason": "x" * 1001}, "invalid_break_glass_reason"),
@@ -130,6 +129,15 @@ def test_bad_approval_bodies_are_refused_and_store_nothing(client, owner, pool, 
                                     headers=Session(pool, repos).headers())
     assert response.status_code == 400 and response.json["code"] == code
     assert count(owner, "review_approvals") == 0
+
+
+def test_an_approver_in_the_body_is_dropped_never_believed(client, owner, pool, repos):
+    run = decided_run(owner, pool, repos[0])
+    session = Session(pool, repos)
+    response = client.simulate_post(APPROVALS.format(id=run["review_id"]),
+                                    json={"status": "approved", "approverId": "host-user:1"}, headers=session.headers())
+    assert response.status_code == 201 and response.json["approval"]["approverId"] == session.actor
+    assert [r["approver_id"] for r in owner.execute("SELECT approver_id FROM review_approvals")] == [session.actor]
 
 
 def test_csrf_is_required_for_a_session_approval(client, owner, pool, repos):
