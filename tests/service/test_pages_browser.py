@@ -5,8 +5,13 @@ listing paged through 60 runs, a finding waived from the keyboard, the run
 approved by a second reviewer signed in the same way, the decision badge
 turning PASS and the emulator's check run turning from failure to success, the
 uploaded report opened (its script gets no cookie and no API), sign-out.
+The listing's columns (title from the code host, score, blocking/total
+findings, review state, newest or superseded), the waiver's scope, last day
+and reason, and both pages at a phone's 390 px without sideways scrolling.
 axe-core runs on every page (no serious or critical violations) and each
-page's screenshot is written to .data/screenshots/pages/ for a person to look at."""
+page's screenshot is written to .data/screenshots/pages/ for a person to look at
+(07-run-published.png and 10-check-run.png are docs/img/run-page.png and
+docs/img/check-run.png)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -65,6 +70,31 @@ def signed_in_through_the_code_host(browser, base: str, link: str):
     return context, page
 
 
+# The elements that reach past the viewport's right edge (the message when a page scrolls sideways).
+WIDER = ("[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth)"
+         ".slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))")
+
+
+def show_check_run(page, check_run: dict, annotations: list[dict]) -> None:
+    """The check run as the emulator holds it, laid out as the code host shows one
+    (the emulator serves no HTML): the picture docs/img/check-run.png is made from."""
+    import html
+
+    rows = "".join(f"<li><b>{html.escape(a['annotation_level'])}</b> <code>{html.escape(a['path'])}:"
+                   f"{a['start_line']}</code> {html.escape(a['message'])}</li>" for a in annotations)
+    shot = page.context.new_page()
+    shot.set_viewport_size({"width": 1000, "height": 400})
+    shot.set_content(
+        "<!doctype html><html lang=en><title>check run</title><body style='font:15px system-ui;margin:24px'>"
+        f"<main><h1 style='font-size:20px'>{html.escape(check_run['name'])}</h1>"
+        f"<p>{html.escape(check_run['status'])} · <b>{html.escape(check_run['conclusion'] or '')}</b></p>"
+        f"<h2 style='font-size:17px'>{html.escape(check_run['title'])}</h2>"
+        f"<pre style='white-space:pre-wrap;background:#f6f8fa;padding:12px'>{html.escape(check_run['summary'])}</pre>"
+        f"<h2 style='font-size:17px'>Annotations</h2><ul>{rows}</ul></main></body></html>")
+    check_page(shot, "10-check-run")
+    shot.close()
+
+
 def check_run(host, check_run_id: int) -> dict:
     """The check run as the code host shows it."""
     return next(c for c in host.check_runs(REPOSITORY) if c["id"] == check_run_id)
@@ -79,7 +109,8 @@ def test_a_reviewer_walks_the_pages(browser, host, owner, pool, db_url):
     client = testing.TestClient(create_app(kit.config, pool))
     # The run under review, as it happens: the pull request's webhook, the dispatch, the signed
     # result (blocked: one error, one medium, one low), the report uploaded, the check run completed.
-    run = DispatchedRun(kit, client, pool, db_url, owner)
+    run = DispatchedRun(kit, client, pool, db_url, owner,
+                        pr=host.open_pull_request(REPOSITORY, title="Rev B: move the LED, add the connector"))
     result = make_result(run.head_sha, "blocked",
                          [finding(0, "error", line=3), finding(1, "medium", line=8), finding(2, "low", line=13)],
                          reportArtifact={"mediaType": "text/html", "sha256": hashlib.sha256(HOSTILE_REPORT).hexdigest(),
@@ -120,6 +151,14 @@ def test_a_reviewer_walks_the_pages(browser, host, owner, pool, db_url):
         context, page = signed_in_through_the_code_host(browser, base, link)
         page.goto(base + "/runs")
         check_page(page, "03-runs")
+        # The newest run first: its title from the code host, score, findings, review wanted.
+        first = page.locator("tbody tr").first
+        row = first.inner_text()
+        assert "Rev B: move the LED, add the connector" in row and REPOSITORY in row and run.head_sha[:7] in row
+        assert "newest" in row and "1 blocking / 3" in row and "wanted" in row   # error, medium, low
+        assert first.locator(".badge").inner_text() == "FAIL"
+        assert page.locator("th").all_inner_texts() == ["Pull request", "Head", "Decision", "Score", "Findings",
+                                                        "Review", "Updated"]
         seen = page.locator("tbody tr").count()
         while page.locator("a[rel=next]").count():
             page.click("a[rel=next]")
@@ -134,15 +173,26 @@ def test_a_reviewer_walks_the_pages(browser, host, owner, pool, db_url):
         page.goto(link)
         assert page.locator("h2 .badge").inner_text() == "FAIL"
         check_page(page, "05-run")
-        # Waive the error finding from the keyboard.
+        # Waive the error finding from the keyboard, until a last day; the form says what a waiver covers.
         error_finding = page.locator("li.finding").first   # error findings come first
         error_finding.locator("summary").focus()
         page.keyboard.press("Enter")
+        scope = error_finding.locator(".scope")
+        assert scope.is_visible()
+        assert f"covers this finding in every pull request of {REPOSITORY}" in " ".join(scope.inner_text().split())
+        last_day = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=30)).date()
+        error_finding.locator("input[name=expires_on]").fill(last_day.isoformat())
         error_finding.locator("input[name=reason]").focus()
         page.keyboard.type("Bench-tested: the net is a test point")
         page.keyboard.press("Enter")
         page.wait_for_url("**done=waived**")
         assert "The finding is waived." in page.content()
+        waived = page.locator("li.finding.waived").first.inner_text()
+        assert "Waived by mara: “Bench-tested: the net is a test point”" in waived
+        assert f"until {last_day.isoformat()} 23:59 UTC" in waived and "Revoke waiver" in waived
+        history = page.locator("table.history").inner_text()
+        assert "mara" in history and "host-user:" not in history
+        assert "waived drc.track-width (board/blinky.kicad_pcb:3)" in history
 
         # A second person signs in the same way and approves.
         host.create_user("jonas", name="Jonas Second", organizations=[ORG])
@@ -150,6 +200,9 @@ def test_a_reviewer_walks_the_pages(browser, host, owner, pool, db_url):
         second_page.click("button[value=approved]")
         second_page.wait_for_url("**done=approved**")
         assert second_page.locator("h2 .badge").inner_text() == "PASS"
+        # Approve is no longer offered to the one who approved.
+        assert "You approved this run." in second_page.content()
+        assert second_page.locator("button[value=approved]").count() == 0
         check_page(second_page, "06-run-approved")
         second_context.close()
         # The decision reaches the code host: the check run turns from failure to success.
@@ -160,6 +213,20 @@ def test_a_reviewer_walks_the_pages(browser, host, owner, pool, db_url):
         page.goto(link)
         assert "now showing PASS" in page.locator("dl").first.inner_text()
         check_page(page, "07-run-published")
+
+        # The check run and the pull request link to the code host.
+        web = f"{host.url}/{REPOSITORY}"
+        assert page.locator(f'a[href="{web}/runs/{run.check_run_id}"]').count() == 2
+        assert page.locator(f'a[href="{web}/pull/{run.pr["number"]}"]').count() == 1
+        # A phone: both pages fit 390 px, nothing scrolls sideways.
+        page.set_viewport_size({"width": 390, "height": 844})
+        for path, name in (("/runs", "08-runs-phone"), (link.removeprefix(base), "09-run-phone")):
+            page.goto(base + path)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390, (name, page.evaluate(WIDER))
+            check_page(page, name)
+        page.set_viewport_size({"width": 1000, "height": 900})
+        page.goto(link)
+        show_check_run(page, updated, host.annotations(run.check_run_id))
 
         with page.expect_popup() as popup:
             page.click("text=Open the checker's report")

@@ -8,8 +8,8 @@ The service stores neither a pull request's title nor every person's login
   then from the code host (GET /user/{id} with the installation's token).
 - Titles from the code host (GET /repos/{owner}/{repo}/pulls/{number}).
 
-Answers are kept in this process (logins for its life, titles for
-TITLE_TTL_SECONDS), so a page asks the code host only for what it has not
+Answers are kept in this process (logins for its life, titles, and that
+the host had none, for TITLE_TTL_SECONDS), so a page asks the code host only for what it has not
 seen; the calls of one page run side by side, each bounded by
 LOOKUP_TIMEOUT_MS. A page never fails for a name: what could not be
 resolved is shown as it is stored (`#12`, `host-user:2200000003`).
@@ -55,7 +55,7 @@ class HostNames:
     def __init__(self, config, pool):
         self.config, self.pool = config, pool
         self.client = _client(config)
-        self._titles: dict[tuple[int, int], tuple[float, str]] = {}
+        self._titles: dict[tuple[int, int], tuple[float, str | None]] = {}   # None: the host had none
         self._logins: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -64,8 +64,9 @@ class HostNames:
         """{(repository id, number): title} for (repository id, number, full name, installation id)."""
         now = time.monotonic()
         with self._lock:
-            known = {(r, n): t for (r, n), (at, t) in self._titles.items() if now - at < TITLE_TTL_SECONDS}
-        wanted = {(r, n): (name, inst) for r, n, name, inst in pulls if (r, n) not in known}
+            kept = {key: title for key, (at, title) in self._titles.items() if now - at < TITLE_TTL_SECONDS}
+        wanted = {(r, n): (name, inst) for r, n, name, inst in pulls if (r, n) not in kept}
+        known = {key: title for key, title in kept.items() if title is not None}
         if wanted and self.client is not None:
             def lookup(item):
                 (repository_id, number), (name, installation) = item
@@ -77,13 +78,15 @@ class HostNames:
                     return (repository_id, number), None
 
             with ThreadPoolExecutor(max_workers=min(MAX_LOOKUPS_AT_ONCE, len(wanted))) as lookups:
-                found = [(key, title) for key, title in lookups.map(lookup, wanted.items()) if isinstance(title, str)]
+                found = list(lookups.map(lookup, wanted.items()))
             with self._lock:
                 if len(self._titles) > MAX_KEPT:
                     self._titles.clear()
                 for key, title in found:
-                    self._titles[key] = (now, title)
-                    known[key] = title
+                    # A failed lookup is kept too, so a page does not ask again for TTL_SECONDS.
+                    self._titles[key] = (now, title if isinstance(title, str) else None)
+                    if isinstance(title, str):
+                        known[key] = title
         return known
 
     # -- logins -------------------------------------------------------------
