@@ -70,6 +70,8 @@ class Pad(Located):
     end_layers_kept: bool = True
     # KiCad 9 saves the layers where its zone filler flashed the pad for a zone of its net.
     zone_layers: list[str] = field(default_factory=list)
+    zone_connect: int | None = None     # 0 none, 1 thermal, 2 solid, 3 thermal for THT only; None: inherit
+    thermal_gap: float | None = None
     uuid: str = ""
     location: Location | None = field(default=None, repr=False)
 
@@ -92,6 +94,8 @@ class Footprint(Located):
     tags: str = ""
     clearance: float | None = None                  # local clearance for all its pads
     net_tie: bool = False
+    zone_connect: int | None = None                 # its pads' zone connection unless they set one
+    thermal_gap: float | None = None
 
 
 @dataclass(eq=False)
@@ -150,6 +154,11 @@ class Zone(Located):
     outline_thickness: bool = False     # KiCad 5 fills: the outline is stroked with min_thickness
     keepout: bool = False
     name: str = ""
+    # How its pads connect (connect_pads): "thermal" (KiCad's default), "yes" (solid), "no",
+    # "thru_hole_only" (thermal for through-hole pads, solid for the others).
+    connect: str = "thermal"
+    thermal_gap: float = 0.5
+    teardrop: bool = False
 
 
 @dataclass
@@ -328,6 +337,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
     attributes: set[str] = set()
     clearance = None
     net_tie = False
+    zone_connect = thermal_gap = None
     pads: list[Node] = []
     edges: list[Node] = []
     uuid = path = layer = ""
@@ -372,10 +382,15 @@ def _footprint(node: Node, board: Board) -> Footprint:
             layer = item.atom(0) or ""
         elif name == "net_tie_pad_groups":
             net_tie = True
+        elif name == "zone_connect":
+            zone_connect = _int(item.atom(0))
+        elif name == "thermal_gap":
+            thermal_gap = to_float(item.atom(0))
     footprint = Footprint(
         reference=reference, value=value, lib_id=node.atom(0) or "", uuid=uuid, sheet_link=path,
         x=x, y=y, rotation=rotation, layer=layer, attributes=attributes, pads=[], location=node.location,
-        description=description, tags=tags, clearance=clearance, net_tie=net_tie or "net_tie" in attributes)
+        description=description, tags=tags, clearance=clearance, net_tie=net_tie or "net_tie" in attributes,
+        zone_connect=zone_connect, thermal_gap=thermal_gap)
     placement = (x, y, rotation)
     for child in pads:
         pad = _pad(child, placement, board)
@@ -438,6 +453,8 @@ def _pad(node: Node, placement: tuple[float, float, float], board: Board) -> Pad
               unused_layers_removed=_set(fields.get("remove_unused_layers")),
               end_layers_kept=_set(fields.get("keep_end_layers")),
               zone_layers=_atoms(fields.get("zone_layer_connections")),
+              zone_connect=_int(_leaf_text(fields.get("zone_connect")) or None),
+              thermal_gap=_leaf_number(fields.get("thermal_gap")),
               uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")), location=node.location)
     primitives = fields.get("primitives")
     if primitives is not None:
@@ -541,6 +558,13 @@ def _via(node: Node, board: Board) -> Via:
                zone_layers=_atoms(fields.get("zone_layer_connections")))
 
 
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
 def _atoms(node: Node | None) -> list[str]:
     return node.atoms() if node is not None else []
 
@@ -622,6 +646,9 @@ def _zone(node: Node, board: Board) -> Zone:
                 fills.append((filled.value("layer") or (layers[0] if layers else ""), points))
     net_name = node.value("net_name")
     net = node.first("net")
+    fill = node.first("fill")
+    gap = fill.number("thermal_gap") if fill is not None else None
+    attr = node.first("attr")
     return Zone(net=net_name if net_name is not None else (_net_of(net, board) if net is not None else ""),
                 layers=[l for l in layers if l], polygon=polygon, uuid=_uuid(node), fills=fills,
                 location=node.location,
@@ -629,4 +656,7 @@ def _zone(node: Node, board: Board) -> Zone:
                 min_thickness=node.number("min_thickness") or 0.0,
                 # KiCad 6+ write (filled_areas_thickness no): the fill is the copper itself.
                 outline_thickness=thickness is None or thickness.atom(0) != "no",
-                keepout=keepout, name=node.value("name") or "")
+                keepout=keepout, name=node.value("name") or "",
+                connect=(connect.atom(0) if connect is not None else None) or "thermal",
+                thermal_gap=gap if gap is not None else 0.5,
+                teardrop=attr is not None and attr.first("teardrop") is not None)

@@ -30,6 +30,7 @@ from ..findings import Finding
 from ..model import ProjectModel
 from ..rulebook import DEFAULT_NETCLASS, BoardRules
 from .hole_rules import hole_clearance_findings
+from .thermal_rules import starved_thermal_findings
 
 # KiCad's DRC epsilon (BOARD_DESIGN_SETTINGS::GetDRCEpsilon): distances within
 # half a micrometre of the rule pass, as they do in KiCad.
@@ -68,6 +69,8 @@ def check(model: ProjectModel) -> list[Finding]:
         pairs = _near_pairs(copper, _largest_clearance(copper, rules, model))
         findings += _clearance_findings(board, copper, rules, model, pairs)
         findings += _connectivity_findings(board, copper, pairs)
+        same = (copper.net[pairs.a] == copper.net[pairs.b]) & (pairs.distance < TOUCHING)
+        findings += starved_thermal_findings(board, copper, pairs.a[same], pairs.b[same])
         findings += _dangling_findings(board, copper)
     findings += _track_width_findings(board, rules, model)
     holes = build_holes(board)

@@ -18,4 +18,14 @@ DRC_RULES = [
          "has no net; nor a hole against its own pad or the pads of its footprint. More than three places "
          "between the same nets become one finding listing every place.",
          "Move the copper away from the hole, or correct the rule."),
+    _drc("board.starved-thermal", "starved_thermal", "error", "Thermal relief with too few spokes",
+         "A pad of a zone's net, flashed on the zone's layer and joined to it by a thermal relief (the pad's, "
+         "its footprint's or the zone's connection setting), whose relief in the fill as last saved has "
+         "fewer spokes than the zone's minimum (KiCad's 2). Spokes are counted as KiCad 9 counts them: the "
+         "crossings of the fill's outline with the pad's outline grown by half the thermal gap, two per "
+         "spoke; spokes into an island of the fill that connects only this pad do not count unless they are "
+         "all there is; a track of the net from inside that ring into the fill counts as one. A pad the "
+         "fill does not reach is not reported here.",
+         "Widen the thermal spokes or the gap around them, clear what blocks a spoke, or connect the pad "
+         "solidly; then refill the zones."),
 ]
