@@ -217,10 +217,13 @@ def change_count(board: dict) -> int:
 
 
 def mark_new(findings: list[Finding], base_fingerprints: list[str]) -> None:
-    """Each finding is new or existing against the base commit, by fingerprint."""
+    """Each of the checker's own findings is new or existing against the base commit,
+    by fingerprint. KiCad's (imported or run) are left unmarked: the base is not
+    given to KiCad, so whether they are new is not known."""
     known = set(base_fingerprints)
     for finding in findings:
-        finding.baseline = "existing" if finding.fingerprint in known else "new"
+        if finding.source == "boardready":
+            finding.baseline = "existing" if finding.fingerprint in known else "new"
 
 
 class BaseCheck:
@@ -235,8 +238,11 @@ class BaseCheck:
 
     def __init__(self, check, options, root: Path, target: Path):
         base_root = Path(os.path.abspath(options.base))
+        # KiCad's own reports are the head's (or slow to make again): the base is checked
+        # by the checker's own rules only, and only those findings are marked new or existing.
         self._options = replace(options, path=base_root / os.path.relpath(target, root), root=base_root,
-                                base=None, baseline=None, progress=None)
+                                base=None, baseline=None, progress=None, erc_report=None, drc_report=None,
+                                run_kicad_cli=False)
         self._check = check
         self._root = Path(os.path.abspath(root))
         self._child = None

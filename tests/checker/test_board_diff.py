@@ -213,3 +213,13 @@ def test_the_report_draws_the_change_and_pins_the_new_finding_offline(browser, t
     assert page.locator(".bv-findings li:not([hidden])").count() == sum(f.severity == "error" for f in outcome.findings)
     assert problems == [] and requests == []
     context.close()
+
+
+def test_kicads_findings_are_left_unmarked_the_base_is_not_given_to_kicad():
+    outcome = check(RunOptions(path=PAIR / "head", base=PAIR / "base", run_kicad_cli=False,
+                               drc_report=PAIR / "head" / "kicad-drc.json"))
+    kicad = [f for f in outcome.findings if f.source != "boardready"]
+    own = [f for f in outcome.findings if f.source == "boardready"]
+    assert kicad and own
+    assert {f.baseline for f in kicad} == {None}
+    assert {f.baseline for f in own} == {"new"}
