@@ -153,6 +153,7 @@ class Screen:
     sheets: list[SheetBox] = field(default_factory=list)
     libs: dict[str, LibSymbol] = field(default_factory=dict)
     netclass_flags: list[Item] = field(default_factory=list)
+    bus_aliases: dict[str, list[str]] = field(default_factory=dict)
 
 
 # -- reading ------------------------------------------------------------------------
@@ -274,6 +275,9 @@ def read_screen(file_node: Node, rel: str) -> Screen:
             item = Item("directive", child.value("uuid") or "", ((x, y),), child.location, netclass=netclass)
             items.append(item)
             screen.netclass_flags.append(item)
+        elif kind == "bus_alias":
+            members = child.first("members")
+            screen.bus_aliases[child.atom(0) or ""] = members.atoms() if members is not None else []
         elif kind == "bus_entry":
             x, y, _ = _at(child)
             size = child.first("size")
@@ -477,7 +481,7 @@ def _on_segment(point: tuple[int, int], a: tuple[int, int], b: tuple[int, int]) 
     return abs(cross) <= length      # within about one unit of the line, as KiCad's accuracy of 1
 
 
-class _SegmentIndex:
+class SegmentIndex:
     """Wires (or buses) of a screen, found by a point lying on them."""
 
     def __init__(self, segments: list[Item]):
@@ -527,8 +531,8 @@ def _screen_shape(screen: Screen) -> _ScreenShape:
     for item in items:
         for point in item.points:
             at_point[point].append(item)
-    wires = _SegmentIndex([item for item in items if item.kind == "wire"])
-    buses = _SegmentIndex([item for item in items if item.kind == "bus"])
+    wires = SegmentIndex([item for item in items if item.kind == "wire"])
+    buses = SegmentIndex([item for item in items if item.kind == "bus"])
     # A bus entry's end on a bus (anywhere along it) is its bus side: members join by name there, not by
     # drawing, so two entries meeting on a bus stay apart.
     bus_side = {(id(item), point) for item in items if item.kind == "bus_entry"
@@ -630,32 +634,44 @@ _GROUP = re.compile(r"^([^{]*)\{(.*)\}$")
 MAX_BUS_MEMBERS = 1024
 
 
-def bus_members(text: str) -> list[tuple[object, str]]:
-    """(index or name, member net name) of a bus label: ``D[0..7]`` or ``{SDA SCL}`` / ``I2C{SDA SCL}``."""
+def bus_members(text: str, aliases: dict[str, list[str]] | None = None, depth: int = 0) -> list[tuple[object, str]]:
+    """(match key, member net name) of a bus label: ``D[0..7]`` (keys: places in the range), ``{SDA SCL}`` or
+    ``I2C{SDA SCL}`` (members ``I2C.SDA``...; keys: the names without the prefix), a bus alias in braces
+    expanded to its members."""
+    aliases = aliases or {}
     vector = _VECTOR.match(text)
-    if vector:
+    if vector and "{" not in text:
         prefix, first, last, suffix = vector.group(1), int(vector.group(2)), int(vector.group(3)), vector.group(4)
         low, high = min(first, last), max(first, last)
         if high - low >= MAX_BUS_MEMBERS:
             return []
-        return [(n, f"{prefix}{n}{suffix}") for n in range(low, high + 1)]
+        numbers = range(first, last + 1) if first <= last else range(first, last - 1, -1)
+        return [(ordinal, f"{prefix}{n}{suffix}") for ordinal, n in enumerate(numbers)]
     group = _GROUP.match(text)
-    if group:
-        found: list[tuple[object, str]] = []
-        for part in group.group(2).replace(",", " ").split():
-            for index, member in bus_members(part) or [(part, part)]:
-                found.append((member, member))
-        return found[:MAX_BUS_MEMBERS]
-    return []
+    if group is None or depth > 4:
+        return []
+    prefix = group.group(1)
+    found: list[tuple[object, str]] = []
+    for part in group.group(2).replace(",", " ").split():
+        if part in aliases:
+            names = [name for alias_member in aliases[part]
+                     for _, name in (bus_members(alias_member, aliases, depth + 1) or [(alias_member, alias_member)])]
+        else:
+            names = [name for _, name in (bus_members(part, aliases, depth + 1) or [(part, part)])]
+        for name in names:
+            found.append((name, f"{prefix}.{name}" if prefix else name))
+            if len(found) >= MAX_BUS_MEMBERS:
+                return found
+    return found
 
 
-def _bus_members(sub: Subgraph) -> list[tuple[object, str]]:
+def _bus_members(sub: Subgraph, aliases: dict[str, list[str]]) -> list[tuple[object, str]]:
     if not any(item.kind == "bus" for item in sub.items):
         return []
     for kind in ("global_label", "label", "hierarchical_label", "sheet_pin"):
         for item in sub.items:
             if item.kind == kind and item.is_bus:
-                members = bus_members(item.text)
+                members = bus_members(item.text, aliases)
                 if members:
                     return members
     return []
@@ -688,13 +704,28 @@ def build(screens: dict[str, Screen], instances: list[SheetInstance], references
             key = _name_key(item, instance, child_of)
             if key is not None:
                 uf.union(i, key)
+    aliases: dict[str, list[str]] = {}
+    for screen in screens.values():
+        for name, members in screen.bus_aliases.items():
+            aliases.setdefault(name, members)
+    # A bus's members come from any label of its bus net; every piece of the bus on every sheet
+    # instance carries them (a bus drawn in pieces is labelled once).
+    members_of: dict = {}
     for i, sub in enumerate(subgraphs):
-        members = _bus_members(sub)
-        if not members:
+        members = _bus_members(sub, aliases)
+        if members:
+            members_of.setdefault(uf.find(i), members)
+    # Vector members pair by their place in the range (a sheet's D[0..7] can be its parent's
+    # D[16..23]), group members by name; a piece with its own label names its members itself.
+    joins = []
+    for i, sub in enumerate(subgraphs):
+        if not any(item.kind == "bus" for item in sub.items):
             continue
         bus_net = uf.find(i)
-        for index_or_name, member in members:
-            uf.union(("local", sub.instance.key, member), ("member", bus_net, index_or_name))
+        for key, member in _bus_members(sub, aliases) or members_of.get(bus_net, ()):
+            joins.append((("local", sub.instance.key, member), ("member", bus_net, key)))
+    for local, member in joins:
+        uf.union(local, member)
     nets_by_root: dict[int, Net] = {}
     nets: list[Net] = []
     for i, sub in enumerate(subgraphs):

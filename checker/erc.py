@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_NONE, Connectivity, Item,
+from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_NONE, Connectivity, Item, SegmentIndex,
                            SheetInstance, Subgraph, driver_priority, power_net_name, to_mm)
 from .findings import Finding
 from .model import ProjectModel
@@ -105,6 +105,7 @@ def run(schematic: Schematic, pro: dict) -> list[Finding]:
     _net_rules(graph, report, settings.pin_map)
     _label_name_rules(graph, report)
     _wire_end_rules(graph, report)
+    _label_on_wires_rules(graph, report)
     _netclass_rules(graph, report, pro)
     _grid_rules(graph, report, pro)
     _unit_rules(graph, report, schematic)
@@ -327,6 +328,7 @@ def _net_rules(graph: Connectivity, report: _Report, pin_map) -> None:
                         # The pin map's level is the finding's: KiCad's pin_to_pin setting only turns it off.
                         finding.severity = "error" if level == 2 else "medium"
                         finding.extra["pin_map_level"] = level
+                    break       # KiCad 9 reports a pin's first conflict only: a row of outputs is a chain
         if needs is not None and not has_driver and not has_no_connect:
             pin, instance = needs
             kicad_type = "power_pin_not_driven" if power_net else "pin_not_driven"
@@ -405,6 +407,21 @@ def _wire_end_rules(graph: Connectivity, report: _Report) -> None:
                                          instance))
 
 
+def _label_on_wires_rules(graph: Connectivity, report: _Report) -> None:
+    """A local label in the middle of two or more wires joins them all: ``label_multiple_wires``."""
+    for instance in graph.instances:
+        screen = instance.screen
+        labels = [item for item in screen.items if item.kind == "label"]
+        if not labels:
+            continue
+        wires = SegmentIndex([item for item in screen.items if item.kind == "wire"])
+        for label in labels:
+            crossed = [wire for wire in wires.at(label.position) if label.position not in wire.points]
+            if len(crossed) > 1:
+                report.add("label_multiple_wires", "Label connects more than one wire",
+                           [(label, instance)] + [(wire, instance) for wire in crossed[:3]], sheet_specific=True)
+
+
 def _at_point(kicad_type: str, message: str, item: Item, point: tuple[int, int], instance: SheetInstance) -> Finding:
     x, y = to_mm(point[0]), to_mm(point[1])
     return Finding(rule_id(kicad_type), f"{message} at ({x:g}, {y:g}) mm (sheet {instance.path})",
@@ -427,10 +444,11 @@ def _grid_rules(graph: Connectivity, report: _Report, pro: dict) -> None:
         done.add(id(screen))
         placed_reported = set()
         for item in screen.items:
-            if item.kind == "wire":
+            if item.kind in ("wire", "bus", "bus_entry"):
                 for point in item.points:
                     if point[0] % grid or point[1] % grid:
-                        report.findings.append(_at_point("endpoint_off_grid", "Wire endpoint off the connection grid",
+                        what = item.kind.replace("_", " ").capitalize()
+                        report.findings.append(_at_point("endpoint_off_grid", f"{what} end off the connection grid",
                                                          item, point, instance))
                         break
             elif item.kind == "pin" and id(item.symbol) not in placed_reported:
