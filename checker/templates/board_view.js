@@ -26,6 +26,7 @@
     return el;
   }
   function svg(name, attrs, parent) { return node(name, attrs, parent, true); }
+  function dict() { return Object.create(null); }
   function num(value) { return typeof value === "number" && isFinite(value) ? value : 0; }
   function pairs(flat, from) {
     var out = [];
@@ -99,7 +100,8 @@
 
   function draw(stage, board, diff) {
     var layers = board.layers || [];
-    var colour = {};
+    // Keys below come from the data (layer names, uuids): maps without a prototype.
+    var colour = dict();
     layers.forEach(function (name, i) { colour[name] = COLOURS[name] || INNER[i % INNER.length]; });
     var root = svg("svg", {"class": "bv-svg", role: "img", tabindex: "0", focusable: "true",
       "aria-label": "Board drawing: arrow keys pan, + and - zoom, 0 fits the board, c fits the change"}, stage);
@@ -113,14 +115,14 @@
       markerHeight: 6, orient: "auto-start-reverse"}, defs);
     svg("path", {d: "M0,0 L10,5 L0,10 z", fill: "#e08a00"}, arrow);
     var world = svg("g", {"class": diff ? "bv-world bv-has-diff" : "bv-world"}, root);
-    var groups = {};
-    var named = {};   // KiCad uuid -> the elements that draw that item
+    var groups = dict();
+    var named = dict();   // KiCad uuid -> the elements that draw that item
     function name(id, el) { if (id) { (named[id] = named[id] || []).push(el); } return el; }
     function group(key, label) {
       if (!groups[key]) { groups[key] = svg("g", {"class": "bv-layer", "data-layer": key}, world); groups[key].label = label; }
       return groups[key];
     }
-    var addedFp = {}, movedFp = {}, addedTracks = {}, addedVias = {}, addedZones = {};
+    var addedFp = dict(), movedFp = dict(), addedTracks = dict(), addedVias = dict(), addedZones = dict();
     if (diff) {
       (diff.footprints.added || []).forEach(function (i) { addedFp[i] = true; });
       (diff.footprints.moved || []).forEach(function (m) { movedFp[m.head] = m; });
@@ -412,7 +414,7 @@
     }
     var count = node("p", {"class": "bv-count", "aria-live": "polite"}, side);
     var list = node("ul", {"class": "bv-findings"}, side);
-    var items = {}, pins = {};
+    var items = dict(), pins = dict();
     findings.forEach(function (f) {
       var li = node("li", {"data-fingerprint": f.fingerprint, "data-severity": f.severity}, list);
       var b = node("button", {type: "button", "class": "bv-finding", "aria-pressed": "false"}, li);
@@ -493,7 +495,11 @@
     var inline = root.getAttribute("data-board-data");
     if (inline) {
       var data = document.getElementById(inline);
-      if (data) { mount(root, JSON.parse(data.textContent)); }
+      try {
+        if (data) { mount(root, JSON.parse(data.textContent)); }
+      } catch (err) {
+        say(root, "The board could not be drawn from this report's data; the findings are listed in the report.");
+      }
       return;
     }
     if (!src) { return; }

@@ -223,3 +223,28 @@ def test_kicads_findings_are_left_unmarked_the_base_is_not_given_to_kicad():
     assert kicad and own
     assert {f.baseline for f in kicad} == {None}
     assert {f.baseline for f in own} == {"new"}
+
+
+@pytest.mark.browser
+def test_hostile_drawing_data_is_drawn_as_text_and_runs_nothing(browser, tmp_path):
+    from checker.report_html import render_html
+
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_html(check(RunOptions(path=PAIR / "base", run_kicad_cli=False))), encoding="utf-8")
+    page = browser.new_page()
+    page.goto(page_file.as_uri())
+    page.wait_for_selector("[data-board-view][data-ready=true]")
+    hostile = '<img src=x onerror="window.pwned=1">'
+    document = {"version": 1, "board": {
+        "bounds": [0, 0, 10, 10], "layers": ["__proto__", "F.Cu"], "items": 3, "outline": [[0, 0, 10, 0, 10, 10]],
+        "footprints": [{"ref": hostile, "value": "", "lib": "", "id": "constructor", "layer": "F.Cu",
+                        "at": [5, 5, 0], "pads": [[5, 5, 1, 1, 0, "rect", "F", 0, "1", "", "__proto__"]]}],
+        "tracks": [["__proto__", 0.2, hostile, "toString", 0, 0, "x", 5]], "vias": [], "zones": []},
+        "findings": [{"fingerprint": '"><script>window.pwned=2</script>', "ruleId": "r", "severity": "error",
+                      "title": hostile, "message": hostile, "x": 5, "y": 5, "uuids": ["__proto__"]}]}
+    page.evaluate("doc => BoardView.mount(document.querySelector('[data-board-view]'), doc)", document)
+    page.locator(".bv-findings li button").first.click()
+    assert page.evaluate("window.pwned") is None
+    assert hostile in page.locator(".bv-findings").inner_text()
+    assert page.locator(".bv-ref").first.text_content() == hostile
+    page.close()
