@@ -29,6 +29,8 @@ HIERARCHY = (KICAD / "v6" / "complex_hierarchy", "complex_hierarchy",
              ["complex_hierarchy.kicad_sch", "ampli_ht.kicad_sch", "complex_hierarchy.kicad_pro"])
 GATES = (KICAD / "v9" / "kicad_sch_api_reference_projects" / "multi_unit_7400", "multi_unit_7400",
          ["multi_unit_7400.kicad_sch", "multi_unit_7400.kicad_pro"])
+DIVIDER = (KICAD / "v9" / "kicad_sch_api_reference_projects" / "resistor_divider", "resistor_divider",
+           ["resistor_divider.kicad_sch", "resistor_divider.kicad_pro"])
 
 
 def _uuid(name: str) -> str:
@@ -44,6 +46,19 @@ def _label(kind: str, text: str, x: float, y: float, name: str, shape: str = "")
     shape_part = f" (shape {shape})" if shape else ""
     return (f"  ({kind} \"{text}\"{shape_part} (at {x} {y} 0)\n    (effects (font (size 1.27 1.27)) (justify left bottom))\n"
             f"    (uuid {_uuid(name)})\n  )\n")
+
+
+def _netclass_flag(netclass: str, x: float, y: float, name: str) -> str:
+    return (f'\t(netclass_flag ""\n\t\t(length 2.54)\n\t\t(shape round)\n\t\t(at {x} {y} 0)\n'
+            f'\t\t(effects\n\t\t\t(font\n\t\t\t\t(size 1.27 1.27)\n\t\t\t)\n\t\t\t(justify left bottom)\n\t\t)\n'
+            f'\t\t(uuid "{_uuid(name)}")\n\t\t(property "Netclass" "{netclass}"\n\t\t\t(at {x} {y - 2.54} 0)\n'
+            f'\t\t\t(effects\n\t\t\t\t(font\n\t\t\t\t\t(size 1.27 1.27)\n\t\t\t\t)\n\t\t\t\t(justify left)\n'
+            f'\t\t\t)\n\t\t)\n\t)\n')
+
+
+def _insert_v9(text: str, addition: str) -> str:
+    at = text.rindex("\n\t(sheet_instances")
+    return text[:at + 1] + addition + text[at + 1:]
 
 
 def _insert_before_sheet_instances(text: str, addition: str) -> str:
@@ -109,6 +124,27 @@ PLANTS = {
         .replace("  ", "\t") + t[t.rindex("\n\t(sheet_instances") + 1:],
         "a wire from the output of gate A (pin 3, (119.38, 41.91)) to the output of gate B (pin 6, (119.38, 58.42))",
         "pin_to_pin error: Output and Output connected"),
+    "undefined-netclass": (
+        DIVIDER, "resistor_divider.kicad_sch",
+        lambda t: _insert_v9(t, _netclass_flag("Planted_Fast", 95.25, 81.28, "undefined-netclass")),
+        "a netclass directive naming the class Planted_Fast (not defined) on the wire (100.33, 81.28)-(91.44, 81.28)",
+        "undefined_netclass"),
+    "missing-unit": (
+        ECC83, "ecc83-pp.kicad_sch",
+        lambda t: _delete_block(t, '  (symbol (lib_id "ecc83_schlib:ECC83") (at 63.5 74.93 0) (unit 3)'),
+        "unit 3 (the heater) of U1, an ECC83, deleted",
+        "missing_unit (and what the unplaced unit's pins need)"),
+    "no-connect-dangling": (
+        ECC83, "ecc83-pp.kicad_sch",
+        lambda t: _insert_before_sheet_instances(
+            t, f"  (no_connect (at 101.6 170.18) (uuid {_uuid('no-connect-dangling')}))\n"),
+        "a no-connect flag at (101.6, 170.18), on nothing", "no_connect_dangling"),
+    "similar-labels": (
+        ECC83, "ecc83-pp.kicad_sch",
+        lambda t: _insert_before_sheet_instances(
+            t, _label("label", "planted_sig", 190.5, 76.2, "similar-labels-a")
+            + _label("label", "PLANTED_SIG", 86.36, 52.07, "similar-labels-b")),
+        "labels planted_sig and PLANTED_SIG on two different wires", "similar_labels"),
 }
 
 
