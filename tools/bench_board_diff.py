@@ -1,28 +1,33 @@
 """What the board diff costs: the checker's whole run (check and HTML report)
-with and without --base, and how soon a report with the drawing is
-interactive in headless Chromium.
+with and without --base, the diff alone, and how soon the drawing is
+interactive in headless Chromium, in the report and as the run page loads it.
 
     bin/bench-board-diff [--repeat N] [--base PATH] [PROJECT]
 
 PROJECT defaults to the largest fixture board (kit-dev-coldfire-xilinx_5213,
-3.9 MB); --base defaults to a copy of it with the three edits of the diff's
-fixture pair planted (the first footprint moved, the first track deleted, a
-via added), so the diff has something to say. The runs alternate (without, with,
-without, ...) in one process so the machine's load hits both alike; the
-figures are the best and the median of N each, wall clock and CPU, and the
-load average is printed beside them (the machine is shared). "Interactive" is
-the time from navigation start to the drawing's data-ready mark (the script
-ran, the board is drawn and takes input), best of N page loads.
+3.9 MB); --base defaults to a copy of it with a footprint moved, a track and a
+via changed, so the diff has something to say. The runs alternate (without,
+with, without, ...) in one process so the machine's load hits both alike; the
+figures are the best and the median of N each, wall clock and CPU (the base
+check's forked process included), with the load average before and after (the
+machine is shared). "Interactive" is the time from navigation start to the
+drawing's data-ready mark (the script ran, the board is drawn and takes input).
+The run page's figure serves the partial's markup, the script and board.json
+from one local HTTP origin: the service's own render is not in it.
 """
 from __future__ import annotations
 
 import argparse
+import functools
+import http.server
+import json
 import os
 import resource
 import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -93,26 +98,59 @@ def _run_comparison(project: Path, base: Path) -> list[str]:
     return check(RunOptions(path=project, base=base, run_kicad_cli=False)).comparison["summary"]
 
 
-def _interactive(page: str, repeat: int) -> list[float]:
+def _time_to_ready(url: str, repeat: int) -> list[float]:
+    """Navigation start to the drawing's data-ready mark, in headless Chromium, `repeat` page loads."""
     sys.path.insert(0, str(ROOT))
     from playwright.sync_api import sync_playwright
 
     from tests.helpers import CHROMIUM, CHROMIUM_ARGS
 
+    times = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        for _ in range(repeat):
+            tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+            tab.goto(url, wait_until="commit")
+            tab.wait_for_selector("[data-board-view][data-ready=true]")
+            times.append(tab.evaluate("performance.now()") / 1000)
+            tab.close()
+        browser.close()
+    return times
+
+
+def _interactive(page: str, repeat: int) -> list[float]:
     with tempfile.TemporaryDirectory(prefix="boardready-bench-") as scratch:
         path = Path(scratch) / "report.html"
         path.write_text(page, encoding="utf-8")
-        times = []
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            for _ in range(repeat):
-                tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-                tab.goto(path.as_uri(), wait_until="commit")
-                tab.wait_for_selector("[data-board-view][data-ready=true]")
-                times.append(tab.evaluate("performance.now()") / 1000)
-                tab.close()
-            browser.close()
-    return times
+        return _time_to_ready(path.as_uri(), repeat)
+
+
+def _interactive_served(page: str, repeat: int) -> list[float]:
+    """The run page's part: the partial's markup, the script and styles and board.json
+    from one HTTP origin (the service's render and database are not in this figure)."""
+    from app.web.pages.board_view import board_document
+
+    with tempfile.TemporaryDirectory(prefix="boardready-bench-") as scratch:
+        folder = Path(scratch)
+        (folder / "board.json").write_text(json.dumps(board_document(page.encode("utf-8"))), encoding="utf-8")
+        for name in ("board-view.js", "board-view.css"):
+            shutil.copy(ROOT / "app" / "static" / name, folder / name)
+        (folder / "index.html").write_text(
+            '<!doctype html><html lang="en"><title>run</title><link rel="stylesheet" href="board-view.css">'
+            '<div data-board-view data-board-src="board.json"></div><script src="board-view.js" defer></script>',
+            encoding="utf-8")
+        handler = functools.partial(_QuietHandler, directory=str(folder))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            return _time_to_ready(f"http://127.0.0.1:{server.server_address[1]}/index.html", repeat)
+        finally:
+            server.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{100 * min(diff) / min(plain_cpu):.1f}% of the run without a base")
     interactive = _interactive(page, args.repeat)
     print(_figures("report interactive in headless Chromium", interactive))
+    served = _interactive_served(page, args.repeat)
+    print(_figures("run page's drawing interactive (script and board.json over HTTP)", served))
     print(f"load after: {os.getloadavg()}")
     shutil.rmtree(scratch, ignore_errors=True)
     return 0
