@@ -28,6 +28,7 @@ is not tied to a sheet once per screen, so such findings are reported once.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 
 from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_NONE, Connectivity, Item, SegmentIndex,
@@ -291,6 +292,9 @@ def _natural(text: str) -> tuple:
 
 def _net_rules(graph: Connectivity, report: _Report, pin_map) -> None:
     pin_map = pin_map or DEFAULT_PIN_MAP
+    # For each pin type, the types it conflicts with: a pin's first conflict is then found by
+    # looking ahead per conflicting type, not pair by pair (a ground net has thousands of pins).
+    conflicting = [[other for other in range(len(PIN_TYPES)) if pin_map[kind][other]] for kind in range(len(PIN_TYPES))]
     for net in graph.nets:
         if any(sub.is_bus for sub in net.subgraphs):
             continue
@@ -300,8 +304,16 @@ def _net_rules(graph: Connectivity, report: _Report, pin_map) -> None:
         has_no_connect = any(sub.no_connect is not None for sub in net.subgraphs)
         pins.sort(key=lambda p: (_natural(graph.reference(p[0], p[1])), _natural(p[0].number)))
         power_net = any(pin.type == "power_in" for pin, _ in pins)
+        # KiCad accumulates "driven" over every pair; every pin is in one, so over every pin.
+        if power_net:
+            has_driver = any(pin.type == "power_out" for pin, _ in pins)
+        else:
+            has_driver = any(pin.type in _DRIVING for pin, _ in pins)
+        kinds = [PIN_TYPES.index(pin.type) for pin, _ in pins]
+        places: dict[int, list[int]] = defaultdict(list)
+        for position, kind in enumerate(kinds):
+            places[kind].append(position)
         needs: tuple[Item, SheetInstance] | None = None
-        has_driver = False
         for i, (ref_pin, ref_instance) in enumerate(pins):
             ref_type = ref_pin.type
             if ref_type in _DRIVEN:
@@ -309,32 +321,47 @@ def _net_rules(graph: Connectivity, report: _Report, pin_map) -> None:
                 if (current is None or (current.hidden and not ref_pin.hidden)
                         or (power_net != (current.type == "power_in") and power_net == (ref_type == "power_in"))):
                     needs = (ref_pin, ref_instance)
-            has_driver |= (ref_type == "power_out") if power_net else (ref_type in _DRIVING)
-            for test_pin, test_instance in pins[i + 1:]:
-                if ref_instance is test_instance and _stacked(ref_pin, test_pin):
-                    continue
-                test_type = test_pin.type
-                has_driver |= (test_type == "power_out") if power_net else (test_type in _DRIVING)
-                level = pin_map[PIN_TYPES.index(ref_type)][PIN_TYPES.index(test_type)]
-                if level:
-                    finding_count = len(report.findings)
-                    report.add("pin_to_pin",
-                               f"Pins of type {_PIN_TYPE_TEXT[ref_type]} and {_PIN_TYPE_TEXT[test_type]} are "
-                               f"connected: {describe(ref_pin, graph, ref_instance)} and "
-                               f"{describe(test_pin, graph, test_instance)}",
-                               [(ref_pin, ref_instance), (test_pin, test_instance)], sheet_specific=True)
-                    if len(report.findings) > finding_count:
-                        finding = report.findings[-1]
-                        # The pin map's level is the finding's: KiCad's pin_to_pin setting only turns it off.
-                        finding.severity = "error" if level == 2 else "medium"
-                        finding.extra["pin_map_level"] = level
-                    break       # KiCad 9 reports a pin's first conflict only: a row of outputs is a chain
+            first = _first_conflict(i, pins, conflicting[kinds[i]], places)
+            if first is None:
+                continue
+            test_pin, test_instance = pins[first]
+            level = pin_map[kinds[i]][kinds[first]]
+            finding_count = len(report.findings)
+            report.add("pin_to_pin",
+                       f"Pins of type {_PIN_TYPE_TEXT[ref_type]} and {_PIN_TYPE_TEXT[test_pin.type]} are "
+                       f"connected: {describe(ref_pin, graph, ref_instance)} and "
+                       f"{describe(test_pin, graph, test_instance)}",
+                       [(ref_pin, ref_instance), (test_pin, test_instance)], sheet_specific=True)
+            if len(report.findings) > finding_count:
+                finding = report.findings[-1]
+                # The pin map's level is the finding's: KiCad's pin_to_pin setting only turns it off.
+                finding.severity = "error" if level == 2 else "medium"
+                finding.extra["pin_map_level"] = level
         if needs is not None and not has_driver and not has_no_connect:
             pin, instance = needs
             kicad_type = "power_pin_not_driven" if power_net else "pin_not_driven"
             text = ("Input Power pin not driven by any Output Power pins" if power_net
                     else "Input pin not driven by any Output pins")
             report.add(kicad_type, f"{text}: {describe(pin, graph, instance)}", [(pin, instance)], sheet_specific=True)
+
+
+def _first_conflict(i: int, pins: list, kinds: list[int], places: dict[int, list[int]]) -> int | None:
+    """The first pin after ``i`` (in KiCad's order) of a conflicting type, stacked pins skipped:
+    KiCad 9 reports a pin's first conflict only, so a row of outputs is a chain of findings."""
+    ref_pin, ref_instance = pins[i]
+    best = None
+    for kind in kinds:
+        positions = places.get(kind)
+        if not positions:
+            continue
+        at = bisect_right(positions, i)
+        while at < len(positions) and (best is None or positions[at] < best):
+            test_pin, test_instance = pins[positions[at]]
+            if not (ref_instance is test_instance and _stacked(ref_pin, test_pin)):
+                best = positions[at]
+                break
+            at += 1
+    return best
 
 
 # -- names -----------------------------------------------------------------------------
