@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .board import Board
-from .bom import BomRow
 from .config import CheckerConfig
 from .profiles import FabProfile
 from .project import ProjectFiles
 from .rulebook import BoardRules
-from .schematic import Schematic
 from .sexpr import Node
+
+if TYPE_CHECKING:       # the board (and numpy) is loaded only for a project that has one
+    from .board import Board
+    from .bom import BomRow
+    from .schematic import Schematic
 
 
 @dataclass

@@ -26,8 +26,6 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from .sexpr import Node
 
 # KiCad's own defaults for the board setup minimums and the Default net class,
@@ -241,11 +239,17 @@ def _evaluate(node: tuple, a: dict, b: dict):
 
 
 def _negate(value):
-    return (not value) if isinstance(value, (bool, np.bool_)) else ~value
+    if isinstance(value, bool):
+        return not value
+    import numpy as np      # conditions are evaluated over a board's arrays: numpy is loaded by then
+
+    return (not value) if isinstance(value, np.bool_) else ~value
 
 
 def _match(values, text: str):
     """KiCad compares case-insensitively and accepts * and ? wildcards."""
+    import numpy as np
+
     if any(ch in text for ch in "*?"):
         pattern = text.lower()
         if isinstance(values, str):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from importlib import import_module
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -11,8 +12,6 @@ from typing import Callable
 from contracts import RUN_RESULT_SCHEMA_VERSION
 
 from . import TOOL_NAME, TOOL_VERSION, kicad_reports
-from .board import load_board
-from .board_diff import BaseCheck
 from .bom import read_bom
 from .bom_export import bom_lines
 from .config import CheckerConfig, load_config
@@ -24,14 +23,17 @@ from .profiles import DEFAULT_PROFILE, load_profile
 from .project import KICAD_SUFFIXES, InputReader, ProjectFiles, discover
 from .project_settings import apply_project_settings, read_project_settings
 from .rulebook import read_rules
-from .rules import board_rules, bom_rules, copper_rules, design_rules, format_rules, parity, schematic_rules
 from .rules.catalogue import RULES
 from .schematic import load_schematic
 from .verdict import cap_environment_dependent, judge
 from .sexpr import paused_collection
 from .versions import major_for
 
-RULE_MODULES = (format_rules, schematic_rules, parity, board_rules, copper_rules, design_rules, bom_rules)
+# The rule modules, by name under checker/, imported when a project needs them: a
+# schematic-only check never loads the board's modules (and numpy).
+RULE_MODULES = ("rules.format_rules", "rules.schematic_rules", "rules.parity", "rules.board_rules",
+                "rules.copper_rules", "rules.design_rules", "rules.bom_rules")
+BOARD_RULE_MODULES = frozenset({"rules.parity", "rules.board_rules", "rules.copper_rules"})
 MAX_FINDINGS = 10_000
 LARGE_PROJECT_BYTES = 2 * 1024 * 1024   # above this, progress goes to stderr
 
@@ -88,6 +90,8 @@ def _check(options: RunOptions) -> RunOutcome:
     target = Path(os.path.abspath(options.path))
     if config.project and target == root:
         target = reader.resolve_inside(root, config.project, what="configured project")
+    if options.base:
+        from .board_diff import BaseCheck   # a board, and numpy, only when a base is compared
     base = BaseCheck(_check, options, root, target) if options.base else None   # runs beside this check
     projects = discover(target, reader)
     inputs = _all_inputs(projects, options)
@@ -110,8 +114,10 @@ def _check(options: RunOptions) -> RunOutcome:
     for model in models:
         say(f"checking {model.files.name}")
         made: list[Finding] = []
-        for module in RULE_MODULES:
-            made += module.check(model)
+        for name in RULE_MODULES:
+            if model.board is None and name in BOARD_RULE_MODULES:
+                continue
+            made += import_module(f".{name}", __package__).check(model)
         imported = _kicad_findings(model, options, reader)
         _default_severities(made + imported)
         made = apply_project_settings(made, read_project_settings(model.pro))
@@ -196,6 +202,8 @@ def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputRead
     if files.schematic:
         model.schematic = load_schematic(files.schematic, reader, files.name)
     if files.board:
+        from .board import load_board
+
         model.board = load_board(files.board, reader)
     model.rules = read_rules(model.pro, model.dru, model.board.setup if model.board else None)
     if model.schematic is None and model.board is None and files.pro is None:

@@ -32,14 +32,17 @@ from __future__ import annotations
 
 import gc
 import re
+import re
+import sys
 from array import array
 from bisect import bisect_right
 from contextlib import contextmanager
 from itertools import islice, repeat
 from math import isfinite
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from .errors import AtomTooLong, InvalidUtf8, MalformedSexpr, NestingTooDeep, NulByte, TooManyTokens
 from .limits import DEFAULT_LIMITS, Limits
@@ -151,6 +154,10 @@ def _index(text: str) -> tuple[array, array]:
     by subtracting the UTF-8 continuation bytes before them (the four
     characters looked for are ASCII, never part of a longer character).
     """
+    if len(text) < SMALL_TEXT and "numpy" not in sys.modules:
+        return _index_small(text)
+    import numpy as np
+
     data = text.encode("utf-8", "surrogatepass")
     raw = np.frombuffer(data, dtype=np.uint8)
     quotes = np.flatnonzero(raw == 34)
@@ -167,8 +174,30 @@ def _index(text: str) -> tuple[array, array]:
     return _int_array(opens), _int_array(newlines)
 
 
+# Below this many characters, and while nothing else has loaded numpy, the index is
+# built in Python: a schematic-only check then never pays numpy's import (longer
+# than indexing a 1 MB sheet with a regular expression).
+SMALL_TEXT = 1 << 20
+_OPEN_OR_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|\(', re.S)
+
+
+def _index_small(text: str) -> tuple[array, array]:
+    """_index without numpy: the same offsets, from one regular expression pass.
+    A string runs to its closing quote (an escaped quote does not close it);
+    every "(" outside strings opens a list; newlines count everywhere."""
+    opens = array("q", [m.start() for m in _OPEN_OR_STRING.finditer(text) if m.group() == "("])
+    newlines = array("q")
+    find, at = text.find, text.find("\n")
+    while at >= 0:
+        newlines.append(at)
+        at = find("\n", at + 1)
+    return opens, newlines
+
+
 def _escaped_quotes(raw: np.ndarray, quotes: np.ndarray) -> np.ndarray:
     """Which quotes an odd run of backslashes escapes: those inside a string."""
+    import numpy as np
+
     backslashes = np.flatnonzero(raw == 92)
     # For each backslash, where its run of consecutive backslashes starts (an index into backslashes).
     starts = np.ones(len(backslashes), dtype=bool)
@@ -194,7 +223,7 @@ def _escaped_quotes(raw: np.ndarray, quotes: np.ndarray) -> np.ndarray:
 def _int_array(values: np.ndarray) -> array:
     """numpy positions as array("q"), which bisect searches in C."""
     out = array("q")
-    out.frombytes(values.astype(np.int64).tobytes())
+    out.frombytes(values.astype("int64").tobytes())
     return out
 
 
@@ -594,6 +623,8 @@ def _points_array(words: list[str], count: int) -> np.ndarray | None:
     if len(words) != 3 * count or words[::3].count("(xy") != count:
         return None
     del words[::3]
+    import numpy as np
+
     try:
         numbers = np.array(words, dtype=np.float64)
     except ValueError:
