@@ -96,6 +96,8 @@ class Footprint(Located):
     net_tie: bool = False
     zone_connect: int | None = None                 # its pads' zone connection unless they set one
     thermal_gap: float | None = None
+    # KiCad 7+ net ties: the groups of pad numbers its copper may join (net_tie_pad_groups).
+    net_tie_groups: list[frozenset[str]] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -139,6 +141,22 @@ class EdgeItem(Located):
 
 
 @dataclass(eq=False)
+class CopperShape(Located):
+    """A drawn shape on a copper layer (gr_* on the board, fp_* in a footprint): copper, with
+    the board's net it carries (KiCad 8+), none in a footprint."""
+
+    kind: str               # line, arc, circle, rect, poly, curve
+    layer: str
+    points: list[Point]     # polyline through it (closed shapes end where they start)
+    width: float            # stroke width
+    filled: bool
+    net: str
+    uuid: str
+    footprint: "Footprint | None"
+    location: Location = field(repr=False)
+
+
+@dataclass(eq=False)
 class Zone(Located):
     net: str
     layers: list[str]
@@ -172,6 +190,7 @@ class Board:
     vias: list[Via] = field(default_factory=list)
     edges: list[EdgeItem] = field(default_factory=list)
     zones: list[Zone] = field(default_factory=list)
+    copper_shapes: list[CopperShape] = field(default_factory=list)
     nets: dict[str, str] = field(default_factory=dict)
     title_block: dict[str, str] = field(default_factory=dict)
     edge_connector: str = ""            # stackup (edge_connector yes|bevelled)
@@ -244,10 +263,15 @@ def load_board(path: Path, reader: InputReader) -> Board:
             item = _via(child, board)
             board.vias.append(item)
         elif name in ("gr_line", "gr_arc", "gr_circle", "gr_rect", "gr_poly", "gr_curve"):
-            if _layer_of(child) == EDGE_LAYER:
+            layer = _layer_of(child)
+            if layer == EDGE_LAYER:
                 item = _edge(child, (0.0, 0.0, 0.0), "")
                 if item is not None:
                     board.edges.append(item)
+            elif layer.endswith(".Cu"):
+                item = _copper_shape(child, (0.0, 0.0, 0.0), layer, None, board)
+                if item is not None:
+                    board.copper_shapes.append(item)
         elif name == "zone":
             item = _zone(child, board)
             board.zones.append(item)
@@ -338,8 +362,10 @@ def _footprint(node: Node, board: Board) -> Footprint:
     clearance = None
     net_tie = False
     zone_connect = thermal_gap = None
+    tie_groups: list[frozenset[str]] = []
     pads: list[Node] = []
     edges: list[Node] = []
+    copper: list[tuple[Node, str]] = []
     uuid = path = layer = ""
     # One pass over the children: a footprint holds dozens of graphics we skip.
     for item in node[1:-2]:
@@ -351,8 +377,11 @@ def _footprint(node: Node, board: Board) -> Footprint:
         if name == "pad":
             pads.append(item)
         elif name in _EDGE_SHAPES:
-            if _layer_of(item) == EDGE_LAYER:
+            shape_layer = _layer_of(item)
+            if shape_layer == EDGE_LAYER:
                 edges.append(item)
+            elif shape_layer.endswith(".Cu"):
+                copper.append((item, shape_layer))
         elif name in ("fp_text", "property"):
             kind, text = item.atom(0), item.atom(1) or ""
             if kind in ("reference", "Reference") and not reference:
@@ -382,6 +411,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
             layer = item.atom(0) or ""
         elif name == "net_tie_pad_groups":
             net_tie = True
+            tie_groups = [frozenset(n.strip() for n in group.split(",") if n.strip()) for group in item.atoms()]
         elif name == "zone_connect":
             zone_connect = _int(item.atom(0))
         elif name == "thermal_gap":
@@ -390,7 +420,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
         reference=reference, value=value, lib_id=node.atom(0) or "", uuid=uuid, sheet_link=path,
         x=x, y=y, rotation=rotation, layer=layer, attributes=attributes, pads=[], location=node.location,
         description=description, tags=tags, clearance=clearance, net_tie=net_tie or "net_tie" in attributes,
-        zone_connect=zone_connect, thermal_gap=thermal_gap)
+        zone_connect=zone_connect, thermal_gap=thermal_gap, net_tie_groups=tie_groups)
     placement = (x, y, rotation)
     for child in pads:
         pad = _pad(child, placement, board)
@@ -400,6 +430,10 @@ def _footprint(node: Node, board: Board) -> Footprint:
         edge = _edge(child, placement, reference)
         if edge is not None:
             board.edges.append(edge)
+    for child, shape_layer in copper:
+        shape = _copper_shape(child, placement, shape_layer, footprint, board)
+        if shape is not None:
+            board.copper_shapes.append(shape)
     return footprint
 
 
@@ -615,6 +649,23 @@ def _edge(node: Node, placement: tuple[float, float, float], owner: str) -> Edge
     points = [_place(p, placement) for p in points]
     return EdgeItem(kind=kind, points=points, closed=closed, uuid=_uuid(node), owner=owner,
                     location=node.location)
+
+
+def _copper_shape(node: Node, placement: tuple[float, float, float], layer: str, footprint, board: Board
+                  ) -> CopperShape | None:
+    outline = _edge(node, placement, footprint.reference if footprint is not None else "")
+    if outline is None:
+        return None
+    kind = outline.kind.split("_", 1)[1]
+    stroke = node.first("stroke")
+    width = (stroke.number("width") if stroke is not None else None) or node.number("width") or 0.0
+    fill = node.first("fill")
+    # KiCad 5/6 polygons are filled unless told otherwise; circles and rectangles only when told.
+    filled = (fill.atom(0) in ("yes", "solid", "true")) if fill is not None else kind == "poly"
+    net = node.first("net")
+    return CopperShape(kind=kind, layer=layer, points=outline.points, width=width, filled=filled and outline.closed,
+                       net=_net_of(net, board) if net is not None else "", uuid=outline.uuid,
+                       footprint=footprint, location=node.location)
 
 
 def _bezier(controls: list[Point], pieces: int = 16) -> list[Point]:

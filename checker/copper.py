@@ -28,11 +28,11 @@ from itertools import chain
 import numpy as np
 import shapely
 
-from .board import Board, Footprint, Pad, Track, Via, Zone
+from .board import Board, CopperShape, Footprint, Pad, Track, Via, Zone
 from .geometry import rotate
 
-TRACK, ARC, VIA, PAD, ZONE = range(5)
-KIND_NAMES = ("Track", "Arc", "Via", "Pad", "Zone")
+TRACK, ARC, VIA, PAD, ZONE, SHAPE = range(6)
+KIND_NAMES = ("Track", "Arc", "Via", "Pad", "Zone", "Shape")
 FILL_CHAIN = 24          # points per outline chain of a zone fill in the STRtree
 
 
@@ -96,6 +96,9 @@ class Copper:
             footprint, pad = owner
             where = footprint.reference or footprint.lib_id
             return f"pad {pad.number} of {where}" if pad.number else f"a pad of {where}"
+        if kind == SHAPE:
+            return f"copper {owner.kind} of {owner.footprint.reference}" if owner.footprint is not None \
+                else f"copper {owner.kind}"
         return {TRACK: "track", ARC: "arc track", VIA: "via", ZONE: "zone fill"}[int(kind)]
 
     def identity(self, item: int) -> str:
@@ -291,6 +294,7 @@ def build_copper(board: Board) -> Copper:
                    [every if v.via_type == "through" else _span(v.layers, order) for v in vias],
                    shapely.points(centres), [v.diameter / 2 for v in vias], centres, 0.0, -1, vias)
     _add_pads(groups, board, order, net_of)
+    _add_shapes(groups, board, layer_index, net_of)
     # Zone fills (as KiCad last saved them).
     fill_owners, fill_polygons, fill_anchors = [], [], []
     for zone in board.zones:
@@ -466,6 +470,30 @@ def _hole_shape(pad: Pad):
     if reach_x > 1e-9 or reach_y > 1e-9:
         return shapely.LineString([_hole_placed((-reach_x, -reach_y), pad), _hole_placed((reach_x, reach_y), pad)]), r
     return shapely.Point(pad.x, pad.y), r
+
+
+def _add_shapes(groups: _Groups, board: Board, layer_index: dict[str, int], net_of) -> None:
+    """Shapes drawn on copper: filled ones as polygons grown by half their stroke, the others as
+    their stroke's centre line."""
+    shapes = [s for s in board.copper_shapes if s.layer in layer_index and len(s.points) >= 2]
+    if not shapes:
+        return
+    footprint_index = {id(f): i for i, f in enumerate(board.footprints)}
+    cores, kept = [], []
+    for shape in shapes:
+        if shape.filled and len(shape.points) >= 4:
+            core = shapely.make_valid(shapely.Polygon(shape.points))
+        else:
+            core = shapely.LineString(shape.points)
+        if core.is_empty:
+            continue
+        cores.append(core)
+        kept.append(shape)
+    if not kept:
+        return
+    groups.add(SHAPE, [net_of(s.net) for s in kept], [1 << layer_index[s.layer] for s in kept], cores,
+               [s.width / 2 for s in kept], [s.points[0] for s in kept], 0.0,
+               [footprint_index.get(id(s.footprint), -1) if s.footprint is not None else -1 for s in kept], kept)
 
 
 def _outline_chains(polygon) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 import shapely
 
 from ..board import Board
-from ..copper import PAD, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, build_holes
+from ..copper import PAD, SHAPE, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, build_holes
 from ..findings import Finding
 from ..model import ProjectModel
 from ..rulebook import DEFAULT_NETCLASS, BoardRules
@@ -35,6 +35,8 @@ from .thermal_rules import starved_thermal_findings
 # KiCad's DRC epsilon (BOARD_DESIGN_SETTINGS::GetDRCEpsilon): distances within
 # half a micrometre of the rule pass, as they do in KiCad.
 DRC_EPSILON = 0.0005
+# Float noise below KiCad's nanometre grid, for fill-to-fill distances.
+ZONE_TO_ZONE_NOISE = 0.0000005
 # Copper closer than this is touching: one net's items join, two nets' items short.
 TOUCHING = 0.0005
 # More findings than this of one rule between the same nets become one finding
@@ -196,15 +198,35 @@ def _tested(copper: Copper, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     fp_a, fp_b = copper.footprint[a], copper.footprint[b]
     tested = net_a != net_b
     no_net = (net_a == 0) & (net_b == 0)
-    tested |= no_net & (((kind_a == PAD) & (kind_b == PAD)) | (kind_a == ZONE) | (kind_b == ZONE))
+    # Two items without a net: KiCad tests two pads, a zone against anything, a copper shape
+    # against a pad (a footprint's shape touching its no-net pads is a short); not two tracks,
+    # nor two shapes.
+    pad_a, pad_b = kind_a == PAD, kind_b == PAD
+    tested |= no_net & ((pad_a & pad_b) | (kind_a == ZONE) | (kind_b == ZONE)
+                        | ((kind_a == SHAPE) & pad_b) | (pad_a & (kind_b == SHAPE)))
     same_footprint = (fp_a >= 0) & (fp_a == fp_b)
     if same_footprint.any():
         for index in np.flatnonzero(same_footprint & tested):
-            footprint, pad_a = copper.owner[a[index]]
-            pad_b = copper.owner[b[index]][1]
-            if (pad_a.number and pad_a.number == pad_b.number) or footprint.net_tie:
+            if not _apart_in_footprint(copper, int(a[index]), int(b[index])):
                 tested[index] = False
     return tested
+
+
+def _apart_in_footprint(copper: Copper, a: int, b: int) -> bool:
+    """Whether two items of one footprint are held apart: not the same pad number, and in a net
+    tie only when no pad group of the tie holds them both (its copper shapes join its groups)."""
+    owner_a, owner_b = copper.owner[a], copper.owner[b]
+    footprint = owner_a[0] if copper.kind[a] == PAD else owner_a.footprint
+    numbers = {o[1].number for o in (owner_a, owner_b) if isinstance(o, tuple)}
+    if copper.kind[a] == PAD and copper.kind[b] == PAD and len(numbers) == 1 and "" not in numbers:
+        return False   # one pad drawn twice (a pad number repeated)
+    if not footprint.net_tie:
+        return True
+    if not footprint.net_tie_groups:
+        return False   # KiCad 6 net tie: its copper joins its nets
+    if len(numbers) < 2:   # a shape of the tie against a pad of a group: the tie's own copper
+        return not any(numbers <= group for group in footprint.net_tie_groups)
+    return not any(numbers <= group for group in footprint.net_tie_groups)
 
 
 # -- clearance and shorts -----------------------------------------------------------
@@ -221,11 +243,14 @@ def _clearance_findings(board: Board, copper: Copper, rules: BoardRules, model: 
     required, rule_names = required_clearance(copper, rules, a, b)
     violations: list[Violation] = []
     fab_severity = model.fab_severity
-    short = (distance < TOUCHING) & (copper.net[a] != copper.net[b]) & (copper.net[a] != 0) & (copper.net[b] != 0)
-    # Between two zone fills only a short counts: their spacing is the filler's job, and
-    # KiCad's DRC compares zone outlines, not fills.
+    # Touching copper of two nets is a short; so is touching copper without a net on either side
+    # (KiCad: "Items shorting two nets (nets  and )"), which only pads, zones and shapes get here.
+    net_a, net_b = copper.net[a], copper.net[b]
+    short = (distance < TOUCHING) & (((net_a != net_b) & (net_a != 0) & (net_b != 0)) | ((net_a == 0) & (net_b == 0)))
     both_fills = (copper.kind[a] == ZONE) & (copper.kind[b] == ZONE)
-    board_rule = ~both_fills & (distance < required - DRC_EPSILON)
+    # Two fills of different nets: KiCad 9's zone-to-zone test compares the fills with no epsilon
+    # (it reports 0.149999 mm against 0.15); a nanometre of float noise is not a violation.
+    board_rule = np.where(both_fills, distance < required - ZONE_TO_ZONE_NOISE, distance < required - DRC_EPSILON)
     fab_rule = ~both_fills & ~board_rule & (distance < fab - DRC_EPSILON)
     hits = np.flatnonzero(short | board_rule | fab_rule)
     if not len(hits):
@@ -389,10 +414,13 @@ def _kicad_type(copper: Copper, v: Violation) -> str:
     touching copper of two nets "shorting_items"; none for the fab's minimum (KiCad has none)."""
     if v.fab:
         return ""   # "" (not None): no KiCad type, the catalogue must not supply one
-    if v.rule != "board.short":
-        return "clearance"
+    if v.rule != "board.short" or ZONE in (copper.kind[v.a], copper.kind[v.b]):
+        return "clearance"   # KiCad reports copper over a fill of another net as clearance (actual 0)
     tracks = (TRACK, ARC)
-    return "tracks_crossing" if copper.kind[v.a] in tracks and copper.kind[v.b] in tracks else "shorting_items"
+    if copper.kind[v.a] in tracks and copper.kind[v.b] in tracks and \
+            shapely.intersects(copper.core[v.a], copper.core[v.b]):
+        return "tracks_crossing"
+    return "shorting_items"
 
 
 def _uuids(copper: Copper, *items: int) -> list[str]:

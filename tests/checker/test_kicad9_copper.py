@@ -138,3 +138,24 @@ def test_starved_thermal_reliefs_are_those_kicad_reports_on_the_coldfire_board()
     for violation in kicad:
         assert any(_names(violation, f) for f in ours), violation["items"]
     assert not any("JP101" in f.message and "pad 3 " in f.message for f in ours)
+
+
+FIXTURE_REPORTS = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("kicad*/**/*kicad-drc.json"))
+# KiCad types the checker finds every error of on every fixture board.
+COMPLETE = ("clearance", "shorting_items", "unconnected_items", "starved_thermal", "hole_clearance",
+            "hole_to_hole", "track_width", "tracks_crossing")
+
+
+@pytest.mark.parametrize("report", FIXTURE_REPORTS)
+def test_every_fixture_board_kicad_copper_error_is_found(report):
+    path = FIXTURES / report
+    name = path.name
+    project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
+    if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
+        pytest.skip("no single project beside the report")
+    data = json.loads(path.read_text())
+    findings = check(RunOptions(path=project, run_kicad_cli=False)).findings
+    for kind in COMPLETE:
+        for violation in _kicad_errors(data, kind):
+            assert any(_names(violation, f) for f in _mirroring(findings, kind)), \
+                f"{report}: missed {kind} {violation['items']}"
