@@ -23,6 +23,9 @@ DEFAULT_WORKER_POLL_MS = 1000
 DEFAULT_WORKER_CONCURRENCY = 4
 DEFAULT_JOB_LEASE_SECONDS = 60
 DEFAULT_BIND = "127.0.0.1:8000"
+DEFAULT_PROVIDER_URL = "https://api.nexar.com/graphql"
+DEFAULT_TOKEN_URL = "https://identity.nexar.com/connect/token"
+_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
 WEBHOOK_MAX_BODY_BYTES = 2 * 1024 * 1024
 DEFAULT_HOST_API_URL = "https://api.github.com"
 DEFAULT_HOST_TIMEOUT_MS = 10_000
@@ -64,6 +67,30 @@ class Secret:
 
     def __hash__(self) -> int:
         return hash(self._value)
+
+
+@dataclass(frozen=True)
+class SupplySettings:
+    """SERVICE_COMPONENT_*: the component provider (the Nexar supply GraphQL API
+    with OAuth2 client credentials) and its limits. Without a client id and
+    secret supply tracking is off; one without the other, or any invalid value
+    (a limit, the timeout, the poll interval), is reported in `missing`:
+    readiness names it, nothing falls back silently."""
+    provider_url: str = DEFAULT_PROVIDER_URL
+    token_url: str = DEFAULT_TOKEN_URL
+    client_id: str | None = None
+    client_secret: Secret | None = None
+    rate_limit_per_minute: int = 30
+    breaker_threshold: int = 5
+    breaker_cooldown_ms: int = 300_000
+    observation_max_age_hours: int = 24
+    timeout_ms: int = 10_000
+    poll_ms: int = 1000
+    missing: tuple[str, ...] = field(default=())
+
+    @property
+    def enabled(self) -> bool:
+        return self.client_id is not None and self.client_secret is not None
 
 
 @dataclass(frozen=True)
@@ -111,6 +138,8 @@ class Config:
     sign_in: SignInSettings = field(default_factory=lambda: SignInSettings())
     # Retention of run summaries and account erasure (workers/retention.py).
     retention: RetentionSettings = field(default_factory=lambda: RetentionSettings())
+    # Component supply tracking (workers/supply.py).
+    supply: SupplySettings = field(default_factory=lambda: SupplySettings())
     # Report artifacts (app/web/pages/artifacts.py): the upload cap and the key
     # of capability links; without the key, reports are neither taken nor served.
     artifact_max_bytes: int = DEFAULT_ARTIFACT_MAX_BYTES
@@ -343,6 +372,49 @@ def _cursor_secret(r: _Reader) -> Secret | None:
     return Secret(value) if value is not None else None
 
 
+def _supply(r: _Reader) -> SupplySettings:
+    before = len(r.missing)
+    urls = {}
+    for name, default in (("SERVICE_COMPONENT_PROVIDER_URL", DEFAULT_PROVIDER_URL),
+                          ("SERVICE_COMPONENT_PROVIDER_TOKEN_URL", DEFAULT_TOKEN_URL)):
+        value = (r.text(name) or default).rstrip("/")
+        if not _URL.fullmatch(value):
+            r.missing.append(name)
+            value = default
+        urls[name] = value
+    client_id = r.matching_text("SERVICE_COMPONENT_PROVIDER_CLIENT_ID", OAUTH_CLIENT_ID)
+    secret, secret_name = r.text_or_file("SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET")
+    if secret is not None and not re.fullmatch(r"[\x21-\x7e]{1,512}", secret):
+        r.missing.append(secret_name)
+        secret = None
+    elif (client_id is None) != (secret is None):
+        # Half a client is a mistake, not a choice: say which half is missing.
+        r.missing.append("SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET" if secret is None
+                         else "SERVICE_COMPONENT_PROVIDER_CLIENT_ID")
+    both = client_id is not None and secret is not None
+    return SupplySettings(
+        provider_url=urls["SERVICE_COMPONENT_PROVIDER_URL"], token_url=urls["SERVICE_COMPONENT_PROVIDER_TOKEN_URL"],
+        client_id=client_id if both else None, client_secret=Secret(secret) if both else None,
+        rate_limit_per_minute=r.integer("SERVICE_COMPONENT_INTELLIGENCE_RATE_LIMIT_PER_MINUTE", 30, minimum=1,
+                                        maximum=10_000, required_valid=True),
+        breaker_threshold=r.integer("SERVICE_COMPONENT_INTELLIGENCE_CIRCUIT_BREAKER_THRESHOLD", 5, minimum=1,
+                                    maximum=1000, required_valid=True),
+        breaker_cooldown_ms=r.integer("SERVICE_COMPONENT_INTELLIGENCE_CIRCUIT_BREAKER_COOLDOWN_MS", 300_000,
+                                      minimum=100, maximum=86_400_000, required_valid=True),
+        observation_max_age_hours=r.integer("SERVICE_COMPONENT_OBSERVATION_MAX_AGE_HOURS", 24, minimum=1,
+                                            maximum=24 * 365, required_valid=True),
+        timeout_ms=r.integer("SERVICE_COMPONENT_PROVIDER_TIMEOUT_MS", 10_000, minimum=100, maximum=120_000,
+                             required_valid=True),
+        poll_ms=r.integer("SERVICE_SUPPLY_POLL_MS", 1000, minimum=10, maximum=600_000, required_valid=True),
+        missing=tuple(r.missing[before:]),
+    )
+
+
+def load_supply(env: Mapping[str, str] | None = None) -> SupplySettings:
+    """The supply settings alone (tests, tools); load() reads them into Config.supply."""
+    return _supply(_Reader(os.environ if env is None else env))
+
+
 def _retention(r: _Reader) -> RetentionSettings:
     return RetentionSettings(
         run_retention_days=r.integer("SERVICE_RUN_RETENTION_DAYS", 30, minimum=1, maximum=30),
@@ -370,6 +442,7 @@ def load(env: Mapping[str, str] | None = None) -> Config:
                     minimum=1, required_valid=True)
     runner_minimum = r.text("SERVICE_SELF_HOSTED_RUNNER_MINIMUM_VERSION")
     host_app_id, host_app_private_key = _host_app(r)
+    supply = _supply(r)
     web_concurrency = r.integer("SERVICE_WEB_CONCURRENCY", 2, minimum=1, maximum=64)
     return Config(
         database_url=r.text("SERVICE_DATABASE_URL"),
@@ -421,15 +494,7 @@ def load(env: Mapping[str, str] | None = None) -> Config:
         decisions_per_minute=r.integer("SERVICE_DECISIONS_PER_MINUTE", 30, minimum=1, maximum=100_000),
         cursor_secret=_cursor_secret(r),
         waiver_max_days=r.integer("SERVICE_WAIVER_MAX_DAYS", 365, minimum=1, maximum=3650),
-        missing=tuple(r.missing) + _supply_missing(env),
+        supply=supply,
+        missing=tuple(r.missing),
         invalid=tuple(r.invalid),
     )
-
-
-def _supply_missing(env: Mapping[str, str]) -> tuple[str, ...]:
-    """SERVICE_COMPONENT_* are read in app/supply/settings.py with this module's
-    reader; their invalid values (a bad URL, half a client, a limit out of range)
-    make the service not ready like any other."""
-    from app.supply import settings as supply_settings  # it imports this module
-
-    return supply_settings.load(env).missing

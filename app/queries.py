@@ -16,24 +16,33 @@ import jinja2
 import psycopg
 
 QUERIES = Path(__file__).resolve().parent.parent / "sql" / "queries"
-_environment = jinja2.Environment(loader=jinja2.FileSystemLoader(QUERIES), autoescape=False,
-                                  undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
-@lru_cache(maxsize=256)
-def text(name: str, /, **shape: Any) -> str:
-    """The query text of `name`; `shape` fills a template's structural choices (never values)."""
-    plain = QUERIES / f"{name}.sql"
-    if plain.is_file():
-        if shape:
-            raise TypeError(f"{name}.sql is not a template; it takes no shape arguments")
-        return plain.read_text(encoding="utf-8")
-    return _environment.get_template(f"{name}.sql.j2").render(**shape)
+class QueryFolder:
+    """The named queries of one folder: the service's (sql/queries) or the
+    tools' (tools/queries, which the service never reads)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._environment = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=False,
+                                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+        self.text = lru_cache(maxsize=256)(self._text)
+
+    def _text(self, name: str, /, **shape: Any) -> str:
+        """The query text of `name`; `shape` fills a template's structural choices (never values)."""
+        plain = self.folder / f"{name}.sql"
+        if plain.is_file():
+            if shape:
+                raise TypeError(f"{name}.sql is not a template; it takes no shape arguments")
+            return plain.read_text(encoding="utf-8")
+        return self._environment.get_template(f"{name}.sql.j2").render(**shape)
+
+    def fetch_all(self, conn: psycopg.Connection, name: str, /, shape: dict | None = None, **params: Any) -> list:
+        return conn.execute(self.text(name, **(shape or {})), params).fetchall()
+
+    def fetch_one(self, conn: psycopg.Connection, name: str, /, shape: dict | None = None, **params: Any):
+        return conn.execute(self.text(name, **(shape or {})), params).fetchone()
 
 
-def fetch_all(conn: psycopg.Connection, name: str, /, shape: dict | None = None, **params: Any) -> list:
-    return conn.execute(text(name, **(shape or {})), params).fetchall()
-
-
-def fetch_one(conn: psycopg.Connection, name: str, /, shape: dict | None = None, **params: Any):
-    return conn.execute(text(name, **(shape or {})), params).fetchone()
+_service = QueryFolder(QUERIES)
+text, fetch_all, fetch_one = _service.text, _service.fetch_all, _service.fetch_one

@@ -6,8 +6,10 @@ functions, so they share the same words for what went wrong.
 """
 from __future__ import annotations
 
+import datetime as dt
 import os
 import socket
+from typing import Callable
 
 import psycopg
 
@@ -18,6 +20,17 @@ class LeaseLost(Exception):
     """The lease this process held was taken over; the new holder's run is the one that counts."""
 
     reason_code = "lease_lost"
+
+
+class UnknownKind(Exception):
+    """An item of a kind no handler is registered for (a newer release wrote it)."""
+
+    reason_code = "unknown_kind"
+
+
+def at(now: dt.datetime | None) -> dict:
+    """p_now for the SQL functions: the database's clock unless a test drives it."""
+    return {} if now is None else {"p_now": now}
 
 
 def worker_identity(kind: str) -> str:
@@ -37,33 +50,48 @@ def failure_codes(exc: BaseException) -> tuple[str, str]:
     return reason, type(exc).__name__
 
 
+Handler = Callable[[object, dict], str]
+
 
 class SqlQueue:
     """A queue table with queue.sql's lease, retry and release rules. A queue
-    names its table, its claim function (which returns what its handler needs)
-    and its id column, and writes its handler; failing an item and giving it
-    back on shutdown are the generic queue_fail and queue_release on the table,
-    unless the queue's failure has effects of its own (the outbox's)."""
+    names its table, its claim function (which returns what its handlers need)
+    and its id column, and registers one handler per kind of item
+    (`handlers`: kind -> handler(pool, item) returning the outcome; a test
+    checks them against the kinds the schema allows); failing an item and
+    giving it back on shutdown are the generic queue_fail and queue_release on
+    the table, unless the queue's failure has effects of its own (the outbox's)."""
 
     name: str
     channel: str
     table: str
     id_field: str
     claim_function: str
+    handlers: dict[str, Handler]
+    #: What an item's kind is called in its claimed row.
+    kind_field = "kind"
 
     def __init__(self, config):
         self.config = config
         self.lease_seconds = config.job_lease_seconds
+        self.max_attempts = config.job_max_attempts
+
+    def handle(self, pool, item: dict) -> str:
+        """Run the item's handler; its outcome, or an exception to fail the attempt."""
+        handler = self.handlers.get(item[self.kind_field])
+        if handler is None:
+            raise UnknownKind()
+        return handler(pool, item)
 
     def claim(self, conn: psycopg.Connection, worker_id: str, limit: int) -> list[dict]:
         return database.call(conn, self.claim_function, p_worker=worker_id, p_limit=limit,
-                             p_lease_seconds=self.lease_seconds, p_max_attempts=self.config.job_max_attempts)
+                             p_lease_seconds=self.lease_seconds, p_max_attempts=self.max_attempts)
 
     def fail(self, conn: psycopg.Connection, item: dict, exc: BaseException) -> dict:
         reason, error_class = failure_codes(exc)
         return database.call_one(conn, "queue_fail", p_table=self.table, p_id=item[self.id_field],
                                  p_lease_token=item["lease_token"], p_reason_code=reason, p_error_class=error_class,
-                                 p_max_attempts=self.config.job_max_attempts)
+                                 p_max_attempts=self.max_attempts)
 
     def release(self, conn: psycopg.Connection, item: dict) -> None:
         database.call(conn, "queue_release", p_table=self.table, p_id=item[self.id_field],

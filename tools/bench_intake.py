@@ -33,7 +33,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from app import config as config_module
-from app import embedded_pg, migrations, queries
+from app import embedded_pg, migrations
+from tools import named_queries as queries
 from app.serve import SERVICE_WSGI_APP, Service
 from app.web.wsgi import pool_size_per_web_process
 from tools import intake_db_cost, intake_floor

@@ -16,8 +16,18 @@ class LifecycleQueue(SqlQueue):
     table = "lifecycle_jobs"
     id_field = "job_id"
     claim_function = "job_claim"
+    #: lifecycle_jobs.kind is the delivery's event; one SQL handler applies
+    #: every event's normalized actions (installation, repository, pull request).
+    kind_field = "queue"
 
-    def handle(self, pool, item: dict) -> str:
+    def __init__(self, config):
+        super().__init__(config)
+        self.handlers = {"lifecycle_job": self._process}
+
+    def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
+        return [{**item, "queue": "lifecycle_job"} for item in super().claim(conn, worker_id, limit)]
+
+    def _process(self, pool, item: dict) -> str:
         with database.connection(pool) as conn:
             outcome = database.call_one(conn, "lifecycle_job_process", p_job_id=item["job_id"],
                                         p_lease_token=item["lease_token"])["outcome"]

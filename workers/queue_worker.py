@@ -1,4 +1,10 @@
-"""A queue loop shared by every worker kind.
+"""The one worker loop: every kind of background work runs in it.
+
+Each QueueWorker runs one queue (app/queueing.py's SqlQueue): lifecycle jobs,
+outbox calls, reconciliation items, supply work and the periodic schedules
+(workers/schedules.py). A queue claims items through queue.sql's rules and
+hands each to the handler its registry names for the item's kind
+(workers/registry.py builds them all).
 
 LISTEN on the queue's channel is only a hint that work may be waiting; the poll
 interval is the truth, so a lost notification delays work by at most one poll.
@@ -41,11 +47,15 @@ class Queue(Protocol):
 
 
 class Listener(threading.Thread):
-    """Sets `wake` whenever a NOTIFY arrives on `channel`; reconnects with backoff."""
+    """Sets `wake` whenever a NOTIFY arrives on one of `channels` (after
+    telling `notified(channel)`, when given); reconnects with backoff."""
 
-    def __init__(self, url: str, channel: str, wake: threading.Event, stop: threading.Event):
-        super().__init__(name=f"listen-{channel}", daemon=True)
-        self.url, self.channel, self.wake, self.stop = url, channel, wake, stop
+    def __init__(self, url: str, channels: str | tuple[str, ...], wake: threading.Event, stop: threading.Event,
+                 notified=None):
+        self.channels = (channels,) if isinstance(channels, str) else tuple(channels)
+        super().__init__(name=f"listen-{self.channels[0]}", daemon=True)
+        self.url, self.wake, self.stop, self.notified = url, wake, stop, notified
+        self.channel = self.channels[0]
 
     #: Reconnection pauses: short and capped, so that a restarted database is
     #: noticed within a second, not after a poll interval or a long backoff.
@@ -56,12 +66,15 @@ class Listener(threading.Thread):
         while not self.stop.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
-                    conn.execute(f"LISTEN {self.channel}")
+                    for channel in self.channels:
+                        conn.execute(f"LISTEN {channel}")
                     backoff = self.FIRST_BACKOFF
                     # A reconnect may have missed notifications: wake once to poll.
                     self.wake.set()
                     while not self.stop.is_set():
-                        for _ in conn.notifies(timeout=1.0):
+                        for notify in conn.notifies(timeout=1.0):
+                            if self.notified is not None:
+                                self.notified(notify.channel)
                             self.wake.set()
             except psycopg.Error as exc:
                 log("worker.listen_failed", level="warning", channel=self.channel, errorClass=type(exc).__name__)
@@ -164,7 +177,8 @@ class QueueWorker:
                 log("worker.leases_lost", level="warning", queue=self.queue.name, itemIds=lost[:20])
 
     def run(self) -> None:
-        listener = Listener(self.listen_url, self.queue.channel, self.wake, self.stop)
+        listener = Listener(self.listen_url, getattr(self.queue, "channels", self.queue.channel), self.wake,
+                            self.stop, getattr(self.queue, "notified", None))
         listener.start()
         threading.Thread(target=self._renew_leases, name=f"leases-{self.queue.name}", daemon=True).start()
         log("worker.started", queue=self.queue.name, worker=self.worker_id, concurrency=self.concurrency)

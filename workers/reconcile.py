@@ -1,13 +1,16 @@
-"""The loop every reconciler runs: detect, claim, observe, report.
+"""What every reconciler does: detect, claim, observe, report.
 
 Each reconciler (workflow state, check run publication, inbox and job drift)
-detects candidates every SERVICE_RECONCILIATION_DETECT_INTERVAL_MS with one
-SQL function, and claims due items of its kind every
+detects candidates with one SQL function, run by the `reconciliation_detect`
+schedule every SERVICE_RECONCILIATION_DETECT_INTERVAL_MS (workers/schedules.py),
+and its items are claimed by the one worker loop (workers/queue_worker.py)
+through ReconciliationQueue (workers/reconcilers.py) every
 SERVICE_RECONCILIATION_POLL_MS, at most SERVICE_RECONCILIATION_CONCURRENCY at
-once. An item is observed (usually one code host lookup) and the observation
-reported through one SQL function, which decides, re-checks the lease and
-applies the repair in one transaction. There is no NOTIFY: reconciliation is
-slow by design and polling is the truth.
+once, with the lease renewed while an observation runs. An item is observed
+(usually one code host lookup) and the observation reported through one SQL
+function, which decides, re-checks the lease and applies the repair in one
+transaction. There is no NOTIFY: reconciliation is slow by design and polling
+is the truth.
 
 Events (JSON log lines, ids and reason codes only, never payloads), with the
 reconciler's prefix (`worker.reconciliation`, `worker.check_run_reconciliation`,
@@ -20,18 +23,17 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from app import database, queries
 from app.config import ReconciliationSettings
 from app.jsonlog import log
-from app.queueing import LeaseLost, failure_codes, worker_identity
+from app.queueing import LeaseLost, at, failure_codes, worker_identity
 
 # Claims of one item without an observation before it is dead-lettered (an
 # unexpected error each time: a bug or a database that keeps failing).
 MAX_FAILED_CLAIMS = 5
+#: An observation is one code host lookup; the worker loop renews the lease while it runs.
 LEASE_SECONDS = 120
 
 
@@ -61,12 +63,12 @@ class SqlReconciler:
     def detect(self, conn, settings: ReconciliationSettings, now: dt.datetime | None) -> list[dict]:
         return database.call(conn, "reconciliation_detect", p_kind=self.item_kind,
                              p_observation_seconds=settings.observation_seconds,
-                             p_deadline_seconds=settings.deadline_seconds, **_at(now))
+                             p_deadline_seconds=settings.deadline_seconds, **at(now))
 
     def claim(self, conn, worker_id: str, limit: int, now: dt.datetime | None) -> list[dict]:
         items = database.call(conn, "reconciliation_claim", p_kind=self.item_kind, p_worker=worker_id,
                               p_limit=limit, p_lease_seconds=LEASE_SECONDS, p_max_attempts=MAX_FAILED_CLAIMS,
-                              **_at(now))
+                              **at(now))
         if not items or self.subject_view is None:
             return items
         subjects = {row["subject_id"]: row for row in queries.fetch_all(
@@ -80,7 +82,7 @@ class SqlReconciler:
         """Apply what was seen of a leased item (reconciliation_report); its row says the outcome."""
         with database.connection(pool) as conn:
             return database.call_one(conn, "reconciliation_report", p_item_id=item["item_id"],
-                                     p_lease_token=item["lease_token"], **observation, **_at(now))
+                                     p_lease_token=item["lease_token"], **observation, **at(now))
 
 
 def _ids(report: dict) -> dict:
@@ -91,12 +93,11 @@ def _ids(report: dict) -> dict:
     return {camel(k): v for k, v in report.items() if k.endswith("_id") and k != "item_id" and v is not None}
 
 
-def _at(now: dt.datetime | None) -> dict:
-    """p_now for the SQL functions: the database's clock unless a test drives it."""
-    return {} if now is None else {"p_now": now}
+class Reconciliation:
+    """One reconciler with its pool: detection (the reconciliation_detect
+    schedule), claims and observations (ReconciliationQueue in the worker
+    loop), and `run_once`, which drives them all in turn (tests, demo)."""
 
-
-class ReconcileLoop:
     def __init__(self, reconciler: Reconciler, pool, settings: ReconciliationSettings,
                  stop: threading.Event | None = None):
         self.reconciler = reconciler
@@ -105,8 +106,6 @@ class ReconcileLoop:
         self.stop = stop or threading.Event()
         self.name = f"reconcile-{reconciler.name}"
         self.worker_id = worker_identity(self.name)
-        self._inflight = 0
-        self._lock = threading.Lock()
 
     def _event(self, suffix: str, **fields) -> None:
         level = "warning" if suffix.endswith("failed") else "info"
@@ -116,7 +115,7 @@ class ReconcileLoop:
         try:
             with database.connection(self.pool, 5) as conn:
                 database.call(conn, "reconciler_heartbeat", p_reconciler=self.reconciler.name,
-                              p_succeeded=succeeded, **_at(now))
+                              p_succeeded=succeeded, **at(now))
         except Exception as exc:  # the database is away: the next pass tries again
             log("worker.reconciliation_heartbeat_failed", level="warning", reconciler=self.reconciler.name,
                 errorClass=type(exc).__name__)
@@ -137,33 +136,32 @@ class ReconcileLoop:
         return rows
 
     # -- items ----------------------------------------------------------------
-    def claim(self, limit: int, now: dt.datetime | None = None) -> list[dict] | None:
-        """The claimed items, or None when the claim failed."""
+    def claim(self, limit: int, now: dt.datetime | None = None, worker_id: str | None = None) -> list[dict] | None:
+        """The claimed items, each with its `kind`, or None when the claim failed."""
         try:
             with database.connection(self.pool, 5) as conn:
-                claimed = self.reconciler.claim(conn, self.worker_id, limit, now)
+                claimed = self.reconciler.claim(conn, worker_id or self.worker_id, limit, now)
         except Exception as exc:
             self._event("claim_failed", errorClass=type(exc).__name__)
             self._heartbeat(False, now)
             return None
         self._heartbeat(True, now)
-        return claimed
+        return [{**item, "kind": self.reconciler.item_kind} for item in claimed]
+
+    def observe(self, item: dict, now: dt.datetime | None = None) -> dict:
+        """Observe one claimed item and report it; raises LeaseLost, or what the observation raised."""
+        report = self.reconciler.observe(self.pool, item, now)
+        if report["outcome"] == "lease_lost":
+            raise LeaseLost()
+        if report["terminal"]:
+            self._event("terminal", itemId=item["item_id"], outcome=report["outcome"],
+                        reasonCode=report["reason_code"], **_ids(report))
+        return report
 
     def process(self, item: dict, now: dt.datetime | None = None) -> dict | None:
-        """Observe one claimed item; never raises."""
+        """Observe one claimed item; never raises (run_once)."""
         try:
-            if self.stop.is_set():
-                with database.connection(self.pool) as conn:
-                    database.call(conn, "queue_release", p_table="reconciliation_items", p_id=item["item_id"],
-                                  p_lease_token=item["lease_token"])
-                return None
-            report = self.reconciler.observe(self.pool, item, now)
-            if report["outcome"] == "lease_lost":
-                raise LeaseLost()
-            if report["terminal"]:
-                self._event("terminal", itemId=item["item_id"], outcome=report["outcome"],
-                            reasonCode=report["reason_code"], **_ids(report))
-            return report
+            return self.observe(item, now)
         except LeaseLost:
             return {"outcome": "lease_lost", "terminal": False}
         except Exception as exc:
@@ -176,19 +174,12 @@ class ReconcileLoop:
             with database.connection(self.pool) as conn:
                 row = database.call_one(conn, "queue_fail", p_table="reconciliation_items", p_id=item["item_id"],
                                         p_lease_token=item["lease_token"], p_reason_code=reason,
-                                        p_error_class=error_class, p_max_attempts=MAX_FAILED_CLAIMS, **_at(now))
+                                        p_error_class=error_class, p_max_attempts=MAX_FAILED_CLAIMS, **at(now))
             log("worker.item_failed", level="warning", queue=self.name, itemId=item["item_id"],
                 errorClass=error_class, outcome=row["outcome"])
         except Exception as report_exc:  # the lease expires and the item is claimed again
             log("worker.failure_report_failed", level="error", queue=self.name, itemId=item["item_id"],
                 errorClass=error_class, reportErrorClass=type(report_exc).__name__)
-
-    def _done(self, item: dict) -> None:
-        try:
-            self.process(item)
-        finally:
-            with self._lock:
-                self._inflight -= 1
 
     # -- driving it -------------------------------------------------------------
     def run_once(self, now: dt.datetime | None = None) -> list[dict]:
@@ -200,22 +191,3 @@ class ReconcileLoop:
             if not claimed:
                 return reports
             reports.extend(r for r in (self.process(item, now) for item in claimed) if r is not None)
-
-    def run(self) -> None:
-        detect_every = self.settings.detect_interval_ms / 1000
-        poll_every = self.settings.poll_ms / 1000
-        next_detection = time.monotonic()
-        log("worker.started", queue=self.name, worker=self.worker_id, concurrency=self.settings.concurrency)
-        with ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix=self.name) as executor:
-            while not self.stop.is_set():
-                if time.monotonic() >= next_detection:
-                    self.detect()
-                    next_detection = time.monotonic() + detect_every
-                with self._lock:
-                    free = self.settings.concurrency - self._inflight
-                for item in (self.claim(free) if free > 0 else None) or []:
-                    with self._lock:
-                        self._inflight += 1
-                    executor.submit(self._done, item)
-                self.stop.wait(max(0.0, min(poll_every, next_detection - time.monotonic())))
-        log("worker.stopped", queue=self.name, worker=self.worker_id)

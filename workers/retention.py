@@ -1,6 +1,7 @@
 """The retention and erasure sweep (sql/functions/retention.sql, erasure.sql).
 
-Every SERVICE_RETENTION_INTERVAL_MS, or at once when woken on the
+Every SERVICE_RETENTION_INTERVAL_MS (the `retention_sweep` schedule, run by
+one replica at a time: workers/schedules.py), or at once when woken on the
 `retention_sweep` channel (a cancellation whose erasure is already due, a
 legal hold released from a due erasure), the worker:
 
@@ -33,8 +34,10 @@ from dataclasses import dataclass, field
 from app import database
 from app.config import RetentionSettings
 from app.jsonlog import log
-from workers.queue_worker import Listener
+from app.queueing import at
 
+#: A cancellation whose erasure is already due, or a legal hold released from
+#: a due erasure, asks for a sweep now (the retention_sweep schedule listens).
 CHANNEL = "retention_sweep"
 #: Calls per phase of a sweep at most, each deleting at most a batch: a
 #: purge larger than this goes on at the next sweep.
@@ -46,11 +49,6 @@ class SweepReport:
     erasures: list[dict] = field(default_factory=list)   # each erasure_step that did something
     retention: list[dict] = field(default_factory=list)  # each retention_purge_batch that deleted or closed
     errors: list[BaseException] = field(default_factory=list)
-
-
-def _at(now: dt.datetime | None) -> dict:
-    """p_now for the SQL functions: the database's clock unless a test drives it."""
-    return {} if now is None else {"p_now": now}
 
 
 class RetentionWorker:
@@ -67,7 +65,7 @@ class RetentionWorker:
     # -- one call each ----------------------------------------------------------
     def erasure_step(self, now: dt.datetime | None = None) -> dict:
         with database.connection(self.pool, 5) as conn:
-            row = database.call_one(conn, "erasure_step", p_batch_size=self.settings.batch_size, **_at(now))
+            row = database.call_one(conn, "erasure_step", p_batch_size=self.settings.batch_size, **at(now))
         if row["outcome"] == "completed":
             log("worker.account_erasure_completed", erasureRequestId=row["erasure_request_id"],
                 accountId=row["account_id"], deleted=row["deleted"], auditEventId=str(row["audit_event_id"]))
@@ -83,7 +81,7 @@ class RetentionWorker:
         with database.connection(self.pool, 5) as conn:
             return database.call_one(conn, "retention_purge_batch",
                                      p_retention_days=self.settings.run_retention_days,
-                                     p_batch_size=self.settings.batch_size, **_at(now))
+                                     p_batch_size=self.settings.batch_size, **at(now))
 
     # -- a sweep ------------------------------------------------------------------
     def _calls(self, step, now: dt.datetime | None, goes_on) -> Iterator[dict]:
@@ -125,24 +123,3 @@ class RetentionWorker:
                 log("worker.retention_sweep_failed", level="warning", phase=phase.__name__,
                     errorClass=type(exc).__name__)
         return report
-
-    def run(self) -> None:
-        if self.url is not None:
-            Listener(self.url, CHANNEL, self.wake, self.stop).start()
-        interval = self.settings.interval_ms / 1000
-        log("worker.started", queue=self.name, intervalMs=self.settings.interval_ms,
-            batchSize=self.settings.batch_size, retentionDays=self.settings.run_retention_days)
-        while not self.stop.is_set():
-            self.wake.clear()
-            self.sweep_once()
-            self._pause(interval)
-        log("worker.stopped", queue=self.name)
-
-    def _pause(self, seconds: float) -> None:
-        """Until the interval ends, a NOTIFY wakes it, or the process stops."""
-        remaining = seconds
-        while remaining > 0 and not self.stop.is_set():
-            step = min(remaining, 0.25)
-            if self.wake.wait(step):
-                return
-            remaining -= step

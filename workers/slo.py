@@ -1,6 +1,7 @@
 """The SLO policy host-cloud-ga-v1: aggregate snapshots, five triggers, events.
 
-Every SERVICE_SLO_SNAPSHOT_INTERVAL_MS the worker takes one aggregate SLI
+Every SERVICE_SLO_SNAPSHOT_INTERVAL_MS (the `slo_evaluate` schedule: one
+replica at a time, workers/schedules.py) the worker takes one aggregate SLI
 snapshot (boardready.slo_snapshot: counts, ages and percentiles, no tenant
 data) on a connection of its own with a statement timeout, so that SLI
 collection never competes with queue processing or readiness; a failure is
@@ -19,8 +20,9 @@ Triggers, each with its gate:
 `worker.control_plane_slo_evaluation` follows every successful snapshot (policy
 version, aggregate health, active signal names); `_firing` is logged once when
 a signal first passes its gate, `_recovered` once when an active signal is
-healthy again. The debounce state lives in this process only: a restart
-starts from healthy and is not a recovery.
+healthy again. The debounce state lives in the process that ran the tick: a
+restart, or the schedule's next tick taken by another replica, starts from
+healthy and is not a recovery.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from typing import Callable
 import psycopg
 from psycopg.rows import dict_row
 
+from app import queries
 from app.jsonlog import log
 
 POLICY_VERSION = "host-cloud-ga-v1"
@@ -136,8 +139,7 @@ class SloPolicy:
 
 
 def take_snapshot(conn, deadline_seconds: int) -> dict:
-    return conn.execute("SELECT * FROM boardready.slo_snapshot(p_deadline_seconds => %s)",
-                        (deadline_seconds,)).fetchone()
+    return queries.fetch_one(conn, "slo_snapshot", deadline_seconds=deadline_seconds)
 
 
 def log_evaluation(policy: SloPolicy, snapshot: dict, evaluation: Evaluation) -> None:
@@ -187,8 +189,7 @@ class SloWorker:
         log_evaluation(self.policy, snapshot, evaluation)
         return evaluation
 
-    def run(self) -> None:
-        while not self.stop.wait(self.interval):
-            self.evaluate_once()
+    def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
+            self._conn = None

@@ -1,34 +1,38 @@
-"""The supply worker: fetches part-lifecycle observations from the component
+"""Supply work: fetches part-lifecycle observations from the component
 provider for pull request supply checks (first: a check run waits for them)
 and for the watched boards' daily refresh.
+
+The work is work_items (kinds supply_check and board_refresh), run by the one
+worker loop with queue.sql's rules: a lease token checked on completion
+(supply_work_complete), renewal while a fetch runs, backoff and dead letters
+on failure, operator replay (item type `supply`). The board_refresh schedule
+enqueues the boards due (workers/schedules.py).
 
 Every provider call asks SQL first (component_provider_acquire: the
 installation's per-minute budget and its circuit breaker, shared by every
 replica) and reports its outcome after (component_provider_record). Work over
 the budget, or behind another replica's half-open trial, waits: the item is
-deferred to when the budget allows. A failed call defers the item a moment
-and counts against the breaker, so retries stop when the breaker opens; with
-the breaker open a pull request's check is applied with what is known and one
-info finding saying supply data was unavailable (the decision never waits on
-an outage), and a board's refresh waits for the cooldown.
+deferred to when the budget allows (not an attempt). A failed call defers the
+item a moment and counts against the breaker, so retries stop when the
+breaker opens; with the breaker open a pull request's check is applied with
+what is known and one info finding saying supply data was unavailable (the
+decision never waits on an outage), and a board's refresh waits for the cooldown.
 
 Events: worker.supply_fetched, worker.supply_call_failed (reason only),
-worker.supply_check_applied, worker.supply_board_refreshed, worker.supply_failed.
+worker.supply_check_applied, worker.supply_board_refreshed.
 """
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from typing import Callable
 
-import psycopg
 from psycopg.types.json import Jsonb
 
 from app import database
 from app.jsonlog import log
+from app.queueing import LeaseLost, SqlQueue, failure_codes, worker_identity
 from app.supply.client import MAX_PARTS_PER_CALL, PartQuery, ProviderClient, ProviderError
 
-LEASE_SECONDS = 120
 FAILURE_RETRY_MS = 1000          # a failed call: try again soon, the breaker bounds the retries
 REFRESH_EVERY = dt.timedelta(days=1)
 
@@ -37,68 +41,102 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
-class SupplyWorker:
+class SupplyQueue(SqlQueue):
     name = "supply"
+    channel = "boardready_supply"
+    table = "work_items"
+    id_field = "item_id"
 
-    def __init__(self, settings, pool, stop: threading.Event | None = None, client: ProviderClient | None = None,
-                 now: Callable[[], dt.datetime] = _utcnow):
+    def __init__(self, settings, pool=None, *, lease_seconds: int = 60, max_attempts: int = 5,
+                 client: ProviderClient | None = None, now: Callable[[], dt.datetime] = _utcnow):
         self.settings = settings
-        self.pool = pool
-        self.stop = stop or threading.Event()
+        self.pool = pool  # for tick(); the worker loop passes its pool to each handler
+        self.lease_seconds, self.max_attempts = lease_seconds, max_attempts
         self.client = client or ProviderClient(settings)
         self.now = now
+        self.handlers = {"supply_check": self._check, "board_refresh": self._board}
 
-    def run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                busy = self.tick()
-            except psycopg.Error as exc:
-                log("worker.supply_failed", level="error", errorClass=type(exc).__name__)
-                busy = False
-            if not busy:
-                self.stop.wait(self.settings.poll_ms / 1000)
-
-    def _call(self, function: str, **params) -> dict | None:
-        with database.connection(self.pool) as conn:
+    @staticmethod
+    def _call(pool, function: str, **params) -> dict | None:
+        with database.connection(pool) as conn:
             rows = database.call(conn, function, **params)
         return rows[0] if rows else None
 
+    def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
+        return database.call(conn, "supply_work_claim_v2", p_worker=worker_id, p_limit=limit,
+                             p_lease_seconds=self.lease_seconds, p_max_attempts=self.max_attempts,
+                             p_max_age_hours=self.settings.observation_max_age_hours, p_now=self.now())
+
+    def fail(self, conn, item: dict, exc: BaseException) -> dict:
+        """queue_fail at this queue's clock (tests drive it): backoff, then a dead letter."""
+        reason, error_class = failure_codes(exc)
+        return database.call_one(conn, "queue_fail", p_table=self.table, p_id=item["item_id"],
+                                 p_lease_token=item["lease_token"], p_reason_code=reason, p_error_class=error_class,
+                                 p_max_attempts=self.max_attempts, p_now=self.now())
+
     def tick(self) -> bool:
-        """One item of work, if any is due. Returns whether there was one."""
-        item = self._call("supply_work_claim", p_lease_seconds=LEASE_SECONDS,
-                          p_max_age_hours=self.settings.observation_max_age_hours, p_now=self.now())
-        if item is None:
+        """Enqueue the boards due, then run one item of work if any is due (tests,
+        demo). Returns whether there was one."""
+        self._call(self.pool, "supply_boards_enqueue", p_now=self.now())
+        with database.connection(self.pool) as conn:
+            claimed = self.claim(conn, worker_identity(self.name), 1)
+        if not claimed:
             return False
-        parts = [PartQuery(p["partKey"], p.get("manufacturer"), p["mpn"]) for p in item["parts"]]
-        unavailable = None
-        for start in range(0, len(parts), MAX_PARTS_PER_CALL):
-            outcome, value = self.fetch(item["installation_id"], parts[start:start + MAX_PARTS_PER_CALL])
-            if outcome == "wait":
-                self._call("supply_work_defer", p_kind=item["kind"], p_item_id=item["item_id"],
-                           p_run_after=self.now() + dt.timedelta(milliseconds=value))
-                return True
-            if outcome == "unavailable":
-                unavailable = value
-                break
-        if unavailable and item["kind"] == "board":
-            self._call("supply_board_refreshed", p_board_id=item["item_id"], p_refreshed=False,
-                       p_next_after=self.now() + dt.timedelta(milliseconds=self.settings.breaker_cooldown_ms),
-                       p_now=self.now())
-        elif item["kind"] == "board":
-            self._call("supply_board_refreshed", p_board_id=item["item_id"], p_refreshed=True,
-                       p_next_after=self.now() + REFRESH_EVERY, p_now=self.now())
-            log("worker.supply_board_refreshed", boardId=item["item_id"], parts=len(parts))
-        else:
-            row = self._call("supply_check_apply", p_run_result_id=item["item_id"],
-                             p_unavailable_reason=unavailable, p_now=self.now())
-            log("worker.supply_check_applied", runResultId=item["item_id"], outcome=row["outcome"],
-                findings=row["findings_added"])
+        try:
+            self.handle(self.pool, claimed[0])
+        except Exception as exc:
+            with database.connection(self.pool) as conn:
+                self.fail(conn, claimed[0], exc)
         return True
 
-    def fetch(self, installation_id: int, batch: list[PartQuery]) -> tuple[str, object]:
+    # -- the handlers ---------------------------------------------------------
+    def _fetch_all(self, pool, item: dict) -> tuple[str, object]:
+        """("fetched", None), ("wait", ms) or ("unavailable", reason) for the item's parts."""
+        parts = [PartQuery(p["partKey"], p.get("manufacturer"), p["mpn"]) for p in item["parts"]]
+        for start in range(0, len(parts), MAX_PARTS_PER_CALL):
+            outcome, value = self.fetch(pool, item["installation_id"], parts[start:start + MAX_PARTS_PER_CALL])
+            if outcome != "fetched":
+                return outcome, value
+        return "fetched", None
+
+    def _complete(self, pool, item: dict, **report) -> dict:
+        row = self._call(pool, "supply_work_complete", p_item_id=item["item_id"], p_lease_token=item["lease_token"],
+                         p_now=self.now(), **report)
+        if row["outcome"] == "lease_lost":
+            raise LeaseLost()
+        return row
+
+    def _defer(self, pool, item: dict, wait_ms) -> str:
+        row = self._call(pool, "work_defer", p_item_id=item["item_id"], p_lease_token=item["lease_token"],
+                         p_run_after=self.now() + dt.timedelta(milliseconds=wait_ms), p_now=self.now())
+        if row["outcome"] == "lease_lost":
+            raise LeaseLost()
+        return row["outcome"]
+
+    def _check(self, pool, item: dict) -> str:
+        outcome, value = self._fetch_all(pool, item)
+        if outcome == "wait":
+            return self._defer(pool, item, value)
+        row = self._complete(pool, item, p_unavailable_reason=value if outcome == "unavailable" else None)
+        log("worker.supply_check_applied", runResultId=item["subject_id"], outcome=row["outcome"],
+            findings=row["findings_added"])
+        return row["outcome"]
+
+    def _board(self, pool, item: dict) -> str:
+        outcome, value = self._fetch_all(pool, item)
+        if outcome == "wait":
+            return self._defer(pool, item, value)
+        if outcome == "unavailable":
+            cooldown = dt.timedelta(milliseconds=self.settings.breaker_cooldown_ms)
+            return self._complete(pool, item, p_refreshed=False, p_next_after=self.now() + cooldown)["outcome"]
+        row = self._complete(pool, item, p_refreshed=True, p_next_after=self.now() + REFRESH_EVERY)
+        log("worker.supply_board_refreshed", boardId=item["subject_id"], parts=len(item["parts"]))
+        return row["outcome"]
+
+    def fetch(self, pool, installation_id: int, batch: list[PartQuery]) -> tuple[str, object]:
         """("fetched", n), ("wait", ms) or ("unavailable", reason) for one provider call."""
         s = self.settings
-        grant = self._call("component_provider_acquire", p_installation_id=installation_id,
+        grant = self._call(pool, "component_provider_acquire", p_installation_id=installation_id,
                            p_limit_per_minute=s.rate_limit_per_minute, p_cooldown_ms=s.breaker_cooldown_ms,
                            p_now=self.now())
         if grant["outcome"] in ("rate_limited", "trial_in_flight"):
@@ -108,11 +146,11 @@ class SupplyWorker:
         try:
             observed = self.client.match(batch)
         except ProviderError as exc:
-            self._call("component_provider_record", p_installation_id=installation_id, p_success=False,
+            self._call(pool, "component_provider_record", p_installation_id=installation_id, p_success=False,
                        p_trial_token=grant["trial_token"], p_threshold=s.breaker_threshold, p_now=self.now())
             log("worker.supply_call_failed", level="warning", installationId=installation_id, reason=exc.reason)
             return "wait", exc.retry_after_ms or FAILURE_RETRY_MS
-        with database.connection(self.pool) as conn, conn.transaction():
+        with database.connection(pool) as conn, conn.transaction():
             # The observations and the breaker's success are one transaction.
             database.call(conn, "supply_observations_record", p_installation_id=installation_id,
                           p_parts=Jsonb(observed), p_now=self.now())
@@ -120,14 +158,3 @@ class SupplyWorker:
                           p_trial_token=grant["trial_token"], p_threshold=s.breaker_threshold, p_now=self.now())
         log("worker.supply_fetched", installationId=installation_id, parts=len(batch))
         return "fetched", len(observed)
-
-
-def build_supply_worker(pool, stop: threading.Event, settings=None):
-    """The supply worker, or None when no provider client is configured."""
-    from app.supply import settings as supply_settings
-
-    settings = settings or supply_settings.load()
-    if not settings.enabled:
-        log("worker.supply_disabled", level="info", reason="component provider credentials not configured")
-        return None
-    return SupplyWorker(settings, pool, stop)

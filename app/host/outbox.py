@@ -37,9 +37,13 @@ class OutboxQueue(SqlQueue):
     id_field = "item_id"
     claim_function = "outbox_claim"
 
-    def __init__(self, config, host: HostClient):
+    def __init__(self, config, host: HostClient | None):
         super().__init__(config)
         self.host = host
+        # One handler per kind outbox_items allows (a test checks both directions).
+        self.handlers = {"check_run_create": self._check_run_create, "workflow_dispatch": self._workflow_dispatch,
+                         "check_run_complete": self._check_run_complete,
+                         "check_run_decision": self._check_run_decision, "pr_comment": self._pr_comment}
 
     def _report(self, pool, outcome: str, item: dict, **facts) -> str:
         """Report the item's outcome with what it carries (sql/functions/outbox.sql, outbox_report)."""
@@ -55,7 +59,7 @@ class OutboxQueue(SqlQueue):
         if kind in ("check_run_create", "workflow_dispatch") and not item["is_current"]:
             # Superseded or closed meanwhile: nothing to start any more.
             return self._report(pool, "superseded", item)
-        return getattr(self, f"_{kind}")(pool, item)
+        return super().handle(pool, item)
 
     def _check_run_create(self, pool, item: dict) -> str:
         ref = external_id(item["release_run_id"])
@@ -99,9 +103,7 @@ class OutboxQueue(SqlQueue):
             # Closed without a result (workflow missing, superseded): words only.
             params = item["params"]
             self._update_check_run(item, {"status": "completed", "conclusion": params["conclusion"],
-                                          "completed_at": _now(), "output": {
-                                              "title": params["title"][:publication.TITLE_LIMIT],
-                                              "summary": params["summary"][:publication.TEXT_LIMIT]}})
+                                          "completed_at": _now(), "output": publication.closed_output(params)})
             return self._report(pool, "check_run_completed", item)
         return self._publish_result(pool, item)
 

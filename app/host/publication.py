@@ -127,3 +127,41 @@ def comment_body(result: dict, review_url: str) -> str:
             lines.append(f"- and {len(blocking) - 20} more")
     lines += ["", f"Details: {review_url}"]
     return truncate_lines("\n".join(lines), TEXT_LIMIT, review_url)
+
+
+# -- A check run closed without a result ---------------------------------------
+# SQL stores why (a reason code in the completion's params); the words a person
+# reads are here with the rest. (For one release SQL also stores its own
+# words, which the previous release's workers publish.)
+WORKFLOW_MISSING = ("Readiness check could not start",
+                    "boardready could not start the readiness check because this repository has no "
+                    "`.github/workflows/readiness-runner.yml` on the branch it runs from. Add the workflow from the "
+                    "boardready documentation (it checks out this commit and runs the KiCad checks), then push a new "
+                    "commit or re-run this check. Until then this board cannot be marked ready.")
+DID_NOT_FINISH_TITLE = "Readiness check did not finish"
+DID_NOT_FINISH = ("boardready could not confirm a signed readiness result for this commit, so this board cannot be "
+                  "marked ready (reason: `{reason}`). Push a new commit or re-run this check to try again.")
+
+
+SUPERSEDED_TITLE = "Superseded by a newer commit"
+SUPERSEDED = "A newer commit{head} was pushed to this pull request; its readiness check replaces this one."
+
+
+def closed_words(reason_code: str, newer_head_sha: str | None = None) -> tuple[str, str]:
+    """(title, summary) of a check run closed without a result, for its reason code."""
+    if reason_code == "superseded":
+        return SUPERSEDED_TITLE, SUPERSEDED.format(head=f" ({newer_head_sha[:12]})" if newer_head_sha else "")
+    if reason_code == "workflow_missing":
+        return WORKFLOW_MISSING
+    return DID_NOT_FINISH_TITLE, DID_NOT_FINISH.format(reason=reason_code)
+
+
+def closed_output(params: dict) -> dict:
+    """The output of a check run closed without a result: rendered from the
+    reason code, or, for a completion queued before reason codes, the words
+    stored with it."""
+    if params.get("reasonCode"):
+        title, summary = closed_words(params["reasonCode"], params.get("newerHeadSha"))
+    else:
+        title, summary = params["title"], params["summary"]
+    return {"title": title[:TITLE_LIMIT], "summary": summary[:TEXT_LIMIT]}

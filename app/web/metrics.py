@@ -1,10 +1,16 @@
-"""GET /metrics (operator token): the SLI snapshot in the Prometheus text format.
+"""GET /metrics (operator token): the SLI snapshot and the processes' own
+counters in the Prometheus text format.
 
-The same aggregate snapshot the SLO policy host-cloud-ga-v1 evaluates
-(boardready.slo_snapshot: counts, ages, percentiles, no tenant data), plus the
-reconcilers' poll and success times, rendered by prometheus-client. Scraping
-reads the database with a statement timeout and keeps no state in the process,
-so every replica answers the same.
+From the database, the same on every replica: the aggregate snapshot the SLO
+policy host-cloud-ga-v1 evaluates (boardready.slo_snapshot: counts, ages,
+percentiles, no tenant data), the reconcilers' poll and success times, and
+each queue's depth and oldest item's age by kind (boardready.metrics_queues),
+read with a statement timeout.
+
+From the processes (app/telemetry.py): requests by route and status with
+their latency, database pool use and waits, code host calls by outcome; in
+multiprocess mode the sum over bin/serve's processes. The alert rules that
+use them are in docs/metrics.md.
 """
 from __future__ import annotations
 
@@ -14,6 +20,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from app import queries
+from app import database, telemetry
 from app.web import db
 from app.web.operator import OperatorResource
 
@@ -42,8 +50,8 @@ def _gauge(name: str, documentation: str, value=None, labels: dict | None = None
 class _Snapshot:
     """A one-shot collector over one snapshot row."""
 
-    def __init__(self, snapshot: dict, configuration_valid: bool):
-        self.s, self.valid = snapshot, configuration_valid
+    def __init__(self, snapshot: dict, configuration_valid: bool, queues: list[dict] | None = None):
+        self.s, self.valid, self.queues = snapshot, configuration_valid, queues or []
 
     def collect(self):
         s = self.s
@@ -79,23 +87,35 @@ class _Snapshot:
                      samples=[([name], _seconds(beat.get("lastSuccessAt"))) for name, beat in sorted(beats.items())])
         yield _gauge("reconciliation_configuration_valid", "1 when every SERVICE_RECONCILIATION_* value is valid.",
                      1 if self.valid else 0)
+        yield _gauge("queue_depth", "Open (accepted or leased) items by queue and kind.", labels={"queue": 0, "kind": 0},
+                     samples=[([q["queue"], q["kind"]], q["depth"]) for q in self.queues])
+        yield _gauge("queue_oldest_age_seconds", "Age of the oldest open item by queue and kind (since it was "
+                     "created).", labels={"queue": 0, "kind": 0},
+                     samples=[([q["queue"], q["kind"]], q["oldest_age_seconds"]) for q in self.queues])
 
 
-def render(snapshot: dict, configuration_valid: bool) -> bytes:
+def render(snapshot: dict, configuration_valid: bool, queues: list[dict] | None = None) -> bytes:
+    """The database's figures, then the processes' (their names do not overlap)."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Snapshot(snapshot, configuration_valid))
-    return generate_latest(registry)
+    registry.register(_Snapshot(snapshot, configuration_valid, queues))
+    return generate_latest(registry) + generate_latest(telemetry.registry())
 
 
 class Metrics(OperatorResource):
     def _snapshot(self, conn) -> dict:
         with conn.transaction():
             conn.execute(f"SET LOCAL statement_timeout = {int(self.config.db_acquire_timeout_ms)}")
-            return conn.execute("SELECT * FROM boardready.slo_snapshot(p_deadline_seconds => %s)",
-                                (self.config.reconciliation.deadline_seconds,)).fetchone()
+            return queries.fetch_one(conn, "slo_snapshot",
+                                     deadline_seconds=self.config.reconciliation.deadline_seconds)
+
+    def _queues(self, conn) -> list[dict]:
+        with conn.transaction():
+            conn.execute(f"SET LOCAL statement_timeout = {int(self.config.db_acquire_timeout_ms)}")
+            return database.call(conn, "metrics_queues")
 
     def on_get(self, req, resp):
         self.gate.authenticate(req)
         snapshot = db.run(self.pool, self.config, self._snapshot, idempotent=True)
+        queues = db.run(self.pool, self.config, self._queues, idempotent=True)
         resp.content_type = CONTENT_TYPE_LATEST
-        resp.data = render(snapshot, self.config.reconciliation.valid)
+        resp.data = render(snapshot, self.config.reconciliation.valid, queues)

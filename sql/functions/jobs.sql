@@ -23,11 +23,7 @@ BEGIN
   RETURN NULL;
 END $$;
 
-DROP TRIGGER IF EXISTS lifecycle_job_project_inbox ON boardready.lifecycle_jobs;
-CREATE TRIGGER lifecycle_job_project_inbox
-  AFTER UPDATE OF status ON boardready.lifecycle_jobs
-  FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status)
-  EXECUTE FUNCTION boardready.lifecycle_job_project_inbox();
+-- The trigger that calls it is migration 0021's.
 
 -- Stable codes only: a raw database error or payload never reaches a dead letter.
 CREATE OR REPLACE FUNCTION boardready.job_check_failure_codes(p_reason_code text, p_error_class text)
@@ -109,5 +105,3 @@ END $$;
 
 -- A job's failure and its release on shutdown are queue.sql's queue_fail and
 -- queue_release, called with the table: the wrappers that only named it went.
-DROP FUNCTION IF EXISTS boardready.job_fail(bigint, uuid, text, text, integer, timestamptz);
-DROP FUNCTION IF EXISTS boardready.job_release(bigint, uuid, timestamptz);

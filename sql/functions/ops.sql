@@ -46,7 +46,29 @@ SELECT 'outbox'::text, o.id, o.installation_id, r.full_name, o.reason_code, o.er
   JOIN boardready.release_runs rr ON rr.id = o.release_run_id
   JOIN boardready.repositories r ON r.id = rr.repository_id
   LEFT JOIN boardready.release_run_attempts a ON a.id = o.attempt_id
- WHERE o.status = 'dead_letter';
+ WHERE o.status = 'dead_letter'
+UNION ALL
+-- Supply work (a pull request's supply check, a watched board's refresh):
+-- fetching observations and applying findings again is idempotent.
+SELECT 'supply'::text, w.id, w.installation_id, r.full_name, w.reason_code, w.error_class, w.attempts, w.failed_at,
+       true AS replay_safe
+  FROM boardready.work_items w
+  LEFT JOIN boardready.supply_checks c ON w.kind = 'supply_check' AND c.run_result_id = w.subject_id
+  LEFT JOIN boardready.watched_boards b ON b.id = CASE w.kind WHEN 'board_refresh' THEN w.subject_id
+                                                              ELSE c.watched_board_id END
+  LEFT JOIN boardready.repositories r ON r.id = b.repository_id
+ WHERE w.status = 'dead_letter';
+
+-- Supply work items and the periodic schedules (0020_work_items_schedules).
+CREATE OR REPLACE VIEW ops.work_items AS
+SELECT w.id, w.kind, w.subject_id, w.installation_id, w.status, w.attempts, w.outcome, w.reason_code,
+       w.error_class, w.run_after, w.leased_until, w.leased_by, w.failed_at, w.completed_at, w.created_at
+  FROM boardready.work_items w;
+
+CREATE OR REPLACE VIEW ops.schedules AS
+SELECT s.name, s.status, s.run_after, s.leased_until, s.leased_by, s.outcome, s.reason_code, s.error_class,
+       s.completed_at, s.updated_at
+  FROM boardready.schedules s;
 
 CREATE OR REPLACE VIEW ops.installations AS
 SELECT i.id, a.login AS account, a.type AS account_type, i.status,

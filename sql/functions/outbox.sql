@@ -4,8 +4,7 @@
 -- Claimed items with what their call needs. p_item_id claims one given item
 -- (the synchronous result endpoint publishes its own check run).
 -- attempt_started_at bounds the search for a run a dispatch that died may
--- have started (app/host/outbox.py); the signature without it is dropped.
-DROP FUNCTION IF EXISTS boardready.outbox_claim(text, integer, integer, integer, timestamptz, bigint);
+-- have started (app/host/outbox.py).
 CREATE OR REPLACE FUNCTION boardready.outbox_claim(
   p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz DEFAULT now(),
   p_item_id bigint DEFAULT NULL)
@@ -43,14 +42,6 @@ END $$;
 -- p_published_conclusion; comment_posted p_comment_id; decision_published
 -- p_decision. One function with a branch per outcome replaces one function
 -- per outcome, each of which began with the same lease check.
-DROP FUNCTION IF EXISTS boardready.outbox_skip(bigint, uuid, text, timestamptz);
-DROP FUNCTION IF EXISTS boardready.outbox_check_run_created(bigint, uuid, bigint, timestamptz);
-DROP FUNCTION IF EXISTS boardready.outbox_dispatch_succeeded(bigint, uuid, bigint, bigint, timestamptz);
-DROP FUNCTION IF EXISTS boardready.outbox_dispatch_workflow_missing(bigint, uuid, timestamptz);
-DROP FUNCTION IF EXISTS boardready.outbox_check_run_completed(bigint, uuid, timestamptz);
-DROP FUNCTION IF EXISTS boardready.outbox_check_run_progress(bigint, uuid, integer, text, timestamptz);
-DROP FUNCTION IF EXISTS boardready.outbox_comment_posted(bigint, uuid, bigint, timestamptz);
-DROP FUNCTION IF EXISTS boardready.outbox_complete_leased(bigint, uuid, text, timestamptz);
 CREATE OR REPLACE FUNCTION boardready.outbox_report(
   p_item_id bigint, p_lease_token uuid, p_outcome text,
   p_check_run_id bigint DEFAULT NULL, p_workflow_run_id bigint DEFAULT NULL, p_installation_id bigint DEFAULT NULL,
@@ -84,8 +75,7 @@ BEGIN
     UPDATE release_runs SET check_run_id = p_check_run_id, updated_at = p_now
      WHERE id = v_item.release_run_id RETURNING * INTO v_run;
     IF v_run.status = 'superseded' THEN
-      PERFORM release_run_enqueue_check_run_completion(v_run.id, 'cancelled', 'Superseded by a newer commit',
-        'A newer commit was pushed to this pull request; its readiness check replaces this one.', p_now);
+      PERFORM release_run_enqueue_check_run_completion_v2(v_run.id, 'cancelled', 'superseded', p_now);
       v_outcome := 'check_run_created_superseded';
     ELSE
       PERFORM outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'workflow_dispatch',
@@ -101,18 +91,14 @@ BEGIN
 
   WHEN 'workflow_missing' THEN
     -- The repository has no readiness workflow: the run fails, and the check
-    -- run tells the engineer what to add.
+    -- run tells the engineer what to add (app/host/publication.py's words).
     UPDATE release_run_attempts SET dispatch_state = 'failed' WHERE id = v_item.attempt_id;
     UPDATE release_runs SET status = 'failed', failure_reason = 'workflow_missing', decision = 'UNKNOWN',
            conclusion = 'failure', completed_at = p_now, updated_at = p_now
      WHERE id = v_item.release_run_id AND status IN ('queued', 'dispatched');
     IF FOUND THEN
-      PERFORM release_run_enqueue_check_run_completion(v_item.release_run_id, 'failure',
-        'Readiness check could not start',
-        'boardready could not start the readiness check because this repository has no '
-        || '`.github/workflows/readiness-runner.yml` on the branch it runs from. Add the workflow from the '
-        || 'boardready documentation (it checks out this commit and runs the KiCad checks), then push a new '
-        || 'commit or re-run this check. Until then this board cannot be marked ready.', p_now);
+      PERFORM release_run_enqueue_check_run_completion_v2(v_item.release_run_id, 'failure', 'workflow_missing',
+                                                           p_now);
     END IF;
 
   WHEN 'progress_recorded' THEN
@@ -156,7 +142,6 @@ END $$;
 -- so the item becomes a dead letter at once, which replay refuses
 -- (reconciliation resolves it). It replaces outbox_dispatch_uncertain, which
 -- repeated this function's lease check.
-DROP FUNCTION IF EXISTS boardready.outbox_dispatch_uncertain(bigint, uuid, text, timestamptz);
 CREATE OR REPLACE FUNCTION boardready.outbox_fail(
   p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
   p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false, p_now timestamptz DEFAULT now())
@@ -183,7 +168,6 @@ BEGIN
 END $$;
 
 -- Releasing an item on shutdown is queue.sql's queue_release, called with the table.
-DROP FUNCTION IF EXISTS boardready.outbox_release(bigint, uuid, timestamptz);
 
 -- The pending item of one kind for a release run (the synchronous result
 -- endpoint publishes its check run completion itself).

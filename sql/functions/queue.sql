@@ -1,11 +1,12 @@
 -- The lease, retry, backoff and dead-letter rules, written once for every
--- queue table (lifecycle_jobs, outbox_items, reconciliation_items). Each queue wraps these with its
--- own claim (which returns its own context) and its own completions.
+-- queue table (lifecycle_jobs, outbox_items, reconciliation_items,
+-- work_items; schedules take leases and renewals only). Each queue wraps these
+-- with its own claim (which returns its own context) and its own completions.
 
 CREATE OR REPLACE FUNCTION boardready.queue_check_table(p_table text)
 RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
-  IF p_table NOT IN ('lifecycle_jobs', 'outbox_items', 'reconciliation_items') THEN
+  IF p_table NOT IN ('lifecycle_jobs', 'outbox_items', 'reconciliation_items', 'work_items', 'schedules') THEN
     RAISE EXCEPTION 'queue_unknown_table' USING ERRCODE = '22023';
   END IF;
 END $$;
@@ -189,4 +190,125 @@ BEGIN
     USING p_id, p_now;
   PERFORM pg_notify(p_table, '');
   RETURN QUERY SELECT 'released'::text;
+END $$;
+
+-- ---------------------------------------------------------------------------
+-- work_items: the queue of supply work (0020), claimed by a static statement.
+
+-- Claim due items of the given kinds, in the order the kinds are given
+-- (a pull request's supply check before a board's daily refresh). A worker
+-- that died holding an item's last attempt dead-letters it, as queue_claim does.
+CREATE OR REPLACE FUNCTION boardready.work_claim(
+  p_kinds text[], p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
+  p_now timestamptz DEFAULT now())
+RETURNS TABLE (item_id bigint, lease_token uuid, kind text, subject_id bigint, installation_id bigint,
+               attempts integer)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_claimed queue_claimed[];
+BEGIN
+  UPDATE work_items q
+     SET status = 'dead_letter', reason_code = 'lease_expired', error_class = 'LeaseExpired', failed_at = p_now,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE q.id IN (SELECT x.id FROM work_items x
+                   WHERE x.status = 'leased' AND x.leased_until < p_now AND x.attempts >= p_max_attempts
+                     AND x.kind = ANY (p_kinds)
+                     FOR UPDATE SKIP LOCKED);
+  WITH due AS (
+    SELECT x.id FROM work_items x
+     WHERE x.kind = ANY (p_kinds)
+       AND ((x.status = 'accepted' AND x.run_after <= p_now) OR (x.status = 'leased' AND x.leased_until < p_now))
+     ORDER BY array_position(p_kinds, x.kind), x.run_after, x.id
+       FOR UPDATE SKIP LOCKED
+     LIMIT p_limit
+  ), claimed AS (
+    UPDATE work_items q
+       SET status = 'leased', attempts = q.attempts + 1, lease_token = gen_random_uuid(),
+           leased_until = p_now + make_interval(secs => p_lease_seconds), leased_by = p_worker, updated_at = p_now
+      FROM due
+     WHERE q.id = due.id
+    RETURNING q.id, q.lease_token, q.attempts
+  )
+  SELECT coalesce(array_agg(ROW(c.id, c.lease_token, c.attempts)::queue_claimed), '{}') INTO v_claimed FROM claimed c;
+  -- A statement of its own, so its snapshot sees every row the claim took.
+  RETURN QUERY
+  SELECT w.id, c.lease_token, w.kind, w.subject_id, w.installation_id, c.attempts
+    FROM unnest(v_claimed) c JOIN work_items w ON w.id = c.id
+   ORDER BY array_position(p_kinds, w.kind), w.run_after, w.id;
+END $$;
+
+-- Put a leased item back until p_run_after without counting the attempt
+-- (the provider's budget is spent: the work waits, it did not fail).
+CREATE OR REPLACE FUNCTION boardready.work_defer(
+  p_item_id bigint, p_lease_token uuid, p_run_after timestamptz, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  IF queue_lock_leased('work_items', p_item_id, p_lease_token) IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  UPDATE work_items SET status = 'accepted', attempts = greatest(attempts - 1, 0), run_after = p_run_after,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_item_id;
+  RETURN QUERY SELECT 'deferred'::text;
+END $$;
+
+-- An item's work is done: completed with its outcome, if the lease is still the caller's.
+CREATE OR REPLACE FUNCTION boardready.work_complete(
+  p_item_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz DEFAULT now())
+RETURNS boolean LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT queue_complete('work_items', p_item_id, p_lease_token, p_outcome, p_now)
+$$;
+
+-- ---------------------------------------------------------------------------
+-- schedules: one row per periodic producer (0020). The replica that leases a
+-- due row runs the tick; nobody else can until it completes or its lease ends.
+
+CREATE OR REPLACE FUNCTION boardready.schedule_claim(
+  p_names text[], p_worker text, p_lease_seconds integer, p_now timestamptz DEFAULT now(),
+  p_due_now text[] DEFAULT '{}')
+RETURNS TABLE (schedule_id bigint, lease_token uuid, name text, attempts integer)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  -- A NOTIFY that asks for a tick now (a due erasure: retention_sweep) brings it forward.
+  UPDATE schedules s SET run_after = p_now, updated_at = p_now
+   WHERE s.name = ANY (p_due_now) AND s.name = ANY (p_names) AND s.status = 'accepted' AND s.run_after > p_now;
+  RETURN QUERY
+  WITH due AS (
+    SELECT x.id FROM schedules x
+     WHERE x.name = ANY (p_names)
+       AND ((x.status = 'accepted' AND x.run_after <= p_now) OR (x.status = 'leased' AND x.leased_until < p_now))
+     ORDER BY x.run_after, x.id
+       FOR UPDATE SKIP LOCKED
+  )
+  UPDATE schedules s
+     SET status = 'leased', attempts = s.attempts + 1, lease_token = gen_random_uuid(),
+         leased_until = p_now + make_interval(secs => p_lease_seconds), leased_by = p_worker, updated_at = p_now
+    FROM due
+   WHERE s.id = due.id
+  RETURNING s.id, s.lease_token, s.name, s.attempts;
+END $$;
+
+-- A tick ended (p_reason_code set: it failed): due again p_interval_ms after
+-- it ended. Returns false when the lease was lost (the tick ran too long and
+-- another replica took it over).
+CREATE OR REPLACE FUNCTION boardready.schedule_complete(
+  p_schedule_id bigint, p_lease_token uuid, p_interval_ms integer, p_outcome text,
+  p_reason_code text DEFAULT NULL, p_error_class text DEFAULT NULL, p_now timestamptz DEFAULT now())
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  IF p_reason_code IS NOT NULL THEN
+    PERFORM job_check_failure_codes(p_reason_code, p_error_class);
+  END IF;
+  IF queue_lock_leased('schedules', p_schedule_id, p_lease_token) IS NULL THEN
+    RETURN false;
+  END IF;
+  UPDATE schedules
+     SET status = 'accepted', attempts = 0, run_after = p_now + make_interval(secs => p_interval_ms / 1000.0),
+         outcome = p_outcome, reason_code = p_reason_code, error_class = p_error_class, completed_at = p_now,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_schedule_id;
+  RETURN true;
 END $$;

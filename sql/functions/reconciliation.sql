@@ -87,9 +87,6 @@ END $$;
 --   (lifecycle_inbox_state_for), and neither changed within the window.
 --   Terminal inbox rows without a job are evidence (ping, events the service
 --   does not act on): left alone.
-DROP FUNCTION IF EXISTS boardready.reconciliation_detect_workflow(integer, integer, timestamptz);
-DROP FUNCTION IF EXISTS boardready.reconciliation_detect_check_runs(integer, integer, timestamptz);
-DROP FUNCTION IF EXISTS boardready.reconciliation_detect_lifecycle(integer, integer, timestamptz);
 CREATE OR REPLACE FUNCTION boardready.reconciliation_detect(
   p_kind text, p_observation_seconds integer, p_deadline_seconds integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
@@ -191,9 +188,6 @@ END $$;
 -- took (queue.sql). What an observation needs of an item's subject (which is
 -- older than the item) the worker reads next from the kind's subjects view
 -- below (workers/reconcile.py).
-DROP FUNCTION IF EXISTS boardready.reconciliation_claim_workflow(text, integer, integer, integer, timestamptz);
-DROP FUNCTION IF EXISTS boardready.reconciliation_claim_check_runs(text, integer, integer, integer, timestamptz);
-DROP FUNCTION IF EXISTS boardready.reconciliation_claim_lifecycle(text, integer, integer, integer, timestamptz);
 CREATE OR REPLACE FUNCTION boardready.reconciliation_claim(
   p_kind text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
   p_now timestamptz DEFAULT now())
@@ -241,8 +235,6 @@ GRANT SELECT ON boardready.reconciliation_workflow_subjects, boardready.reconcil
 -- dead-letters after the last attempt, as jobs do: queue.sql's queue_fail;
 -- a shutdown gives the item back with queue_release. The wrappers that only
 -- named the table went.
-DROP FUNCTION IF EXISTS boardready.reconciliation_fail(bigint, uuid, text, text, integer, timestamptz);
-DROP FUNCTION IF EXISTS boardready.reconciliation_release(bigint, uuid, timestamptz);
 
 -- Observed, not converged yet: look again after p_next_check_seconds. The
 -- claim count starts over (attempts counts failures since the last observation).
@@ -354,11 +346,7 @@ BEGIN
   UPDATE release_runs SET status = v_status, failure_reason = v_reason, decision = 'UNKNOWN', conclusion = 'failure',
          completed_at = p_now, updated_at = p_now
    WHERE id = v_run.id;
-  PERFORM release_run_enqueue_check_run_completion(v_run.id, 'failure',
-    'Readiness check did not finish',
-    format('boardready could not confirm a signed readiness result for this commit, so this board cannot be '
-           || 'marked ready (reason: `%s`). Push a new commit or re-run this check to try again.', v_reason),
-    p_now);
+  PERFORM release_run_enqueue_check_run_completion_v2(v_run.id, 'failure', v_reason, p_now);
   PERFORM reconciliation_finish(p_item.id, v_status, v_reason, p_now);
   RETURN QUERY SELECT v_status, v_reason, v_run.id, true;
 END $$;
@@ -491,10 +479,6 @@ END $$;
 -- the item's kind decides (above). p_observation, p_conclusion and
 -- p_workflow_run_id are what a lookup found (the lifecycle repair looks
 -- itself and takes none); terminal says whether the item ended.
-DROP FUNCTION IF EXISTS boardready.reconciliation_workflow_observe(bigint, uuid, text, text, bigint, integer,
-                                                                   timestamptz);
-DROP FUNCTION IF EXISTS boardready.reconciliation_check_run_observe(bigint, uuid, text, integer, timestamptz);
-DROP FUNCTION IF EXISTS boardready.reconciliation_lifecycle_repair(bigint, uuid, timestamptz);
 CREATE OR REPLACE FUNCTION boardready.reconciliation_report(
   p_item_id bigint, p_lease_token uuid, p_observation text DEFAULT NULL, p_next_check_seconds integer DEFAULT NULL,
   p_conclusion text DEFAULT NULL, p_workflow_run_id bigint DEFAULT NULL, p_now timestamptz DEFAULT now())

@@ -2,14 +2,11 @@
 -- item, writes the audit event and binds the key to it in one transaction.
 
 -- The listing is a named query now (sql/queries/dead_letters_page.sql).
-DROP FUNCTION IF EXISTS boardready.dead_letter_list(bigint, timestamptz, integer);
 
 -- Replaced by queue_replay below; dropped so that a database migrated before
 -- keeps no second way to replay.
-DROP FUNCTION IF EXISTS boardready.dead_letter_replay_job(bigint, bigint, timestamptz);
-DROP FUNCTION IF EXISTS boardready.dead_letter_replay_outbox(bigint, bigint, timestamptz);
 
--- Replay of one dead-lettered queue item (a lifecycle job or an outbox item):
+-- Replay of one dead-lettered queue item (a lifecycle job, an outbox item or supply work):
 -- back to 'accepted' with a fresh attempt budget, due now, and a NOTIFY on
 -- the queue's channel (named after its table). Refused when ops.dead_letters
 -- says it is not safe: a job of a canceled account (its new lifecycle jobs are
@@ -42,7 +39,7 @@ BEGIN
   PERFORM pg_notify(p_table, '');
   -- Stable codes and counts only: never actions or payload.
   RETURN QUERY SELECT 'replayed'::text,
-    CASE p_item_type WHEN 'outbox' THEN jsonb_build_object('kind', v_item->'kind') ELSE '{}'::jsonb END
+    CASE WHEN p_item_type IN ('outbox', 'supply') THEN jsonb_build_object('kind', v_item->'kind') ELSE '{}'::jsonb END
     || jsonb_build_object('previousReasonCode', v_item->'reason_code', 'previousErrorClass', v_item->'error_class',
                           'previousAttempts', v_item->'attempts', 'previousFailedAt', v_item->'failed_at');
 END $$;
@@ -66,7 +63,7 @@ DECLARE
   v_details  jsonb;
   v_audit    uuid;
 BEGIN
-  IF p_item_type NOT IN ('job', 'outbox') OR p_idempotency_key !~ '^[\x21-\x7e]{1,200}$'
+  IF p_item_type NOT IN ('job', 'outbox', 'supply') OR p_idempotency_key !~ '^[\x21-\x7e]{1,200}$'
      OR p_actor !~ '^[A-Za-z0-9._:-]{1,200}$' OR p_operation_id IS NULL THEN
     RAISE EXCEPTION 'replay_invalid_request' USING ERRCODE = '22023';
   END IF;
@@ -88,7 +85,8 @@ BEGIN
 
   -- Locks the item within the installation; replayed, not_found or not_replayable.
   SELECT r.outcome, r.details INTO v_outcome, v_details
-    FROM queue_replay(CASE p_item_type WHEN 'job' THEN 'lifecycle_jobs' ELSE 'outbox_items' END, p_item_type,
+    FROM queue_replay(CASE p_item_type WHEN 'job' THEN 'lifecycle_jobs' WHEN 'outbox' THEN 'outbox_items'
+                                       ELSE 'work_items' END, p_item_type,
                       p_installation_id, p_item_id, p_now) r;
 
   IF v_outcome <> 'replayed' THEN

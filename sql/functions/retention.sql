@@ -34,7 +34,6 @@ $$;
 
 -- Delete at most p_limit rows of one table whose p_key is in p_ids (and that
 -- match p_filter, a constant predicate from the caller's code); how many.
-DROP FUNCTION IF EXISTS boardready.purge_rows(text, text, bigint[], integer, text, boolean);
 CREATE OR REPLACE FUNCTION boardready.purge_rows(
   p_table text, p_key text, p_ids bigint[], p_limit integer, p_filter text DEFAULT 'true')
 RETURNS integer LANGUAGE plpgsql AS $$
@@ -55,7 +54,6 @@ BEGIN
 END $$;
 
 -- One step of a purge: delete, count, and say how much budget is left.
-DROP FUNCTION IF EXISTS boardready.purge_step(jsonb, integer, text, text, bigint[], text, boolean);
 CREATE OR REPLACE FUNCTION boardready.purge_step(
   INOUT p_counts jsonb, INOUT p_left integer, p_table text, p_key text, p_ids bigint[],
   p_filter text DEFAULT 'true')
@@ -84,9 +82,6 @@ END $$;
 -- budget left, and returns both updated, so that a caller chains them without
 -- adding their counts up itself. Their signatures before were (ids, budget)
 -- returning the counts:
-DROP FUNCTION IF EXISTS boardready.run_results_purge(bigint[], integer);
-DROP FUNCTION IF EXISTS boardready.release_runs_purge(bigint[], integer);
-DROP FUNCTION IF EXISTS boardready.inbox_purge(bigint[], integer);
 
 -- Run results (ingested ones, or those of release runs being purged): their
 -- findings, BOM lines, supply checks and report artifacts first, then each result that has
@@ -193,10 +188,6 @@ $$;
 
 -- Each kind's candidates come with their key, oldest first from a sweep's
 -- position (NULL: from the start). The signatures before positions existed:
-DROP VIEW IF EXISTS ops.retention_backlog;
-DROP FUNCTION IF EXISTS boardready.retention_runs(timestamptz, integer);
-DROP FUNCTION IF EXISTS boardready.retention_ingested_results(timestamptz, integer);
-DROP FUNCTION IF EXISTS boardready.retention_inbox(timestamptz, integer);
 
 -- What is still at work, read once per call from the partial indexes of
 -- pending rows (it is as small as the work in flight, whatever the history):
@@ -231,9 +222,6 @@ $$;
 --   terminal job or none, and no reconciliation under way.
 -- Called with a constant p_table, the function is inlined and only that
 -- table's branch planned.
-DROP FUNCTION IF EXISTS boardready.retention_runs(timestamptz, timestamptz, bigint, integer);
-DROP FUNCTION IF EXISTS boardready.retention_ingested_results(timestamptz, timestamptz, bigint, integer);
-DROP FUNCTION IF EXISTS boardready.retention_inbox(timestamptz, timestamptz, bigint, integer);
 CREATE OR REPLACE FUNCTION boardready.retention_candidates(
   p_table text, p_cutoff timestamptz, p_from timestamptz, p_from_id bigint, p_limit integer)
 RETURNS TABLE (id bigint, at timestamptz) LANGUAGE sql STABLE AS $$

@@ -391,7 +391,6 @@ END $$;
 -- run watched_board_get named, in the checker's order after p_after_ordinal,
 -- each with its part's latest observation. A keyset page on the lines' primary
 -- key; no offset. (Dropped first: it grew the ordinal and the paging.)
-DROP FUNCTION IF EXISTS boardready.watched_board_supply(bigint);
 CREATE OR REPLACE FUNCTION boardready.watched_board_supply(
   p_board_id bigint, p_bom_run_id bigint, p_after_ordinal integer, p_limit integer)
 RETURNS TABLE (ordinal integer, refs text[], quantity integer, value text, footprint text, manufacturer text,
@@ -444,47 +443,117 @@ BEGIN
   VALUES (p_run_result_id, v_result.release_run_id, v_board.installation_id, v_board.id, 'pending', p_now,
           p_now + make_interval(secs => p_hold_seconds), p_now)
   ON CONFLICT (run_result_id) DO NOTHING;
+  INSERT INTO boardready.work_items (kind, subject_id, installation_id, status, run_after, created_at, updated_at)
+  VALUES ('supply_check', p_run_result_id, v_board.installation_id, 'accepted', p_now, p_now, p_now)
+  ON CONFLICT (kind, subject_id) WHERE status IN ('accepted', 'leased') DO NOTHING;
   UPDATE boardready.outbox_items SET run_after = p_now + make_interval(secs => p_hold_seconds), updated_at = p_now
    WHERE run_result_id = p_run_result_id AND status = 'accepted' AND kind IN ('check_run_complete', 'pr_comment');
   PERFORM pg_notify('boardready_supply', '');
   RETURN true;
 END $$;
 
--- The supply worker's next piece of work, leased for p_lease_seconds: a
--- pending supply check first (a pull request waits for it), else a watched
--- board due for its refresh. parts: [{partKey, manufacturer, mpn}] without an
--- observation fresher than p_max_age_hours.
+-- Supply work is work_items (0020): a pull request's supply check
+-- (supply_check, opened by supply_check_open) and a watched board's refresh
+-- (board_refresh, enqueued by the board_refresh schedule). queue.sql's rules
+-- lease it (work_claim), renew it, fail it with backoff into dead letters
+-- (queue_fail) and replay it (item type `supply`).
+
+-- The watched boards due for their refresh become work items; a board whose
+-- last refresh item was dead-lettered since it became due waits for the
+-- operator's replay instead of failing again. Returns the items made.
+CREATE OR REPLACE FUNCTION boardready.supply_boards_enqueue(p_now timestamptz DEFAULT now())
+RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_made integer;
+BEGIN
+  PERFORM watched_boards_unwatch_canceled(p_now);
+  INSERT INTO work_items (kind, subject_id, installation_id, status, run_after, created_at, updated_at)
+  SELECT 'board_refresh', b.id, b.installation_id, 'accepted', b.refresh_after, p_now, p_now
+    FROM watched_boards b
+   WHERE b.unwatched_at IS NULL AND b.refresh_after <= p_now
+     AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.kind = 'board_refresh' AND w.subject_id = b.id
+                        AND w.status = 'dead_letter' AND w.failed_at >= b.refresh_after)
+  ON CONFLICT (kind, subject_id) WHERE status IN ('accepted', 'leased') DO NOTHING;
+  GET DIAGNOSTICS v_made = ROW_COUNT;
+  RETURN v_made;
+END $$;
+
+-- The parts one supply work item fetches: [{partKey, manufacturer, mpn}]
+-- without an observation fresher than p_max_age_hours.
+CREATE OR REPLACE FUNCTION boardready.supply_work_parts(
+  p_kind text, p_subject_id bigint, p_max_age_hours integer, p_now timestamptz)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+  SELECT CASE p_kind
+    WHEN 'supply_check' THEN boardready.supply_parts_to_fetch(p_subject_id, NULL, p_max_age_hours, p_now)
+    ELSE (SELECT boardready.supply_parts_to_fetch(boardready.watched_board_bom_run(b.id), b.path, p_max_age_hours,
+                                                  p_now)
+            FROM boardready.watched_boards b WHERE b.id = p_subject_id)
+  END
+$$;
+
+-- Claim supply work (checks first: a pull request waits for them) with what
+-- each item fetches.
+CREATE OR REPLACE FUNCTION boardready.supply_work_claim_v2(
+  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_max_age_hours integer,
+  p_now timestamptz DEFAULT now())
+RETURNS TABLE (item_id bigint, lease_token uuid, kind text, subject_id bigint, installation_id bigint,
+               attempts integer, parts jsonb)
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT w.item_id, w.lease_token, w.kind, w.subject_id, w.installation_id, w.attempts,
+         coalesce(supply_work_parts(w.kind, w.subject_id, p_max_age_hours, p_now), '[]'::jsonb)
+    FROM work_claim(ARRAY['supply_check', 'board_refresh'], p_worker, p_limit, p_lease_seconds, p_max_attempts,
+                    p_now) w
+$$;
+
+-- A leased supply item's work is done, in one transaction with its lease
+-- checked: a check's findings are applied (p_unavailable_reason: parts whose
+-- data could not be had), a board's refresh recorded (p_refreshed false: it
+-- could not be, and comes back at p_next_after). Outcomes: completed,
+-- unavailable, refreshed, not_refreshed, not_pending, lease_lost.
+CREATE OR REPLACE FUNCTION boardready.supply_work_complete(
+  p_item_id bigint, p_lease_token uuid, p_unavailable_reason text DEFAULT NULL, p_refreshed boolean DEFAULT true,
+  p_next_after timestamptz DEFAULT NULL, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, findings_added integer)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_item work_items%ROWTYPE;
+  v_outcome text;
+  v_added integer := 0;
+BEGIN
+  IF queue_lock_leased('work_items', p_item_id, p_lease_token) IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text, 0;
+    RETURN;
+  END IF;
+  SELECT * INTO v_item FROM work_items WHERE id = p_item_id;
+  IF v_item.kind = 'supply_check' THEN
+    SELECT a.outcome, a.findings_added INTO v_outcome, v_added
+      FROM supply_check_apply(v_item.subject_id, p_unavailable_reason, p_now) a;
+  ELSE
+    PERFORM supply_board_refreshed(v_item.subject_id, p_refreshed, p_next_after, p_now);
+    v_outcome := CASE WHEN p_refreshed THEN 'refreshed' ELSE 'not_refreshed' END;
+  END IF;
+  -- supply_check_apply and supply_board_refreshed complete the subject's open item.
+  UPDATE work_items SET status = 'completed', outcome = v_outcome, completed_at = p_now, lease_token = NULL,
+         leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_item_id AND status <> 'completed';
+  RETURN QUERY SELECT v_outcome, v_added;
+END $$;
+
+-- The previous release's supply worker (0.6.0) claims, defers and reports
+-- through these three; they keep its signatures and meaning over work_items
+-- for one release. It fails nothing: a crash lets the lease expire, and the
+-- claims after it count the attempts into a dead letter.
 CREATE OR REPLACE FUNCTION boardready.supply_work_claim(
   p_lease_seconds integer, p_max_age_hours integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (kind text, item_id bigint, installation_id bigint, parts jsonb)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_check supply_checks%ROWTYPE;
-  v_board watched_boards%ROWTYPE;
-  v_run   bigint;
 BEGIN
-  PERFORM watched_boards_unwatch_canceled(p_now);
-  SELECT * INTO v_check FROM supply_checks c
-   WHERE c.status = 'pending' AND c.run_after <= p_now AND (c.leased_until IS NULL OR c.leased_until < p_now)
-   ORDER BY c.run_after, c.run_result_id FOR UPDATE SKIP LOCKED LIMIT 1;
-  IF FOUND THEN
-    UPDATE supply_checks SET leased_until = p_now + make_interval(secs => p_lease_seconds), attempts = attempts + 1
-     WHERE run_result_id = v_check.run_result_id;
-    v_run := v_check.run_result_id;
-    RETURN QUERY SELECT 'pull_request'::text, v_check.run_result_id, v_check.installation_id,
-                        supply_parts_to_fetch(v_run, NULL, p_max_age_hours, p_now);
-    RETURN;
-  END IF;
-  SELECT * INTO v_board FROM watched_boards b
-   WHERE b.unwatched_at IS NULL AND b.refresh_after <= p_now
-     AND (b.refresh_leased_until IS NULL OR b.refresh_leased_until < p_now)
-   ORDER BY b.refresh_after, b.id FOR UPDATE SKIP LOCKED LIMIT 1;
-  IF FOUND THEN
-    UPDATE watched_boards SET refresh_leased_until = p_now + make_interval(secs => p_lease_seconds)
-     WHERE id = v_board.id;
-    RETURN QUERY SELECT 'board'::text, v_board.id, v_board.installation_id,
-                        supply_parts_to_fetch(watched_board_bom_run(v_board.id), v_board.path, p_max_age_hours, p_now);
-  END IF;
+  PERFORM supply_boards_enqueue(p_now);
+  RETURN QUERY
+  SELECT CASE c.kind WHEN 'supply_check' THEN 'pull_request' ELSE 'board' END, c.subject_id, c.installation_id,
+         c.parts
+    FROM supply_work_claim_v2('supply@previous-release', 1, p_lease_seconds, 5, p_max_age_hours, p_now) c;
 END $$;
 
 CREATE OR REPLACE FUNCTION boardready.supply_parts_to_fetch(
@@ -502,26 +571,29 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
            ORDER BY l.part_key, l.ordinal) p
 $$;
 
--- Work over the provider's budget waits: the item comes back at p_run_after.
+-- Work over the provider's budget waits: the item comes back at p_run_after
+-- (the previous release's defer, by subject; work_defer is the leased one).
 CREATE OR REPLACE FUNCTION boardready.supply_work_defer(
   p_kind text, p_item_id bigint, p_run_after timestamptz)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  IF p_kind = 'pull_request' THEN
-    UPDATE supply_checks SET run_after = p_run_after, leased_until = NULL
-     WHERE run_result_id = p_item_id AND status = 'pending';
-  ELSE
-    UPDATE watched_boards SET refresh_after = p_run_after, refresh_leased_until = NULL WHERE id = p_item_id;
-  END IF;
+  UPDATE work_items SET status = 'accepted', attempts = greatest(attempts - 1, 0), run_after = p_run_after,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = now()
+   WHERE kind = CASE p_kind WHEN 'pull_request' THEN 'supply_check' ELSE 'board_refresh' END
+     AND subject_id = p_item_id AND status = 'leased';
 END $$;
 
--- A board's parts were refreshed (or could not be: p_next_after sooner).
+-- A board's parts were refreshed (or could not be: p_next_after sooner); its
+-- open refresh item is done.
 CREATE OR REPLACE FUNCTION boardready.supply_board_refreshed(
   p_board_id bigint, p_refreshed boolean, p_next_after timestamptz, p_now timestamptz DEFAULT now())
 RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   UPDATE watched_boards SET refresh_after = p_next_after, refresh_leased_until = NULL,
          refreshed_at = CASE WHEN p_refreshed THEN p_now ELSE refreshed_at END
-   WHERE id = p_board_id
+   WHERE id = p_board_id;
+  UPDATE work_items SET status = 'completed', outcome = CASE WHEN p_refreshed THEN 'refreshed' ELSE 'not_refreshed' END,
+         completed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE kind = 'board_refresh' AND subject_id = p_board_id AND status IN ('accepted', 'leased');
 $$;
 
 CREATE OR REPLACE FUNCTION boardready.supply_fingerprint(p_rule text, p_part_key text)
@@ -644,6 +716,9 @@ BEGIN
   UPDATE supply_checks SET status = CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END,
          completed_at = p_now, leased_until = NULL
    WHERE run_result_id = p_run_result_id;
+  UPDATE work_items SET status = 'completed', outcome = CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END,
+         completed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE kind = 'supply_check' AND subject_id = p_run_result_id AND status IN ('accepted', 'leased');
   SELECT d.decision INTO v_decision FROM release_decision_refresh(v_check.release_run_id, p_now) d;
   -- Release what waited for this check. The completion shows the release
   -- decision the findings make, not the result's own conclusion first

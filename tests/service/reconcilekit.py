@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from workers.reconcile import ReconcileLoop
+from workers.reconcile import Reconciliation
 from workers.reconcile_check_runs import CheckRunReconciler
 from workers.reconcile_lifecycle import LifecycleReconciler
 from workers.reconcile_workflow import WorkflowReconciler
@@ -22,17 +22,17 @@ def later(seconds: float, start: dt.datetime | None = None) -> dt.datetime:
     return (start or utcnow()) + dt.timedelta(seconds=seconds)
 
 
-def lifecycle_loop(config, pool) -> ReconcileLoop:
-    return ReconcileLoop(LifecycleReconciler(), pool, config.reconciliation)
+def lifecycle_loop(config, pool) -> Reconciliation:
+    return Reconciliation(LifecycleReconciler(), pool, config.reconciliation)
 
 
-def workflow_loop(config, pool, host) -> ReconcileLoop:
-    return ReconcileLoop(WorkflowReconciler(config.reconciliation, host), pool, config.reconciliation)
+def workflow_loop(config, pool, host) -> Reconciliation:
+    return Reconciliation(WorkflowReconciler(config.reconciliation, host), pool, config.reconciliation)
 
 
-def check_run_loop(config, pool, host) -> ReconcileLoop:
+def check_run_loop(config, pool, host) -> Reconciliation:
     reconciler = CheckRunReconciler(config.reconciliation, host, config.host_app_id, config.public_url)
-    return ReconcileLoop(reconciler, pool, config.reconciliation)
+    return Reconciliation(reconciler, pool, config.reconciliation)
 
 
 def items(owner, kind: str | None = None) -> list[dict]:

@@ -1,4 +1,4 @@
-"""bin/load's audit (sql/queries/load_audit.sql, tools/load/audit.py) finds
+"""bin/load's audit (tools/queries/load_audit.sql, tools/load/audit.py) finds
 planted damage: a lost job, a doubled job, a delivery acknowledged but never
 stored, pending work once the load has drained, and a doubled comment or check
 run on the code host. Deliveries go through the real intake."""

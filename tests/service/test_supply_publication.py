@@ -12,13 +12,13 @@ import json
 import pytest
 from falcon import testing
 
-from app.supply import settings as supply_settings
+from app.config import load_supply
 from app.web.wsgi import create_app
 from tests.service.access_helpers import bearer, create_token
 from tests.service.hostkit import REPOSITORY, run_outbox
 from tests.service.resultkit import DispatchedRun, envelope, make_result
 from tests.service.supplykit import DEFAULT_BRANCH_BOM, PROJECT, PULL_REQUEST_BOM, provider_settings
-from workers.supply import SupplyWorker
+from workers.supply import SupplyQueue
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def client(kit, pool):
 
 @pytest.fixture
 def supply_worker(kit, pool):
-    return SupplyWorker(supply_settings.load(provider_settings(kit.host)), pool)
+    return SupplyQueue(load_supply(provider_settings(kit.host)), pool)
 
 
 @pytest.fixture

@@ -1,11 +1,11 @@
-"""SERVICE_COMPONENT_*: read in app/supply/settings.py, and readiness names an
+"""SERVICE_COMPONENT_*: read in app/config.py (Config.supply), and readiness names an
 invalid value (503 missing-configuration) like any other setting's."""
 from __future__ import annotations
 
 import pytest
 from falcon import testing
 
-from app.supply import settings as supply_settings
+from app.config import load_supply
 from app.web.wsgi import create_app
 from contracts import openapi_response_validator
 from tests.service.helpers import make_config
@@ -18,7 +18,7 @@ def ready(pool, **env):
 
 
 def test_defaults_are_the_specs_limits_and_supply_is_off_without_a_client():
-    settings = supply_settings.load({})
+    settings = load_supply({})
     assert (settings.rate_limit_per_minute, settings.breaker_threshold, settings.breaker_cooldown_ms,
             settings.observation_max_age_hours) == (30, 5, 300_000, 24)
     assert not settings.enabled and settings.missing == ()

@@ -8,11 +8,11 @@ import json
 import pytest
 
 import emulator
-from app.supply import settings as supply_settings
+from app.config import load_supply
 from app.supply.client import PartQuery, ProviderClient, ProviderError
 from emulator import provider
 from tests.service.access_helpers import seed_repository
-from workers.supply import SupplyWorker
+from workers.supply import SupplyQueue
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt.timezone.utc)
 INSTALLATION, REPOSITORY = 8101, 8102
@@ -30,7 +30,7 @@ def settings(supply_host):
     supply_host.clear_faults()
     supply_host.clear_requests()
     supply_host.provider.reset()
-    return supply_settings.load({
+    return load_supply({
         "SERVICE_COMPONENT_PROVIDER_URL": supply_host.provider_url,
         "SERVICE_COMPONENT_PROVIDER_TOKEN_URL": supply_host.provider_token_url,
         "SERVICE_COMPONENT_PROVIDER_CLIENT_ID": provider.CLIENT_ID,
@@ -83,7 +83,7 @@ def latest(owner) -> dict:
 
 
 def test_the_worker_observes_every_keyed_part_of_the_watched_board(owner, pool, settings, board, supply_host):
-    worker = SupplyWorker(settings, pool, now=Clock(T0))
+    worker = SupplyQueue(settings, pool, now=Clock(T0))
     assert worker.tick() is True
     seen = latest(owner)
     assert set(seen) == {"RC0603FR-07330RL", "SN74LS00N", "ATMEGA8-16PU", "APHB1608SGEC", "GRM188R61A226ME15D",
@@ -118,21 +118,23 @@ def test_the_worker_observes_every_keyed_part_of_the_watched_board(owner, pool, 
 def test_a_malformed_or_failed_answer_is_a_failure_and_stores_nothing(owner, pool, settings, board, supply_host,
                                                                      fault):
     supply_host.add_fault(operation_id="provider/graphql", count=1, **fault)
-    worker = SupplyWorker(settings, pool, now=Clock(T0))
+    worker = SupplyQueue(settings, pool, now=Clock(T0))
     assert worker.tick() is True
     assert latest(owner) == {}
     breaker = owner.execute("SELECT * FROM ops.component_provider_breakers").fetchone()
     assert breaker["consecutive_failures"] == 1 and breaker["state"] == "closed"
-    board_row = owner.execute("SELECT * FROM ops.watched_boards").fetchone()
+    # The refresh waits (not an attempt: the call failed, the breaker counts it).
+    item = owner.execute("SELECT * FROM ops.work_items WHERE kind = 'board_refresh'").fetchone()
     wait_ms = 7000 if fault["status"] == 429 else 1000
-    assert board_row["refresh_after"] == T0 + dt.timedelta(milliseconds=wait_ms)
+    assert (item["status"], item["attempts"]) == ("accepted", 0)
+    assert item["run_after"] == T0 + dt.timedelta(milliseconds=wait_ms)
 
 
 def test_the_breaker_opens_after_five_failures_and_the_board_waits_for_the_cooldown(owner, pool, settings, board,
                                                                                    supply_host):
     supply_host.add_fault(operation_id="provider/graphql", status=502)
     clock = Clock(T0)
-    worker = SupplyWorker(settings, pool, now=clock)
+    worker = SupplyQueue(settings, pool, now=clock)
     for attempt in range(5):
         assert worker.tick() is True
         clock.value += dt.timedelta(seconds=2)
@@ -149,7 +151,7 @@ def test_the_breaker_opens_after_five_failures_and_the_board_waits_for_the_coold
 
 
 def test_client_refuses_wrong_credentials_and_times_out_on_a_hang(settings, supply_host):
-    bad = supply_settings.load({"SERVICE_COMPONENT_PROVIDER_URL": settings.provider_url,
+    bad = load_supply({"SERVICE_COMPONENT_PROVIDER_URL": settings.provider_url,
                                 "SERVICE_COMPONENT_PROVIDER_TOKEN_URL": settings.token_url,
                                 "SERVICE_COMPONENT_PROVIDER_CLIENT_ID": provider.CLIENT_ID,
                                 "SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET": "wrong-secret"})
@@ -177,7 +179,7 @@ def pull_request_result(owner, bom) -> tuple[int, int]:
 
 def test_a_pull_request_that_swaps_in_an_obsolete_part_gets_a_high_finding(owner, pool, settings, board):
     clock = Clock(T0)
-    worker = SupplyWorker(settings, pool, now=clock)
+    worker = SupplyQueue(settings, pool, now=clock)
     assert worker.tick() is True                       # the board's parts, observed
     run, result_id = pull_request_result(owner, [
         bom_line("R1", "RC0603FR-07330RL", "Yageo"), bom_line("U1", "SN74LS00N", "Texas Instruments"),
@@ -202,9 +204,60 @@ def test_with_the_breaker_open_the_run_says_supply_data_was_unavailable(owner, p
         owner.execute("SELECT * FROM boardready.component_provider_record(%s, false, NULL, 5, %s)", (INSTALLATION, T0))
     owner.execute("UPDATE boardready.watched_boards SET refresh_after = %s", (T0 + dt.timedelta(days=9),))
     run, result_id = pull_request_result(owner, [bom_line("U3", "LM2611BMF/NOPB", "Texas Instruments")])
-    assert SupplyWorker(settings, pool, now=Clock(T0)).tick() is True
+    assert SupplyQueue(settings, pool, now=Clock(T0)).tick() is True
     findings = owner.execute("SELECT rule_id, severity FROM boardready.run_findings WHERE run_result_id = %s",
                              (result_id,)).fetchall()
     assert findings == [{"rule_id": "supply.unavailable", "severity": "info"}]
     assert owner.execute("SELECT decision FROM boardready.release_runs WHERE id = %s", (run,)).fetchone()["decision"] \
         in (None, "PASS")
+
+
+class BrokenClient:
+    """A provider client with a bug: every call raises something unexpected."""
+
+    def match(self, batch):
+        raise RuntimeError("a bug")
+
+
+def test_supply_work_that_keeps_failing_is_dead_lettered_then_replayed(owner, pool, settings, board):
+    clock = Clock(T0)
+    worker = SupplyQueue(settings, pool, client=BrokenClient(), max_attempts=2, now=clock)
+    assert worker.tick() is True
+    item = owner.execute("SELECT * FROM ops.work_items WHERE kind = 'board_refresh'").fetchone()
+    assert (item["status"], item["attempts"], item["reason_code"]) == ("accepted", 1, "handler_error")
+    clock.value = item["run_after"]
+    assert worker.tick() is True                       # the last attempt: a dead letter
+    item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
+    assert (item["status"], item["attempts"], item["error_class"]) == ("dead_letter", 2, "RuntimeError")
+    [dead] = owner.execute("SELECT * FROM ops.dead_letters WHERE item_type = 'supply'").fetchall()
+    assert (dead["item_id"], dead["installation_id"], dead["replay_safe"]) == (item["id"], INSTALLATION, True)
+    clock.value += dt.timedelta(minutes=5)
+    assert worker.tick() is False                      # the dead board waits for the operator
+    replay = owner.execute("SELECT * FROM boardready.dead_letter_replay(%s, 'supply', %s, 'replay-supply-1', "
+                           "'operator:test', 'replay-op', %s)", (INSTALLATION, item["id"], clock.value)).fetchone()
+    assert replay["outcome"] == "replayed"
+    audit = owner.execute("SELECT details FROM audit_events WHERE id = %s", (replay["audit_event_id"],)).fetchone()
+    assert audit["details"]["kind"] == "board_refresh" and audit["details"]["previousAttempts"] == 2
+    worker.client = ProviderClient(settings)
+    assert worker.tick() is True                       # replayed: fetched and refreshed
+    item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
+    assert (item["status"], item["outcome"]) == ("completed", "refreshed")
+    assert len(latest(owner)) == 6
+
+
+def test_a_completion_with_a_lost_lease_changes_nothing(owner, pool, settings, board):
+    worker = SupplyQueue(settings, pool, now=Clock(T0))
+    owner.execute("SELECT boardready.supply_boards_enqueue(%s)", (T0,))
+    [first] = owner.execute("SELECT * FROM boardready.supply_work_claim_v2('a', 1, 1, 5, 24, %s)", (T0,)).fetchall()
+    later = T0 + dt.timedelta(seconds=5)                # the first lease ran out; another worker took the item
+    [second] = owner.execute("SELECT * FROM boardready.supply_work_claim_v2('b', 1, 60, 5, 24, %s)",
+                             (later,)).fetchall()
+    assert second["item_id"] == first["item_id"] and second["lease_token"] != first["lease_token"]
+    stale = owner.execute("SELECT * FROM boardready.supply_work_complete(%s, %s, NULL, true, %s, %s)",
+                          (first["item_id"], first["lease_token"], later, later)).fetchone()
+    assert stale["outcome"] == "lease_lost"
+    board_row = owner.execute("SELECT * FROM ops.watched_boards").fetchone()
+    assert board_row["refreshed_at"] is None
+    done = owner.execute("SELECT * FROM boardready.supply_work_complete(%s, %s, NULL, true, %s, %s)",
+                         (second["item_id"], second["lease_token"], later + dt.timedelta(days=1), later)).fetchone()
+    assert done["outcome"] == "refreshed"

@@ -1,4 +1,4 @@
-"""The audit after every phase: `sql/queries/load_audit.sql` over the whole
+"""The audit after every phase: `tools/queries/load_audit.sql` over the whole
 database, with what the code host shows beside it.
 
 Checks: every accepted delivery stored once with one job; no job or outbox
@@ -17,7 +17,7 @@ import orjson
 import psycopg
 from psycopg.rows import dict_row
 
-from app import queries
+from tools import named_queries as queries
 
 
 #: The tool's own reads wait this long for a database that restarts under them.
@@ -88,7 +88,7 @@ def run_audit(url: str, accepted: list[str], view: dict, settled: bool) -> Audit
 
 @patiently
 def pending(url: str, marks: dict) -> dict:
-    """What was in flight up to the marks and is not done yet (sql/queries/load_pending.sql)."""
+    """What was in flight up to the marks and is not done yet (tools/queries/load_pending.sql)."""
     with psycopg.connect(url, row_factory=dict_row, connect_timeout=5) as conn:
         return dict(queries.fetch_one(conn, "load_pending", **marks))
 

@@ -33,7 +33,7 @@ import orjson
 import psycopg
 from psycopg.rows import dict_row
 
-from app import queries
+from tools import named_queries as queries
 from app.web.session_auth import SESSION_COOKIE
 from tools.load import audit as audit_module
 from tools.load.runner import WorkflowRunner
@@ -134,7 +134,7 @@ class LoadRun:
             return [dict(row) for row in queries.fetch_all(conn, name, **params)]
 
     def query(self, name: str, **params) -> list[dict]:
-        """A named read (sql/queries/), waiting out a database restart."""
+        """A named read (tools/queries/), waiting out a database restart."""
         return self._read(self.stack.url, name, params)
 
     async def start(self) -> None:
