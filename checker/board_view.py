@@ -87,14 +87,19 @@ def bounds(board: Board) -> list[float]:
     return [_r(min(xs)), _r(min(ys)), _r(max(xs)), _r(max(ys))]
 
 
+def too_large(view: dict) -> dict:
+    """A board's view without its drawing: what it is, where and how many items."""
+    return {key: view[key] for key in ("version", "file", "bounds", "layers", "items") if key in view} | \
+        {"tooLarge": True}
+
+
 def board_geometry(board: Board) -> dict:
     """The whole board, or its bounds and size when it is too large to draw."""
     count = item_count(board)
     view: dict = {"version": GEOMETRY_VERSION, "file": board.file, "bounds": bounds(board),
                   "layers": board.copper_order(), "items": count}
     if count > MAX_ITEMS:
-        view["tooLarge"] = True
-        return view
+        return too_large(view)
     view.update(
         outline=[_flat(edge.points) for edge in board.edges],   # closed shapes repeat their first point
         footprints=[footprint_view(f) for f in board.footprints],

@@ -11,6 +11,7 @@ from pathlib import Path
 from string import Template
 
 from .board_diff import geometry_document
+from .board_view import too_large
 from .runner import RunOutcome
 
 _TEMPLATES = resources.files(__package__).joinpath("templates")
@@ -21,9 +22,30 @@ def _json_in_script(value) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
+# The drawing's data in the report: at most half the artifact upload cap (8 MiB), so the
+# report's own findings and BOM keep room. Beyond it the board is "too large to draw".
+MAX_DRAWING_BYTES = 4 * 1024 * 1024
+
+
 def board_data(outcome: RunOutcome) -> dict:
     """The board's geometry, its diff against the base when one was checked, and the pinned findings."""
     return geometry_document(outcome.models, outcome.findings, outcome.comparison)
+
+
+def _drawing(outcome: RunOutcome) -> str:
+    """board_data as script text, within MAX_DRAWING_BYTES: first without the drawing
+    (bounds and counts, the summary stays), then without the findings' messages."""
+    document = board_data(outcome)
+    text = _json_in_script(document)
+    if len(text) > MAX_DRAWING_BYTES and document.get("board"):
+        document["board"] = too_large(document["board"])
+        document.pop("diff", None)
+        text = _json_in_script(document)
+    if len(text) > MAX_DRAWING_BYTES:
+        for pin in document["findings"]:
+            pin.pop("message", None)
+        text = _json_in_script(document)
+    return text
 
 
 def render_html(outcome: RunOutcome) -> str:
@@ -50,7 +72,7 @@ def render_html(outcome: RunOutcome) -> str:
         profile=html.escape(result.get("profile", "")),
         project=html.escape(result.get("project", ".")),
         data=data,
-        board_data=_json_in_script(board_data(outcome)),
+        board_data=_drawing(outcome),
         board_view_js=_TEMPLATES.joinpath("board_view.js").read_text(encoding="utf-8"),
         board_view_css=_TEMPLATES.joinpath("board_view.css").read_text(encoding="utf-8"),
     )

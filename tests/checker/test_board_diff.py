@@ -248,3 +248,35 @@ def test_hostile_drawing_data_is_drawn_as_text_and_runs_nothing(browser, tmp_pat
     assert hostile in page.locator(".bv-findings").inner_text()
     assert page.locator(".bv-ref").first.text_content() == hostile
     page.close()
+
+
+def test_a_drawing_beyond_its_byte_budget_is_too_large_and_keeps_its_findings(monkeypatch):
+    from checker import report_html
+
+    outcome = _compare(PAIR / "head", PAIR / "base")
+    page = report_html.render_html(outcome)
+    assert '"tooLarge"' not in page and '"tracks":[[' in page
+    monkeypatch.setattr(report_html, "MAX_DRAWING_BYTES", 2000)
+    page = report_html.render_html(outcome)
+    start = page.index('<script type="application/json" id="board-data">') + 48
+    document = json.loads(page[start:page.index("</script>", start)])
+    assert document["board"]["tooLarge"] is True and "diff" not in document
+    assert len(document["findings"]) == len(outcome.findings) and "1 via added" in document["summary"]
+
+
+@pytest.mark.browser
+def test_a_board_too_large_to_draw_says_so_in_the_page_and_lists_the_findings(browser, tmp_path, monkeypatch):
+    from checker import report_html
+
+    monkeypatch.setattr(board_view, "MAX_ITEMS", 10)
+    outcome = _compare(PAIR / "head", PAIR / "base")
+    page_file = tmp_path / "report.html"
+    page_file.write_text(report_html.render_html(outcome), encoding="utf-8")
+    page = browser.new_page()
+    page.goto(page_file.as_uri())
+    page.wait_for_selector("[data-board-view][data-ready=true]")
+    assert "too large to draw" in page.locator(".bv-note").inner_text()
+    assert page.locator("svg.bv-svg").count() == 0
+    assert page.locator(".bv-findings li").count() == len(outcome.findings)
+    assert "1 via added" in page.locator(".bv-summary").inner_text()
+    page.close()
