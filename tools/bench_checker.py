@@ -1,14 +1,16 @@
-"""bin/bench-checker: the whole check against sexpdata and KiCad's own DRC, side by side in one run.
+"""bin/bench-checker: the checker against kicad-cli 9 and sexpdata, side by side in one run.
 
-Part one times, on the largest fixture board (the four-layer
-kit-dev-coldfire-xilinx_5213, 3.7 MB) and the largest two-layer one
-(flat_hierarchy), three things in the same run: the checker's whole check of
-the project (every file read and parsed, every rule including the copper
-checks, the run result built), sexpdata merely parsing the board file, and,
-when KiCad 6's pcbnew is present, KiCad loading the board and running its
-DRC (a separate process; its own timers, so start-up is not counted). Part two
-is the reader benchmark: our S-expression reader against sexpdata on the
-same decoded text, with tracemalloc's peak for one parse.
+Part one times whole processes, start-up included, project by project (the
+fixtures' real projects, and KiCad 9's video demo when kicad-demos is
+installed): bin/check's process (``python -m checker.cli --no-kicad-cli``)
+against ``kicad-cli sch erc`` and ``kicad-cli pcb drc`` with the oracle's
+arguments. A schematic-only project is compared with KiCad's ERC, a board's
+project with KiCad's DRC. Part two times, in this process, the checker's whole
+check of a board's project (every file read and parsed, every rule, the run
+result built) against sexpdata merely parsing the board file (the video demo,
+the four-layer kit-dev-coldfire and flat_hierarchy). Part three is the reader
+benchmark: our S-expression reader against sexpdata on the same decoded text,
+with tracemalloc's peak for one parse.
 
 Each figure is the best of N repetitions (the least disturbed by the
 machine), in wall time and, for the check and sexpdata, in this process's CPU
@@ -22,6 +24,9 @@ import argparse
 import gc
 import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -29,9 +34,13 @@ from pathlib import Path
 from checker import sexpr
 from checker.runner import RunOptions, check
 
-from . import kicad_drc
+from . import kicad_oracle
 
-FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
+ROOT = kicad_oracle.ROOT
+FIXTURES = kicad_oracle.FIXTURES
+# KiCad 9's video demo (Debian's kicad-demos): the board the issue's speed goal names.
+VIDEO = Path("/usr/share/kicad/demos/video/video.kicad_pcb")
+PROCESS_FOLDERS = ["tests/fixtures/kicad", "tests/fixtures/kicad-multilayer"]
 WHOLE_CHECK_BOARDS = ["kicad-multilayer/kit-dev-coldfire-xilinx_5213/kit-dev-coldfire-xilinx_5213.kicad_pcb",
                       "kicad/v6/flat_hierarchy/flat_hierarchy.kicad_pcb"]
 READER_FILES = ["kicad/v6/flat_hierarchy/flat_hierarchy.kicad_pcb", "kicad/v6/stickhub/StickHub.kicad_pcb",
@@ -65,7 +74,8 @@ def _peak(fn) -> int:
     return peak
 
 
-def whole_check(board: Path, repeat: int, with_kicad: bool) -> dict:
+def whole_check(board: Path, repeat: int) -> dict:
+    """The checker's whole check of the board's project, in this process, beside sexpdata parsing the board."""
     import sexpdata
 
     project = board.with_suffix(".kicad_pro")
@@ -73,13 +83,60 @@ def whole_check(board: Path, repeat: int, with_kicad: bool) -> dict:
     text = board.read_text(encoding="utf-8")
     check_wall, check_cpu = _best_wall_and_cpu(lambda: check(options), repeat)
     sexpdata_wall, sexpdata_cpu = _best_wall_and_cpu(lambda: sexpdata.loads(text), repeat)
-    figures = {"board": board.name, "kib": len(text.encode()) // 1024, "check": check_wall, "check_cpu": check_cpu,
-               "sexpdata": sexpdata_wall, "sexpdata_cpu": sexpdata_cpu}
-    if with_kicad:
-        runs = [kicad_drc.run_drc(board) for _ in range(repeat)]
-        figures["kicad_drc"] = min(r.drc_seconds for r in runs)
-        figures["kicad_load_drc"] = min(r.load_seconds + r.drc_seconds for r in runs)
+    return {"board": board.name, "kib": len(text.encode()) // 1024, "check": check_wall, "check_cpu": check_cpu,
+            "sexpdata": sexpdata_wall, "sexpdata_cpu": sexpdata_cpu}
+
+
+def _best_process(command: list[str], repeat: int) -> float | None:
+    """Best wall time of a whole process (start-up included); None when it fails."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True)
+        elapsed = time.perf_counter() - start
+        if done.returncode not in (0, 1):
+            return None
+        best = min(best, elapsed)
+    return best
+
+
+def process_figures(project: kicad_oracle.KicadProject, repeat: int, cli: str | None) -> dict:
+    """bin/check's process (python -m checker.cli, no kicad-cli) against kicad-cli's ERC and DRC processes."""
+    target = project.folder / f"{project.name}.kicad_pro"
+    target = target if target.exists() else project.folder
+    ours = _best_process([sys.executable, "-m", "checker.cli", str(target), "--no-kicad-cli", "--format", "json",
+                          "-o", os.devnull, "--fail-on", "never"], repeat)
+    folder = project.folder.relative_to(ROOT) if project.folder.is_relative_to(ROOT) else project.folder
+    figures = {"project": f"{folder}/{project.name}", "check": ours,
+               "kib": sum(p.stat().st_size for p in project.folder.glob(f"*.kicad_*")) // 1024,
+               "board": project.board is not None}
+    if cli:
+        with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+            out = str(Path(scratch) / "report.json")
+            if project.schematic is not None:
+                figures["erc"] = _best_process(kicad_oracle.command("erc", cli, project.schematic, Path(out)), repeat)
+            if project.board is not None:
+                figures["drc"] = _best_process(kicad_oracle.command("drc", cli, project.board, Path(out),
+                                                                    project.schematic is not None), repeat)
     return figures
+
+
+def _ms(value: float | None) -> str:
+    return f"{value * 1000:.0f}" if value is not None else "-"
+
+
+def print_process_table(projects: list[kicad_oracle.KicadProject], repeat: int, cli: str | None) -> None:
+    print("bin/check's whole process (start-up included, --no-kicad-cli) against kicad-cli's, best of "
+          f"{repeat}: a schematic-only project against `sch erc`, a board's project against `pcb drc`.")
+    print()
+    print("| project | KiB | checker ms | kicad-cli erc ms | kicad-cli drc ms | KiCad / checker |")
+    print("|---|---|---|---|---|---|")
+    for project in projects:
+        f = process_figures(project, repeat, cli)
+        kicad = f.get("drc") if f["board"] else f.get("erc")
+        ratio = f"{kicad / f['check']:.2f}x" if kicad and f["check"] else "-"
+        print(f"| `{f['project']}` | {f['kib']} | {_ms(f['check'])} | {_ms(f.get('erc'))} | {_ms(f.get('drc'))} "
+              f"| {ratio} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,25 +144,30 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="bin/bench-checker")
     parser.add_argument("files", nargs="*", type=Path, help="boards for the whole-check table")
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--no-kicad", action="store_true", help="skip KiCad's DRC even when installed")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-kicad", action="store_true", help="skip kicad-cli even when installed")
+    parser.add_argument("--projects", nargs="*", type=Path, default=None,
+                        help="folders for the process table (default: the fixtures' real projects, and the "
+                             "video demo when kicad-demos is installed)")
     args = parser.parse_args(argv)
-    with_kicad = not args.no_kicad and kicad_drc.available()
+    cli = None if args.no_kicad else kicad_oracle.kicad_cli()
+    version = kicad_oracle.kicad_version(cli) if cli else "absent"
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average "
           f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}, Python {platform.python_version()}, "
-          f"sexpdata {getattr(sexpdata, '__version__', '?')}, KiCad DRC: {'6 (pcbnew)' if with_kicad else 'absent'}, "
-          f"best of {args.repeat}")
+          f"sexpdata {getattr(sexpdata, '__version__', '?')}, kicad-cli {version}")
     print()
-    print(f"{'board':<40} {'KiB':>6} {'check ms':>9} {'sexpdata ms':>12} {'vs sexpdata':>12} "
-          f"{'CPU: check ms':>14} {'sexpdata ms':>12} {'vs sexpdata':>12} "
-          f"{'KiCad DRC ms':>13} {'KiCad load+DRC ms':>18} {'vs KiCad DRC':>13}")
-    for board in args.files or [FIXTURES / f for f in WHOLE_CHECK_BOARDS]:
-        f = whole_check(board, args.repeat, with_kicad)
-        kicad = (f"{f['kicad_drc'] * 1000:>13.0f} {f['kicad_load_drc'] * 1000:>18.0f} "
-                 f"{f['kicad_drc'] / f['check']:>12.1f}x") if "kicad_drc" in f else f"{'-':>13} {'-':>18} {'-':>13}"
+    folders = [p.resolve() for p in args.projects or []] or (
+        [ROOT / f for f in PROCESS_FOLDERS] + [p for p in (VIDEO.parent,) if p.exists()])
+    print_process_table(kicad_oracle.find_projects(folders), args.repeat, cli)
+    print()
+    print(f"{'whole check, in process: board':<40} {'KiB':>6} {'check ms':>9} {'sexpdata ms':>12} "
+          f"{'vs sexpdata':>12} {'CPU: check ms':>14} {'sexpdata ms':>12} {'vs sexpdata':>12}")
+    boards = args.files or [b for b in [VIDEO] + [FIXTURES / f for f in WHOLE_CHECK_BOARDS] if b.exists()]
+    for board in boards:
+        f = whole_check(board, args.repeat)
         print(f"{f['board']:<40} {f['kib']:>6} {f['check'] * 1000:>9.0f} {f['sexpdata'] * 1000:>12.0f} "
               f"{f['sexpdata'] / f['check']:>11.1f}x {f['check_cpu'] * 1000:>14.0f} {f['sexpdata_cpu'] * 1000:>12.0f} "
-              f"{f['sexpdata_cpu'] / f['check_cpu']:>11.1f}x {kicad}")
+              f"{f['sexpdata_cpu'] / f['check_cpu']:>11.1f}x")
     print()
     print(f"{'reader: file':<34} {'KiB':>6} {'ours ms':>8} {'sexpdata ms':>12} {'ratio':>6} "
           f"{'ours peak MiB':>14} {'sexpdata peak MiB':>18} {'as boards load, ms':>19}")
