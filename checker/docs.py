@@ -54,8 +54,8 @@ def render() -> str:
             "`erc.rule_severities` for ERC), else KiCad 9's default: `ignore` drops it, `warning` makes it "
             "`medium`, `error` makes it `error`. An entry of `drc_exclusions` / `erc_exclusions` (KiCad's "
             "marker string `type|x|y|uuid|uuid...`) marks the finding naming the same KiCad items "
-            "`excluded` (in SARIF a suppression): it is reported and counts toward neither verdict nor "
-            "score. Imported kicad-cli findings (`kicad.drc.<type>`, `kicad.erc.<type>`) keep KiCad's own "
+            "`excluded` (in SARIF a suppression) at severity `info`, as KiCad reports an exclusion: it is "
+            "reported and counts toward neither verdict nor score, in `bin/check` and in the service alike. Imported kicad-cli findings (`kicad.drc.<type>`, `kicad.erc.<type>`) keep KiCad's own "
             "words, type, severity and exclusions; a native finding KiCad also reports is one finding. "
             "`.boardready.toml` `[severity]` applies after the project's settings.", "",
             "A finding that depends on what is installed where the checker runs is never blocking (at most "

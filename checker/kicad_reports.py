@@ -25,6 +25,7 @@ from .errors import HostileInputError
 from .findings import Finding
 from .model import ProjectModel
 from .project import InputReader
+from .project_settings import exclude
 
 _SEVERITY = {"error": "error", "warning": "medium", "info": "info", "exclusion": "info"}
 
@@ -126,8 +127,9 @@ def import_report(kind: str, report: Path | None, model: ProjectModel, reader: I
                                 severity=_SEVERITY.get(str(item.get("severity", "error")), "medium"),
                                 title=f"KiCad {kind.upper()} {key}", source=f"kicad-{kind}",
                                 path=path, line=line, column=column, kicad_type=kicad_type,
-                                locations=places, excluded=bool(item.get("excluded"))
-                                or item.get("severity") == "exclusion"))
+                                locations=places))
+        if item.get("excluded") or item.get("severity") == "exclusion":
+            exclude(findings[-1])
     return findings
 
 
@@ -229,7 +231,7 @@ def merge_with_native(native: list[Finding], imported: list[Finding]) -> list[Fi
             kept.append(finding)
             continue
         if finding.excluded:
-            twin.excluded = True
+            exclude(twin)
         elif order.index(finding.severity) < order.index(twin.severity):
             twin.severity = finding.severity
     return kept

@@ -33,7 +33,8 @@ when the exclusion names no item, by type and place within
 What this module does with a finding that carries a ``kicad_type``
 (``apply_project_settings``): ``ignore`` drops it, ``warning`` makes it
 ``medium``, ``error`` makes it ``error``; a matching exclusion sets
-``excluded`` (it is reported, and counts toward neither verdict nor score).
+``excluded`` and the severity ``info`` (it is reported, and counts toward
+neither verdict nor score, in the CLI and in the service alike).
 """
 from __future__ import annotations
 
@@ -285,6 +286,17 @@ def domain_of(finding) -> str | None:
     return "drc"
 
 
+EXCLUDED_SEVERITY = "info"
+
+
+def exclude(finding) -> None:
+    """Mark a finding excluded by the project. Like KiCad's own "exclusion" severity it
+    is reported at ``info``: so every reader of the run result, the service's gate
+    included, leaves it out of the verdict without knowing about exclusions."""
+    finding.excluded = True
+    finding.severity = EXCLUDED_SEVERITY
+
+
 def apply_project_settings(findings: list, settings: ProjectSettings) -> list:
     """The findings the project reports, at the project's severities, with its exclusions marked.
 
@@ -307,6 +319,6 @@ def apply_project_settings(findings: list, settings: ProjectSettings) -> list:
         finding.severity = SEVERITY_FOR[level]
         places = [(loc["x"], loc["y"]) for loc in finding.all_locations() if loc.get("x") is not None]
         if settings.exclusion_for(domain, finding.kicad_type, finding.uuids, places) is not None:
-            finding.excluded = True
+            exclude(finding)
         kept.append(finding)
     return kept

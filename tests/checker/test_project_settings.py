@@ -75,7 +75,7 @@ def test_an_exclusion_naming_the_items_excludes_the_finding_and_it_does_not_coun
     _set_pro(folder, "drc-violation", lambda d: d["board"]["design_settings"].update({"drc_exclusions": [entry]}))
     outcome = _run(folder)
     short = next(f for f in outcome.findings if f.kicad_type == "tracks_crossing")
-    assert short.excluded and short.severity == "error"
+    assert short.excluded and short.severity == "info"      # as KiCad's "exclusion": no reader counts it
     assert outcome.result["readiness"] == "at-risk"        # the edge clearance is still there
     as_json = next(f for f in outcome.result["findings"] if f.get("kicadType") == "tracks_crossing")
     assert as_json["excluded"] is True and set(as_json["locations"][0]["uuids"]) == set(SHORT)
@@ -122,13 +122,15 @@ def test_a_finding_that_depends_on_the_machine_never_blocks(copy_project):
 
 
 def test_the_cli_fails_exactly_when_the_gate_would_and_says_the_check_runs_words(copy_project, capsys):
-    folder = copy_project("v6/microwave")
-    (folder / ".boardready.toml").write_text('[severity]\n"board.unannotated" = "low"\n')
-    # Only a high finding (format.legacy) is left: at risk, but the gate fails it.
-    assert cli.main([str(folder), "--no-kicad-cli", "--format", "json"]) == 1
+    folder = copy_project("v9/kicad_sch_api_reference_projects/blank_schematic")
+    bom = folder / "bom.csv"
+    bom.write_text("Reference,Value,MPN\nR99,1k,Y\n")        # a line the schematic does not have: high
+    args = [str(folder), "--no-kicad-cli", "--bom", str(bom)]
+    assert cli.main(args + ["--format", "json"]) == 1
     result = json.loads(capsys.readouterr().out)
-    assert result["readiness"] == "at-risk" and result_decision(result) == "FAIL"
-    assert cli.main([str(folder), "--no-kicad-cli", "--fail-on", "blocked"]) == 0
+    assert "bom.csv-mismatch" in {f["ruleId"] for f in result["findings"] if f["severity"] == "high"}
+    assert result["readiness"] == "at-risk" and result_decision(result) == "FAIL"    # the gate fails a high finding
+    assert cli.main(args + ["--fail-on", "blocked"]) == 0
     human = capsys.readouterr().out
     title = check_run_output({**result, "decision": result_decision(result), "tool_name": "t", "tool_version": "1"},
                              "https://review")["title"]
