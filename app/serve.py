@@ -9,17 +9,19 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import httpx
 
 from app import config as config_module
 from app.jsonlog import capture_library_logs, log
-from app import runtime
+from app import runtime, telemetry
 
 
 SERVICE_WSGI_APP = "app.web.wsgi:application"
@@ -98,6 +100,12 @@ class Service:
         self.env = dict(os.environ, SERVICE_DATABASE_URL=url, **(extra_env or {}))
         self.children: list[subprocess.Popen] = []
         self.base_url = f"http://{config.bind}"
+        # The processes count into one folder of their own, so /metrics from any
+        # gunicorn worker adds up all of them (app/telemetry.py; docs/operations.md).
+        self.metrics_dir = None
+        if not self.env.get(telemetry.MULTIPROCESS_DIR):
+            self.metrics_dir = tempfile.mkdtemp(prefix="boardready-metrics-")
+            self.env[telemetry.MULTIPROCESS_DIR] = self.metrics_dir
 
     def start(self) -> "Service":
         api = subprocess.Popen(server_command(self.config, self.wsgi_app), env=self.env, stderr=self.log_file)
@@ -112,6 +120,8 @@ class Service:
         stop_processes(self.children, timeout)
         if self.log_file:
             self.log_file.close()
+        if self.metrics_dir:
+            shutil.rmtree(self.metrics_dir, ignore_errors=True)
 
     def wait(self) -> int:
         while all(child.poll() is None for child in self.children):

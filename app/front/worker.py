@@ -11,6 +11,7 @@ other setting (app/config.py).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 
@@ -20,6 +21,7 @@ from uvicorn.config import Config
 from uvicorn.server import Server
 
 from app import config as config_module
+from app import telemetry
 from app.front.bridge import BufferedWsgi
 from app.front.protocol import with_deadline
 from app.jsonlog import capture_library_logs
@@ -60,6 +62,7 @@ class FrontWorker(Worker):
         server = Server(config=config)
         with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
             runner.run(self._serve(server))
+        telemetry.process_exited(os.getpid())   # its pool gauges no longer count
         if not server.started:
             sys.exit(Arbiter.WORKER_BOOT_ERROR)
 

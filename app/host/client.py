@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from urllib.parse import quote
 
 import httpx
 
+from app import telemetry
 from app.config import Secret
 from app.host.app_auth import InstallationTokens, app_jwt
 from app.host.errors import HostError, HostRetryable, HostUncertain, classify_response
@@ -48,6 +50,17 @@ class HostClient:
 
     # -- transport and classification --------------------------------------
     def _send(self, method: str, path: str, auth: str, json: dict | None = None, params: dict | None = None):
+        """One request, counted by outcome for /metrics (ok, or the error's reason code)."""
+        started, outcome = time.perf_counter(), "ok"
+        try:
+            return self._exchange(method, path, auth, json, params)
+        except HostError as exc:
+            outcome = exc.reason_code
+            raise
+        finally:
+            telemetry.record_host_call(method, outcome, time.perf_counter() - started)
+
+    def _exchange(self, method: str, path: str, auth: str, json: dict | None, params: dict | None):
         try:
             response = self.http.request(method, path, json=json, params=params,
                                          headers={"Authorization": auth})

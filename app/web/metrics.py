@@ -10,7 +10,7 @@ read with a statement timeout.
 From the processes (app/telemetry.py): requests by route and status with
 their latency, database pool use and waits, code host calls by outcome; in
 multiprocess mode the sum over bin/serve's processes. The alert rules that
-use them are in docs/metrics.md.
+use them are in docs/operations.md, "Metrics of the processes".
 """
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from app.web.hardening import Hardening
 from app.web.health import Live, Ready
 from app.web.lifecycle_webhook import LifecycleWebhook
 from app.web.marketplace_webhook import MarketplaceWebhook
+from app.web.request_metrics import RequestMetrics
 from app.web.run_listing import RunsCollection
 from app.web.session_auth import SessionAuth
 from app.web.metrics import Metrics
@@ -38,13 +39,15 @@ JSON_RESPONSES = falcon.media.JSONHandler(dumps=lambda obj: orjson.dumps(obj).de
 def create_app(config, pool) -> falcon.App:
     # BearerAuth authenticates every /api/v1 route whose resource does not
     # declare another `auth` (see app/web/bearer_auth.py).
-    # Hardening first: it keys the client before BearerAuth's limiter needs it.
+    # Hardening before the others: it keys the client before BearerAuth's limiter needs it.
     # SessionAuth before BearerAuth: a session cookie authenticates the methods a
     # resource lists in `session_methods` (app/web/session_auth.py).
     # AuthenticateBeforeBody last: it runs the resources' own `before_body`
     # checks and ends the front's header phase once the caller is accepted.
-    app = falcon.App(cors_enable=False, middleware=[Hardening(config), SessionAuth(config, pool),
-                                                    BearerAuth(config, pool), AuthenticateBeforeBody()])
+    # RequestMetrics first: it counts and times every answer, refusals included.
+    app = falcon.App(cors_enable=False, middleware=[RequestMetrics(pool), Hardening(config),
+                                                    SessionAuth(config, pool), BearerAuth(config, pool),
+                                                    AuthenticateBeforeBody()])
     app.req_options.strip_url_path_trailing_slash = True
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = JSON_RESPONSES
     errors.install(app)
