@@ -30,7 +30,7 @@ from ..findings import Finding
 from ..model import ProjectModel
 from ..rulebook import DEFAULT_NETCLASS, BoardRules
 from .hole_rules import hole_clearance_findings
-from .thermal_rules import starved_thermal_findings
+from .thermal_rules import min_resolved_spokes, starved_thermal_findings
 
 # KiCad's DRC epsilon (BOARD_DESIGN_SETTINGS::GetDRCEpsilon): distances within
 # half a micrometre of the rule pass, as they do in KiCad.
@@ -72,7 +72,8 @@ def check(model: ProjectModel) -> list[Finding]:
         findings += _clearance_findings(board, copper, rules, model, pairs)
         findings += _connectivity_findings(board, copper, pairs)
         same = (copper.net[pairs.a] == copper.net[pairs.b]) & (pairs.distance < TOUCHING)
-        findings += starved_thermal_findings(board, copper, pairs.a[same], pairs.b[same])
+        findings += starved_thermal_findings(board, copper, pairs.a[same], pairs.b[same],
+                                             min_resolved_spokes(model.pro))
         findings += _dangling_findings(board, copper)
     findings += _track_width_findings(board, rules, model)
     holes = build_holes(board)
@@ -209,7 +210,24 @@ def _tested(copper: Copper, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         for index in np.flatnonzero(same_footprint & tested):
             if not _apart_in_footprint(copper, int(a[index]), int(b[index])):
                 tested[index] = False
+    # A net tie's copper shape joins the nets of its pads: copper of those nets may touch it.
+    tie_shape = ((kind_a == SHAPE) | (kind_b == SHAPE)) & tested
+    for index in np.flatnonzero(tie_shape):
+        shape, other = (a[index], b[index]) if kind_a[index] == SHAPE else (b[index], a[index])
+        if copper.net[other] in tie_nets(copper, copper.owner[shape].footprint):
+            tested[index] = False
     return tested
+
+
+def tie_nets(copper: Copper, footprint) -> set[int]:
+    """The nets (copper's indices) a net-tie footprint's shapes join: those of its pads in a tie
+    group (all its pads for a KiCad 6 net tie); none for another footprint."""
+    if footprint is None or not footprint.net_tie:
+        return set()
+    index = {name: i for i, name in enumerate(copper.net_names)}
+    groups = footprint.net_tie_groups
+    return {index[pad.net] for pad in footprint.pads if pad.net in index
+            and (not groups or any(pad.number in group for group in groups))}
 
 
 def _apart_in_footprint(copper: Copper, a: int, b: int) -> bool:
@@ -294,6 +312,12 @@ def required_clearance(copper: Copper, rules: BoardRules, a: np.ndarray, b: np.n
     zone_a, zone_b = copper.kind[a] == ZONE, copper.kind[b] == ZONE
     local_a = np.where(zone_a & ~zone_b & (local_b > 0), 0.0, local_a)
     local_b = np.where(zone_b & ~zone_a & (local_a > 0), 0.0, local_b)
+    # Between two zones the zones' own clearances are the filler's: KiCad 9's zone-to-zone
+    # test holds the fills to the net classes and rules (tinytapeout: fills 0.466 mm apart under
+    # a 0.5 mm zone clearance are not reported).
+    both = zone_a & zone_b
+    local_a = np.where(both, 0.0, local_a)
+    local_b = np.where(both, 0.0, local_b)
     local = np.maximum(local_a, local_b)
     has_local = local > 0
     if has_local.any():

@@ -21,7 +21,7 @@ DRC_RULES = [
     _drc("board.starved-thermal", "starved_thermal", "error", "Thermal relief with too few spokes",
          "A pad of a zone's net, flashed on the zone's layer and joined to it by a thermal relief (the pad's, "
          "its footprint's or the zone's connection setting), whose relief in the fill as last saved has "
-         "fewer spokes than the zone's minimum (KiCad's 2). Spokes are counted as KiCad 9 counts them: the "
+         "fewer spokes than the board setup's minimum (min_resolved_spokes, KiCad's default 2). Spokes are counted as KiCad 9 counts them: the "
          "crossings of the fill's outline with the pad's outline grown by half the thermal gap, two per "
          "spoke; spokes into an island of the fill that connects only this pad do not count unless they are "
          "all there is; a track of the net from inside that ring into the fill counts as one. A pad the "

@@ -14,7 +14,7 @@ import numpy as np
 import shapely
 
 from ..board import Board
-from ..copper import PAD, ZONE, Copper, Holes, layer_bits
+from ..copper import PAD, SHAPE, ZONE, Copper, Holes, layer_bits
 from ..findings import Finding
 from ..model import ProjectModel
 
@@ -98,10 +98,12 @@ def _hole_net(owner) -> str:
 
 
 def _same_part(holes: Holes, hole: int, copper: Copper, item: int) -> bool:
-    """The hole's own via or pad, or a pad of the hole's footprint."""
+    """The hole's own via or pad, or a pad or copper shape of the hole's footprint."""
     owner = holes.owner[hole]
     other = copper.owner[item]
     if isinstance(owner, tuple):
+        if copper.kind[item] == SHAPE:
+            return other.footprint is owner[0]
         return copper.kind[item] == PAD and other[0] is owner[0]
     return other is owner
 

@@ -5,8 +5,8 @@ crossed twice by every spoke of the fill as last saved; each fill outline the ri
 gives (its distinct crossing points) / 2 spokes. Spokes into an outline that connects nothing
 but the pad (an isolated island) are not counted, unless they are all there is; a track of
 the net from inside the ring to a point of the fill counts as one more (a track of any
-layer: KiCad tests the connected tracks' ends against the layer's fill). Fewer than the zone's
-minimum (KiCad's default: 2) is an error; a pad the fill does not reach at all is not
+layer: KiCad tests the connected tracks' ends against the layer's fill). Fewer than the board
+setup's minimum (rules.min_resolved_spokes; KiCad's default 2) is an error; a pad the fill does not reach at all is not
 reported here (it is unconnected, if anything).
 """
 from __future__ import annotations
@@ -20,17 +20,28 @@ from ..board import Board, Zone
 from ..copper import ARC, PAD, TRACK, ZONE, Copper
 from ..findings import Finding
 
-MIN_SPOKES = 2      # KiCad's MIN_RESOLVED_SPOKES default ("zone min spoke count 2")
+MIN_SPOKES = 2      # KiCad's default board setup minimum (rules.min_resolved_spokes)
 THERMAL, SOLID, NONE_, THT_THERMAL = 1, 2, 0, 3
 _ZONE_CONNECT = {"thermal": THERMAL, "yes": SOLID, "no": NONE_, "thru_hole_only": THT_THERMAL}
 
 
-def starved_thermal_findings(board: Board, copper: Copper, touching_a: np.ndarray, touching_b: np.ndarray
-                             ) -> list[Finding]:
+def min_resolved_spokes(pro: dict) -> int:
+    """The board setup's minimum spokes (``board.design_settings.rules.min_resolved_spokes``)."""
+    board = pro.get("board") if isinstance(pro, dict) else None
+    settings = board.get("design_settings") if isinstance(board, dict) else None
+    rules = settings.get("rules") if isinstance(settings, dict) else None
+    value = rules.get("min_resolved_spokes") if isinstance(rules, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return MIN_SPOKES
+
+
+def starved_thermal_findings(board: Board, copper: Copper, touching_a: np.ndarray, touching_b: np.ndarray,
+                             minimum: int = MIN_SPOKES) -> list[Finding]:
     """``touching_a``/``touching_b``: pairs of items of one net whose copper touches (the
     connectivity's), to tell the fill outlines that connect only one item."""
     fills = copper.fills
-    if not len(fills):
+    if not len(fills) or minimum <= 0:
         return []
     # Items each fill outline touches (other than fills).
     solid = copper.kind != ZONE
@@ -86,13 +97,13 @@ def starved_thermal_findings(board: Board, copper: Copper, touching_a: np.ndarra
                     spokes += len(points) // 2
             if spokes == 0 and ignored == 0:
                 continue
-            if spokes >= MIN_SPOKES:
+            if spokes >= minimum:
                 continue
             spokes += _track_spokes(copper, tracks, net, bit, ring, zone_fills)
             if spokes == 0:
                 spokes, ignored = ignored, 0
-            if spokes < MIN_SPOKES:
-                findings.append(_finding(board, copper, zone, layer, pad_item, spokes, ignored, ignored_at))
+            if spokes < minimum:
+                findings.append(_finding(board, copper, zone, layer, pad_item, spokes, ignored, ignored_at, minimum))
     return findings
 
 
@@ -139,14 +150,14 @@ def _track_spokes(copper: Copper, tracks: np.ndarray, net: int, bit: int, ring, 
 
 
 def _finding(board: Board, copper: Copper, zone: Zone, layer: str, pad_item: int, spokes: int, ignored: int,
-             ignored_at) -> Finding:
+             ignored_at, minimum: int) -> Finding:
     footprint, pad = copper.owner[pad_item]
     where = footprint.reference or footprint.lib_id
     if ignored:
         detail = f"{ignored} spoke(s) reach only an isolated island of the fill"
         x, y = ignored_at
     else:
-        detail = f"{spokes} spoke(s), the zone needs {MIN_SPOKES}"
+        detail = f"{spokes} spoke(s), the board needs {minimum}"
         x, y = pad.x, pad.y
     return Finding("board.starved-thermal",
                    f"pad {pad.number} of {where} (net {pad.net}) joins the {zone.net} zone on {layer} by too few "
@@ -155,5 +166,5 @@ def _finding(board: Board, copper: Copper, zone: Zone, layer: str, pad_item: int
                    severity="error", path=board.file, line=pad.line, column=pad.column,
                    kicad_type="starved_thermal",
                    extra={"x": round(float(x), 4), "y": round(float(y), 4), "layer": layer, "count": 1,
-                          "actual": spokes, "required": MIN_SPOKES, "nets": [pad.net],
+                          "actual": spokes, "required": minimum, "nets": [pad.net],
                           "uuids": [u for u in (zone.uuid, pad.uuid) if u]})
