@@ -28,6 +28,7 @@ from .board import Board, Footprint
 from .board_view import board_geometry, footprint_view, track_view, via_view, zone_view
 from .findings import Finding
 from .schematic_diff import diff_schematic, schematic_state
+from .schematic_view import changed_sheets
 from .schematic_diff import summary as schematic_summary
 
 _PLACE_TOLERANCE_MM = 1e-4
@@ -342,25 +343,28 @@ def _named(finding: Finding) -> list[str]:
 
 def geometry_document(models, findings: list[Finding], comparison: dict | None) -> dict:
     """What the drawing script reads: the first board's geometry, its diff against
-    the base (when a base was checked) and the findings that have a place on it."""
+    the base (when a base was checked), the schematic sheets the change touched,
+    and the findings, with their places on the board or a drawn sheet."""
     model = next((m for m in models if m.board is not None), None)
     document: dict = {"version": 1, "board": board_geometry(model.board) if model else None}
+    drawn = {model.board.file} if model is not None else set()
     if comparison is not None:
         document["summary"] = comparison["summary"]
         document["bom"] = comparison["bom"]
         document["schematic"] = comparison["schematic"]
         if model is not None:
             document["diff"] = next((b["diff"] for b in comparison["boards"] if b["file"] == model.board.file), None)
+        document["sheets"] = changed_sheets(_first_schematic(models), comparison)
+        drawn |= {sheet["view"]["file"] for sheet in document["sheets"]}
     pins = []
     for finding in findings:
         place = _place_of(finding)
-        placed = model is not None and finding.path == model.board.file and place is not None
         pin = {"fingerprint": finding.fingerprint, "ruleId": finding.rule_id, "severity": finding.severity,
                "title": finding.title or finding.rule_id, "message": finding.message[:500],
                "baseline": finding.baseline, "waived": finding.waived}
-        if placed:
-            pin.update(x=round(float(place[0]), 4), y=round(float(place[1]), 4), layer=place[2],
-                       uuids=_named(finding)[:MAX_NAMED])
+        if place is not None and finding.path in drawn:
+            pin.update(path=finding.path, x=round(float(place[0]), 4), y=round(float(place[1]), 4),
+                       layer=place[2], uuids=_named(finding)[:MAX_NAMED])
         pins.append(pin)
     document["findings"] = pins
     return document

@@ -88,12 +88,39 @@
       drawing = draw(stage, board, diff);
     }
     if (drawing) { toolbar(tools, drawing, board, diff, state); }
-    var list = findingsList(side, findings, drawing, state, tools);
-    if (drawing) {
-      drawing.onPin = function (fp) { list.select(fp, true); };
-      drawing.fit(drawing.boardBox);
+    // Every drawing by the file it draws: the board and the schematic sheets the change touched.
+    var drawings = dict();
+    if (drawing) { drawings[board.file] = drawing; }
+    var sheets = (doc && doc.sheets) || [];
+    if (sheets.length) {
+      var part = node("div", {"class": "bv-sheets"}, root);
+      node("h3", {text: "Schematic sheets this change touched"}, part);
+      sheets.forEach(function (sheet) {
+        var v = sheet.view || {};
+        node("h4", {text: v.file || "sheet"}, part);
+        if (v.tooLarge) {
+          node("p", {"class": "bv-note", text: "This sheet is too large to draw here (" + num(v.items) + " items)."}, part);
+          return;
+        }
+        var bar = node("div", {"class": "bv-tools"}, part);
+        var sheetDrawing = drawSheet(node("div", {"class": "bv-stage"}, part), sheet);
+        var fit = node("button", {type: "button", text: "Fit sheet", title: "Show the whole sheet (0)"}, bar);
+        fit.addEventListener("click", function () { sheetDrawing.fit(sheetDrawing.boardBox); });
+        if (sheetDrawing.changes.length) {
+          var changes = node("ul", {"class": "bv-changes", "aria-label": "Changes on " + (v.file || "the sheet")}, bar);
+          sheetDrawing.changes.forEach(function (c) {
+            var li = node("li", {"data-change": c.kind}, changes);
+            node("button", {type: "button", "class": "bv-link", text: c.label}, li)
+              .addEventListener("click", function () { sheetDrawing.fit(c.box, 10); });
+          });
+        }
+        drawings[v.file] = sheetDrawing;
+        sheetDrawing.fit(sheetDrawing.boardBox);
+      });
     }
-    root.boardView = {select: function (fp) { list.select(fp, false); }, drawing: drawing};
+    var list = findingsList(side, findings, drawings, state, tools);
+    if (drawing) { drawing.fit(drawing.boardBox); }
+    root.boardView = {select: function (fp) { list.select(fp, false); }, drawing: drawing, drawings: drawings};
     root.setAttribute("data-ready", "true");
     return root.boardView;
   }
@@ -183,6 +210,68 @@
     changes.forEach(function (c) { grow(grow(changeBox, c.box.x0, c.box.y0), c.box.x1, c.box.y1); });
     var pins = svg("g", {"class": "bv-pins"}, world);
     var api = view(root, world, groups, boardBox, changeBox, changes, pins);
+    api.named = named;
+    return api;
+  }
+
+  function drawSheet(stage, sheet) {
+    var v = sheet.view;
+    var root = svg("svg", {"class": "bv-svg bv-sheet", role: "img", tabindex: "0", focusable: "true",
+      "aria-label": "Schematic sheet " + v.file + ": arrow keys pan, + and - zoom, 0 fits the sheet"}, stage);
+    var world = svg("g", {"class": "bv-world bv-has-diff"}, root);
+    var named = dict(), added = dict(), changed = dict();
+    (sheet.added || []).forEach(function (u) { added[u] = true; });
+    (sheet.changed || []).forEach(function (u) { changed[u] = true; });
+    var wires = svg("g", {"class": "bv-sch-wires"}, world);
+    (v.wires || []).forEach(function (flat) { svg("polyline", {points: pairs(flat), "class": "bv-sch-wire"}, wires); });
+    (v.buses || []).forEach(function (flat) { svg("polyline", {points: pairs(flat), "class": "bv-sch-bus"}, wires); });
+    (v.junctions || []).forEach(function (p) {
+      svg("circle", {cx: num(p[0]), cy: num(p[1]), r: 0.45, "class": "bv-sch-junction"}, wires);
+    });
+    (v.noConnects || []).forEach(function (p) {
+      var x = num(p[0]), y = num(p[1]), d = 0.6;
+      svg("path", {d: "M" + (x - d) + "," + (y - d) + "L" + (x + d) + "," + (y + d) + "M" + (x - d) + "," + (y + d) +
+        "L" + (x + d) + "," + (y - d), "class": "bv-sch-nc"}, wires);
+    });
+    var text = svg("g", {"class": "bv-sch-text"}, world);
+    (v.labels || []).forEach(function (l) {
+      svg("text", {x: num(l[0]), y: num(l[1]) - 0.4, "font-size": 1.27, "class": "bv-sch-label", text: String(l[2])}, text);
+    });
+    var marks = svg("g", {"class": "bv-marks"}, world);
+    var changes = [];
+    var symbols = svg("g", {"class": "bv-sch-symbols"}, world);
+    (v.symbols || []).forEach(function (s) {
+      var b = grow(box(), num(s.at[0]), num(s.at[1]), 1.27);
+      (s.pins || []).forEach(function (p) { grow(b, num(p[0]), num(p[1])); });
+      var state = added[s.id] ? "bv-added" : changed[s.id] ? "bv-changed" : "bv-unchanged";
+      named[s.id] = [svg("rect", {x: b.x0, y: b.y0, width: b.x1 - b.x0, height: b.y1 - b.y0,
+        "class": "bv-sch-symbol " + state}, symbols)];
+      (s.pins || []).forEach(function (p) {
+        svg("circle", {cx: num(p[0]), cy: num(p[1]), r: 0.25, "class": "bv-sch-pin"}, symbols);
+      });
+      var power = String(s.ref || "").charAt(0) === "#";
+      if (!power) { svg("text", {x: b.x0, y: b.y0 - 0.5, "font-size": 1.27, "class": "bv-sch-ref", text: s.ref || ""}, text); }
+      svg("text", {x: b.x0, y: b.y1 + 1.6, "font-size": 1.27, "class": "bv-sch-value", text: s.value || ""}, text);
+      if (state !== "bv-unchanged") {
+        var kind = state === "bv-added" ? "added" : "changed";
+        var el = svg("rect", {x: b.x0 - 1, y: b.y0 - 1, width: b.x1 - b.x0 + 2, height: b.y1 - b.y0 + 2, rx: 0.5,
+          "class": "bv-mark bv-mark-" + kind + " bv-change", "data-change": "symbol-" + kind}, marks);
+        changes.push({kind: "symbol-" + kind, label: (s.ref || "symbol") + " " + kind, box: b, el: el});
+      }
+    });
+    (v.sheets || []).forEach(function (h) {
+      var b = box();
+      (h.pins || []).forEach(function (p) { grow(b, num(p[0]), num(p[1])); });
+      if (empty(b)) { return; }
+      svg("rect", {x: b.x0, y: b.y0, width: Math.max(b.x1 - b.x0, 2), height: Math.max(b.y1 - b.y0, 2), "class": "bv-sch-sheet"}, symbols);
+      svg("text", {x: b.x0, y: b.y0 - 0.5, "font-size": 1.27, "class": "bv-sch-ref", text: h.name || ""}, text);
+    });
+    var bounds = v.bounds || [0, 0, 10, 10];
+    var sheetBox = grow(grow(box(), num(bounds[0]), num(bounds[1]), 2), num(bounds[2]), num(bounds[3]), 2);
+    var changeBox = box();
+    changes.forEach(function (c) { grow(grow(changeBox, c.box.x0, c.box.y0), c.box.x1, c.box.y1); });
+    var pins = svg("g", {"class": "bv-pins"}, world);
+    var api = view(root, world, dict(), sheetBox, changeBox, changes, pins);
     api.named = named;
     return api;
   }
@@ -399,7 +488,7 @@
     }
   }
 
-  function findingsList(side, findings, drawing, state, tools) {
+  function findingsList(side, findings, drawings, state, tools) {
     var bar = node("div", {"class": "bv-filter"}, side);
     var sevLabel = node("label", {text: "Severity "}, bar);
     var sev = node("select", {"data-action": "severity"}, sevLabel);
@@ -423,10 +512,12 @@
       if (f.waived) { node("span", {"class": "bv-waived", text: "waived"}, b); }
       node("strong", {text: " " + (f.title || f.ruleId)}, b);
       node("span", {"class": "bv-msg", text: " " + f.message}, b);
-      if (typeof f.x !== "number") { node("span", {"class": "bv-unplaced", text: " (no place on the board)"}, b); }
+      var drawing = typeof f.path === "string" ? drawings[f.path] : undefined;
+      var placed = drawing && typeof f.x === "number" && typeof f.y === "number";
+      if (!placed) { node("span", {"class": "bv-unplaced", text: " (not drawn here)"}, b); }
       b.addEventListener("click", function () { select(f.fingerprint, false); });
-      items[f.fingerprint] = {li: li, button: b, finding: f};
-      if (drawing && typeof f.x === "number" && typeof f.y === "number") {
+      items[f.fingerprint] = {li: li, button: b, finding: f, drawing: drawing};
+      if (placed) {
         var pin = svg("g", {"class": "bv-pin sev-" + f.severity + (f.baseline === "new" ? " bv-pin-new" : ""),
           "data-fingerprint": f.fingerprint, id: "marker-" + f.fingerprint}, drawing.pinsGroup);
         svg("circle", {cx: f.x, cy: f.y, r: 1, "class": "bv-pin-ring"}, pin);
@@ -436,7 +527,7 @@
         pins[f.fingerprint] = pin;
       }
     });
-    if (drawing) { drawing.apply(); }
+    Object.keys(drawings).forEach(function (k) { drawings[k].apply(); });
     function filter() {
       var limit = sev.value ? SEVERITIES.indexOf(sev.value) : SEVERITIES.length;
       var shown = 0;
@@ -462,14 +553,16 @@
       });
       Object.keys(pins).forEach(function (k) { pins[k].classList.toggle("active", k === fp); });
       state.selected = fp;
-      var pin = pins[fp];
+      var pin = pins[fp], drawing = item.drawing;
+      Object.keys(drawings).forEach(function (k) {
+        Array.prototype.forEach.call(drawings[k].svg.querySelectorAll(".bv-named"), function (el) {
+          el.classList.remove("bv-named");
+        });
+      });
       if (pin) {
         pin.parentNode.appendChild(pin);   // on top of the other pins
         // Outline the items the finding names, and show them with the pin.
         var f = item.finding, around = grow(box(), f.x, f.y, 3);
-        Array.prototype.forEach.call(drawing.svg.querySelectorAll(".bv-named"), function (el) {
-          el.classList.remove("bv-named");
-        });
         (f.uuids || []).forEach(function (id) {
           (drawing.named[id] || []).forEach(function (el) {
             el.classList.add("bv-named");
@@ -477,7 +570,10 @@
             if (b.width < 50 && b.height < 50) { grow(grow(around, b.x, b.y), b.x + b.width, b.y + b.height); }
           });
         });
-        if (!fromPin) { drawing.fit(around, 6); }
+        if (!fromPin) {
+          drawing.fit(around, 6);
+          if (drawing !== drawings[Object.keys(drawings)[0]]) { drawing.svg.scrollIntoView({block: "nearest"}); }
+        }
       }
       if (fromPin) { item.li.scrollIntoView({block: "nearest"}); item.button.focus({preventScroll: true}); }
     }

@@ -70,7 +70,12 @@ def test_a_base_without_the_project_shows_everything_added(tmp_path):
     assert {f.baseline for f in outcome.findings} == {"new"}
 
 
-def test_bom_lines_changed_by_reference(tmp_path):
+WIRE_TO_P2 = ("  (wire (pts (xy 185.42 76.2) (xy 198.12 76.2))\n    (stroke (width 0) (type solid) (color 0 0 0 0))\n"
+              "    (uuid 06655b90-3a73-4865-8781-04208e869f47)\n  )\n")
+
+
+def _schematic_pair(tmp_path, *, cut_wire: bool = False) -> tuple[Path, Path]:
+    """The ecc83 demo twice; in the head R1 is 2.2K (and the wire to P2 pin 1 is cut)."""
     base, head = tmp_path / "base", tmp_path / "head"
     for target in (base, head):
         shutil.copytree(KICAD / "v6" / "ecc83", target, ignore=shutil.ignore_patterns("3d*", "*_v2.*"))
@@ -80,8 +85,16 @@ def test_bom_lines_changed_by_reference(tmp_path):
                            '    (property "Value" "1.5K"',
                            '(property "Reference" "R1" (id 0) (at 154.94 85.09 0))\n'
                            '    (property "Value" "2.2K"')
+    if cut_wire:
+        assert WIRE_TO_P2 in planted
+        planted = planted.replace(WIRE_TO_P2, "")
     assert planted != text
     sheet.write_text(planted)
+    return head, base
+
+
+def test_bom_lines_changed_by_reference(tmp_path):
+    head, base = _schematic_pair(tmp_path)
     outcome = _compare(head, base)
     bom = outcome.comparison["bom"]
     assert bom["added"] == [] and bom["removed"] == []
@@ -279,4 +292,32 @@ def test_a_board_too_large_to_draw_says_so_in_the_page_and_lists_the_findings(br
     assert page.locator("svg.bv-svg").count() == 0
     assert page.locator(".bv-findings li").count() == len(outcome.findings)
     assert "1 via added" in page.locator(".bv-summary").inner_text()
+    page.close()
+
+
+@pytest.mark.browser
+def test_the_changed_sheet_is_drawn_with_its_changed_symbol_and_the_new_erc_finding_pinned(browser, tmp_path):
+    from checker.report_html import render_html
+
+    head, base = _schematic_pair(tmp_path, cut_wire=True)
+    outcome = _compare(head, base)
+    erc = next(f for f in outcome.findings if f.rule_id == "erc.pin-not-connected")
+    assert erc.baseline == "new" and erc.path == "ecc83-pp.kicad_sch"
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_html(outcome), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(page_file.as_uri())
+    page.wait_for_selector("[data-board-view][data-ready=true]")
+    sheets = page.locator(".bv-sheets")
+    assert sheets.locator("h4").all_inner_texts() == ["ecc83-pp.kicad_sch"]
+    assert sheets.locator(".bv-change").evaluate_all("els => els.map(e => e.dataset.change)") == ["symbol-changed"]
+    assert sheets.locator(".bv-changes li").all_inner_texts() == ["R1 changed"]
+    # The ERC finding is a pin on the sheet; selecting it zooms the sheet to it.
+    pin = sheets.locator(f"#marker-{erc.fingerprint}")
+    assert pin.count() == 1
+    whole = [float(v) for v in sheets.locator("svg").get_attribute("viewBox").split()]
+    page.locator(f'.bv-findings li[data-fingerprint="{erc.fingerprint}"] button').click()
+    x, y, w, h = [float(v) for v in sheets.locator("svg").get_attribute("viewBox").split()]
+    assert w < whole[2] and x < erc.extra["x"] < x + w and y < erc.extra["y"] < y + h
+    assert "active" in pin.get_attribute("class")
     page.close()
