@@ -273,6 +273,7 @@
     var pins = svg("g", {"class": "bv-pins"}, world);
     var api = view(root, world, dict(), sheetBox, changeBox, changes, pins);
     api.named = named;
+    api.closest = 40;   // a finding on a sheet is shown with the symbols around it
     return api;
   }
 
@@ -571,7 +572,7 @@
           });
         });
         if (!fromPin) {
-          drawing.fit(around, 6);
+          drawing.fit(around, drawing.closest || 6);
           if (drawing !== drawings[Object.keys(drawings)[0]]) { drawing.svg.scrollIntoView({block: "nearest"}); }
         }
       }

@@ -320,4 +320,5 @@ def test_the_changed_sheet_is_drawn_with_its_changed_symbol_and_the_new_erc_find
     x, y, w, h = [float(v) for v in sheets.locator("svg").get_attribute("viewBox").split()]
     assert w < whole[2] and x < erc.extra["x"] < x + w and y < erc.extra["y"] < y + h
     assert "active" in pin.get_attribute("class")
+    sheets.locator(".bv-svg").screenshot(path=str(FIXTURES.parent.parent / "docs" / "img" / "board-diff-sheet.png"))
     page.close()
