@@ -1,9 +1,11 @@
 """Rendering the review pages: jinja2 templates (app/templates, autoescape on),
 the pages' security headers, and refusals as pages instead of JSON.
 
-Every page is plain HTML and one stylesheet from this origin: no script, no
-other origin. The headers say so (`default-src 'self'`), forbid framing and
-keep the referrer on this site, so a run's URL never reaches the code host.
+Every page is plain HTML and one stylesheet from this origin: no inline
+script, nothing from another origin; the only script is the run page's board
+drawing, a file from this origin (/static/board-view.js, docs/board-diff.md).
+The headers say so (`default-src 'self'`), forbid framing and keep the
+referrer on this site, so a run's URL never reaches the code host.
 """
 from __future__ import annotations
 
