@@ -27,6 +27,7 @@ from pathlib import Path
 from .board import Board, Footprint
 from .board_view import board_geometry, footprint_view, track_view, via_view, zone_view
 from .findings import Finding
+from .project import KICAD_SUFFIXES
 from .schematic_diff import diff_schematic, schematic_state
 from .schematic_view import changed_sheets
 from .schematic_diff import summary as schematic_summary
@@ -248,6 +249,10 @@ class BaseCheck:
         self._root = Path(os.path.abspath(root))
         self._child = None
         self._pipe = None
+        # A change that left every KiCad file as it was (firmware, docs) needs no second check.
+        self.unchanged = _same_inputs(self._root, target, base_root, self._options.path)
+        if self.unchanged:
+            return
         if (os.cpu_count() or 1) > 1 and threading.active_count() == 1 and hasattr(os, "fork"):
             try:
                 context = multiprocessing.get_context("fork")
@@ -294,7 +299,49 @@ class BaseCheck:
         return self._checked()
 
     def compare(self, bom_of, limits, models, findings: list[Finding]) -> dict:
-        return compare(models, self.result(), bom_of(models, limits), findings, self._root)
+        head_bom = bom_of(models, limits)
+        if self.unchanged:
+            base = {"boards": [m.board for m in models if m.board is not None],
+                    "fingerprints": [f.fingerprint for f in findings], "bom": head_bom,
+                    "schematic": schematic_state(_first_schematic(models), self._root)}
+        else:
+            base = self.result()
+        return compare(models, base, head_bom, findings, self._root)
+
+
+_INPUT_NAMES = (".boardready.toml", "fp-lib-table", "sym-lib-table")
+_MAX_COMPARED_FILES = 500
+
+
+def _kicad_files(root: Path, target: Path) -> dict[str, Path] | None:
+    """The files a check of ``target`` can read, by path relative to ``root``; None when
+    there are too many to compare cheaply."""
+    files = {}
+    config = root / ".boardready.toml"
+    if config.is_file():
+        files[".boardready.toml"] = config
+    folder = target if target.is_dir() else target.parent
+    for where, _, names in os.walk(folder):
+        for name in names:
+            if name.endswith(KICAD_SUFFIXES) or name in _INPUT_NAMES:
+                path = Path(where) / name
+                files[os.path.relpath(path, root)] = path
+                if len(files) > _MAX_COMPARED_FILES:
+                    return None
+    return files
+
+
+def _same_inputs(root: Path, target: Path, base_root: Path, base_target: Path) -> bool:
+    """Whether the base has exactly the head's KiCad files, byte for byte."""
+    if not base_target.exists():
+        return False
+    head, base = _kicad_files(root, target), _kicad_files(base_root, base_target)
+    if head is None or base is None or head.keys() != base.keys():
+        return False
+    try:
+        return all(head[name].read_bytes() == base[name].read_bytes() for name in head)
+    except OSError:
+        return False
 
 
 def _first_schematic(models):

@@ -45,10 +45,22 @@ def test_the_diff_names_every_planted_edit_and_nothing_else():
     assert outcome.comparison["summary"][:3] == ["1 footprint moved: P5 (1.7961 mm)", "1 track removed", "1 via added"]
 
 
-def test_a_board_against_itself_has_no_change_and_no_new_finding():
+def test_a_board_against_itself_has_no_change_and_no_new_finding(tmp_path):
     outcome = _compare(PAIR / "head", PAIR / "head")
     assert change_count(outcome.comparison["boards"][0]["diff"]) == 0
     assert outcome.findings and {f.baseline for f in outcome.findings} == {"existing"}
+    # The same, when the base is a copy that differs in a file the checker does not read...
+    copy = tmp_path / "copy"
+    shutil.copytree(PAIR / "head", copy)
+    (copy / "notes.txt").write_text("firmware only")
+    same = _compare(PAIR / "head", copy)
+    assert same.comparison == outcome.comparison and [f.baseline for f in same.findings] == \
+        [f.baseline for f in outcome.findings]
+    # ... and one byte in a KiCad file is a change.
+    board = copy / "ecc83-pp.kicad_pcb"
+    board.write_text(board.read_text().replace("(at 126.365 92.71)", "(at 126.366 92.71)"))
+    moved = _compare(PAIR / "head", copy)
+    assert [m["ref"] for m in moved.comparison["boards"][0]["diff"]["footprints"]["moved"]] == ["P5"]
 
 
 def test_findings_the_change_introduced_are_new_by_fingerprint():
