@@ -341,10 +341,13 @@ def metrics_walkthrough(base_url: str, kept: demo_setup.DemoSecrets) -> None:
     """GET /metrics with the demo's operator token, as a scraper does."""
     answer = httpx.get(f"{base_url}/metrics", headers={"Authorization": f"Bearer {kept.operator_token}"},
                        timeout=30)
-    families = sorted({line.split()[2] for line in answer.text.splitlines() if line.startswith("# TYPE ")})
-    print(f"\n== the operator's view: GET /metrics -> {answer.status_code}, {len(families)} metric families")
-    for family in families[:6]:
-        print(f"  {family}")
+    lines = answer.text.splitlines()
+    families = sorted({line.split()[2] for line in lines if line.startswith("# TYPE ")})
+    print(f"\n== the operator's view: GET /metrics -> {answer.status_code}, {len(families)} metric families, e.g.")
+    shown = ("boardready_http_requests_total{", "boardready_host_requests_total{", "boardready_queue_depth{")
+    for prefix in shown:
+        for line in [line for line in lines if line.startswith(prefix)][:3]:
+            print(f"  {line}")
 
 
 def how_to_use(base_url: str, kept: demo_setup.DemoSecrets, data_dir: str) -> None:
