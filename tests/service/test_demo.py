@@ -82,3 +82,12 @@ def test_the_demo_keeps_its_keys_in_the_data_folder(tmp_path, monkeypatch):
         assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     demo_setup.reset(str(tmp_path / "data"))
     assert demo_setup.demo_secrets(str(tmp_path / "data")) != first   # --reset: new keys
+
+
+def test_a_wait_says_what_it_waits_for_and_what_is_wrong(capsys):
+    answers = iter([None, None, "there"])
+    assert demo_setup.wait_for(lambda: next(answers), 30, "the thing") == "there"
+    assert demo_setup.wait_for(lambda: None, 0, "the check run to complete",
+                               lambda: "release run 1 is dispatched") is None
+    out = capsys.readouterr().out
+    assert "gave up waiting for the check run to complete after 0 s: release run 1 is dispatched" in out
