@@ -5,7 +5,8 @@ from __future__ import annotations
 from .profiles import MINIMUM_KEYS, available, load_profile
 from .rules.catalogue import RULES
 from .project_settings import DRC_DEFAULTS, ERC_DEFAULTS
-from .verdict import BLOCKING_SEVERITIES, CAPS, DECISION_SCORE_CAP, ENVIRONMENT_DEPENDENT_RULES, WEIGHTS
+from .verdict import (BLOCKING_SEVERITIES, CAPS, DECISION_SCORE_CAP, ENVIRONMENT_DEPENDENT_KICAD_TYPES,
+                      WEIGHTS)
 
 # Checks where boardready deliberately goes beyond KiCad 9 (or keeps KiCad's error whatever
 # the project's severities say), and why. Every blocking rule that mirrors nothing is listed
@@ -59,7 +60,8 @@ def render() -> str:
             "words, type, severity and exclusions; a native finding KiCad also reports is one finding. "
             "`.boardready.toml` `[severity]` applies after the project's settings.", "",
             "A finding that depends on what is installed where the checker runs is never blocking (at most "
-            "`medium`): " + ", ".join(f"`{r}`" for r in sorted(ENVIRONMENT_DEPENDENT_RULES)) + ".", "",
+            "`medium`): `sch.footprint-library-unknown`, and KiCad's own "
+            + ", ".join(f"`{t}`" for t in ENVIRONMENT_DEPENDENT_KICAD_TYPES) + " when imported from kicad-cli.", "",
             "## Deliberate checks beyond KiCad", "",
             "Blocking rules that KiCad 9 does not have, or whose KiCad error a project may not turn off:", ""]
     for rule in RULES.values():

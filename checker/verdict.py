@@ -55,7 +55,12 @@ DEFAULT_FAIL_ON = "gate"
 
 # Rules whose outcome depends on the machine the checker runs on, not on the
 # repository: never more than medium, whatever a configuration says.
-ENVIRONMENT_DEPENDENT_RULES = frozenset({"sch.footprint-library-unknown"})
+# KiCad's own library checks answer the same question about the machine kicad-cli ran on.
+ENVIRONMENT_DEPENDENT_KICAD_TYPES = ("footprint_link_issues", "lib_symbol_issues", "lib_symbol_mismatch",
+                                     "lib_footprint_issues", "lib_footprint_mismatch")
+ENVIRONMENT_DEPENDENT_RULES = frozenset(
+    {"sch.footprint-library-unknown"}
+    | {f"kicad.{kind}.{kicad_type}" for kind in ("erc", "drc") for kicad_type in ENVIRONMENT_DEPENDENT_KICAD_TYPES})
 ENVIRONMENT_DEPENDENT_CEILING = "medium"
 
 

@@ -135,3 +135,15 @@ def test_the_cli_fails_exactly_when_the_gate_would_and_says_the_check_runs_words
     title = check_run_output({**result, "decision": result_decision(result), "tool_name": "t", "tool_version": "1"},
                              "https://review")["title"]
     assert title == headline("FAIL", result["score"]) and title in human and "(score 49)" in title
+
+
+def test_kicads_own_library_findings_never_block_either(copy_project, tmp_path):
+    folder = copy_project("v9/kicad_bot_examples/minimal")
+    report = tmp_path / "erc.json"
+    report.write_text(json.dumps({"kicad_version": "9.0.8", "sheets": [{"path": "/", "violations": [
+        {"severity": "error", "type": "lib_symbol_issues", "description": "The symbol library was not found",
+         "items": []}]}]}))
+    outcome = _run(folder, erc_report=report)
+    [finding] = [f for f in outcome.findings if f.source == "kicad-erc"]
+    assert finding.rule_id == "kicad.erc.lib_symbol_issues" and finding.severity == "medium"
+    assert outcome.result["readiness"] != "blocked"
