@@ -70,6 +70,7 @@ class Pad(Located):
     end_layers_kept: bool = True
     # KiCad 9 saves the layers where its zone filler flashed the pad for a zone of its net.
     zone_layers: list[str] = field(default_factory=list)
+    properties: frozenset[str] = frozenset()        # pad_prop_heatsink, pad_prop_fiducial_glbl, ...
     zone_connect: int | None = None     # 0 none, 1 thermal, 2 solid, 3 thermal for THT only; None: inherit
     thermal_gap: float | None = None
     uuid: str = ""
@@ -98,6 +99,8 @@ class Footprint(Located):
     thermal_gap: float | None = None
     # KiCad 7+ net ties: the groups of pad numbers its copper may join (net_tie_pad_groups).
     net_tie_groups: list[frozenset[str]] = field(default_factory=list)
+    # Courtyard outlines (board coordinates) per side, "F.CrtYd" / "B.CrtYd": polylines of its shapes.
+    courtyards: dict[str, list[list[Point]]] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -366,6 +369,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
     pads: list[Node] = []
     edges: list[Node] = []
     copper: list[tuple[Node, str]] = []
+    courtyard: list[tuple[Node, str]] = []
     uuid = path = layer = ""
     # One pass over the children: a footprint holds dozens of graphics we skip.
     for item in node[1:-2]:
@@ -382,6 +386,8 @@ def _footprint(node: Node, board: Board) -> Footprint:
                 edges.append(item)
             elif shape_layer.endswith(".Cu"):
                 copper.append((item, shape_layer))
+            elif shape_layer in _COURTYARDS:
+                courtyard.append((item, shape_layer))
         elif name in ("fp_text", "property"):
             kind, text = item.atom(0), item.atom(1) or ""
             if kind in ("reference", "Reference") and not reference:
@@ -434,7 +440,14 @@ def _footprint(node: Node, board: Board) -> Footprint:
         shape = _copper_shape(child, placement, shape_layer, footprint, board)
         if shape is not None:
             board.copper_shapes.append(shape)
+    for child, shape_layer in courtyard:
+        outline = _edge(child, placement, reference)
+        if outline is not None:
+            footprint.courtyards.setdefault(_COURTYARDS[shape_layer], []).append(outline.points)
     return footprint
+
+
+_COURTYARDS = {"F.CrtYd": "F.CrtYd", "B.CrtYd": "B.CrtYd", "F.Courtyard": "F.CrtYd", "B.Courtyard": "B.CrtYd"}
 
 
 _EDGE_SHAPES = frozenset(("fp_line", "fp_arc", "fp_circle", "fp_rect", "fp_poly", "fp_curve"))
@@ -483,7 +496,7 @@ def _pad(node: Node, placement: tuple[float, float, float], board: Board) -> Pad
               delta=_leaf_xy(fields.get("rect_delta")) or (0.0, 0.0),
               anchor=(options.value("anchor") if options is not None else None) or "circle",
               clearance=_leaf_number(fields.get("clearance")),
-              castellated="pad_prop_castellated" in properties,
+              castellated="pad_prop_castellated" in properties, properties=frozenset(properties),
               unused_layers_removed=_set(fields.get("remove_unused_layers")),
               end_layers_kept=_set(fields.get("keep_end_layers")),
               zone_layers=_atoms(fields.get("zone_layer_connections")),

@@ -121,6 +121,24 @@ def ecc83_track_over_edge(pcbnew, board) -> None:
     refill(pcbnew, board)
 
 
+def ecc83_footprint_checks(pcbnew, board) -> None:
+    # R3's courtyard grown 1 mm to the right, over C2's (they were 0.625 mm apart); U1 (a
+    # through-hole DIP) typed SMD, a check the project sets to ignore. No copper moves.
+    for footprint in board.GetFootprints():
+        if footprint.GetReference() == "R3":
+            edge = max(max(item.GetStart().x, item.GetEnd().x) for item in footprint.GraphicalItems()
+                       if item.GetLayer() == pcbnew.F_CrtYd)
+            for item in footprint.GraphicalItems():
+                if item.GetLayer() != pcbnew.F_CrtYd:
+                    continue
+                for get, put in ((item.GetStart, item.SetStart), (item.GetEnd, item.SetEnd)):
+                    point = get()
+                    if abs(point.x - edge) < _mm(pcbnew, 0.01):
+                        put(pcbnew.VECTOR2I(point.x + _mm(pcbnew, 1.0), point.y))
+        if footprint.GetReference() == "U1":
+            footprint.SetAttributes(pcbnew.FP_SMD)
+
+
 PIC = ROOT / "tests" / "fixtures" / "kicad" / "v6" / "pic_programmer"
 PIC_BOARD = "pic_programmer"
 
@@ -161,6 +179,11 @@ PLANTS = {
         "a Net-(P1-Pad2) track on B.Cu from pad 1 of R4 (164.465, 117.475) to (175, 117.475), across the "
         "right edge (x = 173.355); zones refilled",
         "copper_edge_clearance (an error), and the end beyond the edge dangles"),
+    "ecc83-footprint-checks": (
+        ECC83, ECC83_BOARD, ecc83_footprint_checks,
+        "R3's front courtyard grown 1 mm to the right over C2's, and U1 (a through-hole DIP-8) typed SMD; no "
+        "copper moved",
+        "courtyards_overlap (R3, C2); footprint_type_mismatch (U1) is not reported: the project ignores it"),
     "pic-track-near-hole": (
         PIC, PIC_BOARD, pic_track_near_hole,
         "board setup hole clearance 0.25 mm (was 0), and a 0.25 mm GND track on F.Cu from (156, 133.515) to "

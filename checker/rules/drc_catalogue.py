@@ -28,4 +28,13 @@ DRC_RULES = [
          "fill does not reach is not reported here.",
          "Widen the thermal spokes or the gap around them, clear what blocks a spoke, or connect the pad "
          "solidly; then refill the zones."),
+    _drc("board.courtyards-overlap", "courtyards_overlap", "error", "Courtyards overlap",
+         "The courtyards (F.CrtYd / B.CrtYd outlines, closed into areas) of two footprints on the same side "
+         "overlap; courtyards that only touch do not.",
+         "Move the footprints apart, or correct the courtyard."),
+    _drc("board.footprint-type-mismatch", "footprint_type_mismatch", "error", "Footprint type contradicts its pads",
+         "A footprint typed SMD or through hole whose pads say otherwise, as KiCad guesses it: through hole when "
+         "it has a plated hole, else SMD when it has a surface pad on copper (fiducial, heatsink, castellated "
+         "and mechanical pads left out). A footprint typed neither is not second-guessed.",
+         "Set the footprint's type (Footprint Properties > Fabrication attributes) to what it is."),
 ]

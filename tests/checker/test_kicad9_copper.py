@@ -47,6 +47,8 @@ def _names(violation: dict, finding: Finding) -> bool:
     uuids = {item.get("uuid") for item in violation["items"]}
     if uuids <= set(finding.uuids):
         return True
+    if violation["type"] in ("courtyards_overlap", "footprint_type_mismatch"):
+        return False   # a footprint's place is its anchor: by uuid only
     places = [(item["pos"]["x"], item["pos"]["y"]) for item in violation["items"]
               if not item["description"].startswith("Zone")]
     return any(math.hypot(location["x"] - x, location["y"] - y) <= NEAR_MM
@@ -77,7 +79,8 @@ KICAD9_PLANTS = sorted(p.name for p in PLANTED.iterdir() if (p / "kicad-drc.json
                        and not (p / "drc.rpt").is_file())
 # The KiCad types the checker's copper checks answer, compared on every KiCad 9 plant.
 COMPARED = ("clearance", "shorting_items", "tracks_crossing", "unconnected_items", "copper_edge_clearance",
-            "track_width", "hole_clearance", "hole_to_hole", "starved_thermal")
+            "track_width", "hole_clearance", "hole_to_hole", "starved_thermal", "courtyards_overlap",
+            "footprint_type_mismatch")
 
 
 @pytest.mark.parametrize("name", KICAD9_PLANTS)
@@ -143,7 +146,7 @@ def test_starved_thermal_reliefs_are_those_kicad_reports_on_the_coldfire_board()
 FIXTURE_REPORTS = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("kicad*/**/*kicad-drc.json"))
 # KiCad types the checker finds every error of on every fixture board.
 COMPLETE = ("clearance", "shorting_items", "unconnected_items", "starved_thermal", "hole_clearance",
-            "hole_to_hole", "track_width", "tracks_crossing")
+            "hole_to_hole", "track_width", "tracks_crossing", "courtyards_overlap", "footprint_type_mismatch")
 
 
 @pytest.mark.parametrize("report", FIXTURE_REPORTS)
@@ -159,3 +162,13 @@ def test_every_fixture_board_kicad_copper_error_is_found(report):
         for violation in _kicad_errors(data, kind):
             assert any(_names(violation, f) for f in _mirroring(findings, kind)), \
                 f"{report}: missed {kind} {violation['items']}"
+
+
+def test_overlapping_courtyards_are_reported_and_an_ignored_type_mismatch_is_not():
+    findings = _findings("ecc83-footprint-checks")
+    (overlap,) = _mirroring(findings, "courtyards_overlap")
+    assert "C2 and R3" in overlap.message
+    (violation,) = _kicad_errors(_report("ecc83-footprint-checks"), "courtyards_overlap")
+    assert _names(violation, overlap)
+    # U1 is typed SMD with through-hole pads, but the project sets footprint_type_mismatch to ignore.
+    assert [f for f in findings if f.rule_id == "board.footprint-type-mismatch"] == []
