@@ -17,7 +17,8 @@ def to_sarif(result: dict) -> dict:
     used = sorted({f["ruleId"] for f in result["findings"]})
     rules = []
     for rule_id in used:
-        rule = RULES.get(rule_id)
+        # An imported KiCad finding (kicad.drc.<type>) is described by its family's entry.
+        rule = RULES.get(rule_id) or RULES.get(rule_id[:9] if rule_id.startswith(("kicad.drc.", "kicad.erc.")) else "")
         entry = {"id": rule_id, "name": rule_id}
         if rule:
             entry.update({

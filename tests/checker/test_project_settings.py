@@ -147,3 +147,10 @@ def test_kicads_own_library_findings_never_block_either(copy_project, tmp_path):
     [finding] = [f for f in outcome.findings if f.source == "kicad-erc"]
     assert finding.rule_id == "kicad.erc.lib_symbol_issues" and finding.severity == "medium"
     assert outcome.result["readiness"] != "blocked"
+
+
+def test_sarif_describes_an_imported_kicad_type_by_its_family():
+    folder = KICAD / "v9/kicad_bot_examples/drc-violation"
+    outcome = _run(folder, drc_report=folder / "kicad-drc.json")
+    rules = {r["id"]: r for r in to_sarif(outcome.result)["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["kicad.drc.copper_edge_clearance"]["shortDescription"]["text"] == "KiCad DRC violation"
