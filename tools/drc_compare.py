@@ -31,6 +31,7 @@ from checker.errors import HostileInputError
 from checker.findings import Finding
 from checker.project_settings import DRC_DEFAULTS
 from checker.runner import RunOptions, check
+from checker.verdict import ENVIRONMENT_DEPENDENT_KICAD_TYPES
 
 from . import kicad_oracle
 
@@ -84,11 +85,14 @@ def read_violations(report: dict) -> list[Violation]:
 
 
 def kicad_blocks(drc: dict | None, erc: dict | None) -> bool:
-    """KiCad's own verdict: an error it reports and the project did not exclude."""
-    errors = [v for v in read_violations(drc or {}) if v.severity == "error" and not v.excluded]
+    """KiCad's own verdict: an error it reports and the project did not exclude (library checks,
+    which depend on the machine KiCad ran on, left out as the checker leaves them out)."""
+    errors = [v for v in read_violations(drc or {}) if v.severity == "error" and not v.excluded
+              and v.type not in ENVIRONMENT_DEPENDENT_KICAD_TYPES]
     for sheet in (erc or {}).get("sheets") or []:
         errors += [v for v in sheet.get("violations") or []
-                   if v.get("severity") == "error" and not v.get("excluded")]
+                   if v.get("severity") == "error" and not v.get("excluded")
+                   and v.get("type") not in ENVIRONMENT_DEPENDENT_KICAD_TYPES]
     return bool(errors)
 
 
