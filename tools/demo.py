@@ -350,12 +350,15 @@ def metrics_walkthrough(base_url: str, kept: demo_setup.DemoSecrets) -> None:
             print(f"  {line}")
 
 
-def how_to_use(base_url: str, kept: demo_setup.DemoSecrets, data_dir: str) -> None:
+def how_to_use(kept: demo_setup.DemoSecrets, data_dir: str) -> None:
     print("\n== what the demo keeps in its data folder (bin/demo --reset starts again from nothing)")
     print(f"  {os.path.join(data_dir, 'demo-artifact-signing-key')}: signs the run page's links to reports "
           f"(SERVICE_ARTIFACT_SIGNING_KEY)")
-    print(f"  {kept.token_file}: the operator token (SERVICE_OPERATOR_API_TOKEN), for /metrics and the operator API:")
-    print(f"    curl -H \"Authorization: Bearer $(cat {kept.token_file})\" {base_url}/metrics")
+    print(f"  {kept.token_file}: the operator token (SERVICE_OPERATOR_API_TOKEN), for /metrics and the operator API")
+
+
+def metrics_command(base_url: str, kept: demo_setup.DemoSecrets) -> str:
+    return f"curl -H \"Authorization: Bearer $(cat {kept.token_file})\" {base_url}/metrics"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -420,7 +423,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"boardready listening on {service.base_url} (service logs: {log_path})")
             run_page = walkthrough(host, service, url, log_path)
             metrics_walkthrough(service.base_url, kept)
-            how_to_use(service.base_url, kept, data_dir)
+            how_to_use(kept, data_dir)
             if args.once:
                 print("\n== --once: the service and the emulator stop now; run bin/demo without --once to "
                       "open the pages in a browser")
@@ -429,6 +432,7 @@ def main(argv: list[str] | None = None) -> None:
             print("\n== open in a browser (sign in with the code host: the emulator signs in rita-reviewer)")
             print(f"  the run page:      {run_page or '(no run completed)'}")
             print(f"  the release runs:  {service.base_url}/runs")
+            print(f"  the metrics:       {metrics_command(service.base_url, kept)}")
             print(f"\nserving on {service.base_url}, code host emulator on {host.url}, until Ctrl-C")
             # A TERM (kill, a closed terminal's supervisor) stops it as Ctrl-C does: the
             # service and its workers stop with it instead of outliving the demo.

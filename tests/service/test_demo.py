@@ -50,10 +50,11 @@ def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):
     assert re.search(r"report artifact \d+ \(\d+ bytes\) of release run", out)
     assert "GET /metrics -> 200" in out
     token_file = tmp_path / "demo-operator-token"
-    assert f'curl -H "Authorization: Bearer $(cat {token_file})" http://{base}/metrics' in out
+    assert f"{token_file}: the operator token (SERVICE_OPERATOR_API_TOKEN)" in out
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     # --once stops the server: it prints none of its addresses to open.
-    assert "the run page:" not in out and f"http://{base}/runs" not in out and "until Ctrl-C" not in out
+    ending = out[out.index("== the operator's view"):]
+    assert f"http://{base}" not in ending and "until Ctrl-C" not in out and "the run page:" not in out
     assert "--once: the service and the emulator stop now" in out
 
 
