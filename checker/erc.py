@@ -173,6 +173,11 @@ def _no_connect_rules(sub: Subgraph, graph: Connectivity, report: _Report,
     instance = sub.instance
     no_connect = sub.no_connect
     if no_connect is not None:
+        # A flag on a sheet pin or hierarchical label says the other side of the link may be
+        # connected or not: KiCad checks nothing more for it.
+        if any(item.kind in ("sheet_pin", "hierarchical_label") and item.position == no_connect.position
+               for item in sub.items):
+            return
         unique: list[Item] = []
         labels = 0
         first_pin = None
