@@ -13,6 +13,7 @@ from checker.board_diff import change_count, geometry_document
 from checker.cli import main
 from checker.runner import RunOptions, check
 from checker_fixtures import FIXTURES, KICAD
+from test_runner_mode import runner_env, service  # noqa: F401  (fixtures: the runner's environment and service)
 from tests.helpers import headless_chromium
 
 PAIR = FIXTURES / "kicad-diff"
@@ -334,3 +335,32 @@ def test_the_changed_sheet_is_drawn_with_its_changed_symbol_and_the_new_erc_find
     assert "active" in pin.get_attribute("class")
     sheets.locator(".bv-svg").screenshot(path=str(FIXTURES.parent.parent / "docs" / "img" / "board-diff-sheet.png"))
     page.close()
+
+
+def test_runner_without_a_readable_base_still_sends_its_result(runner_env, service, capsys):
+    code = main(["--runner", "--no-kicad-cli", "--base-ref", "0" * 40])
+    assert code == 1   # the board is blocked; the result went out all the same
+    assert "without the board diff" in capsys.readouterr().err
+    callback = next(r for r in service.requests if r["path"] == "/api/v1/runs/github-actions-result")
+    assert all("baseline" not in f for f in callback["body"]["result"]["findings"])
+
+
+def test_runner_with_the_base_commit_marks_new_findings_and_sends_the_diff(runner_env, service):
+    import subprocess
+
+    workspace = Path(runner_env["GITHUB_WORKSPACE"])
+    git = ["git", "-C", str(workspace), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    [board] = workspace.glob("hw/*.kicad_pcb")
+    text = board.read_text()
+    assert "\t(segment\n" in text
+    board.write_text(text.replace("\t(segment\n", "\t(not_a_segment\n", 1))   # the head deletes a track
+    assert main(["--runner", "--no-kicad-cli", "--base-ref", base]) in (0, 1)   # 4 would be a refused result
+    callback = next(r for r in service.requests if r["path"] == "/api/v1/runs/github-actions-result")
+    findings = callback["body"]["result"]["findings"]
+    assert findings and all(f["baseline"] == "existing" for f in findings if f["source"] == "boardready")
+    report = next(r for r in service.requests if r["path"].startswith("/api/v1/runs/github-actions-artifact"))
+    assert b'"removed":[["' in report["body"] and b"1 track removed" in report["body"]
