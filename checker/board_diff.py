@@ -13,24 +13,15 @@ footprint, manufacturer, MPN, DNP).
 Added items are named by their index in the head's geometry
 (checker/board_view.py); removed and moved-from items carry their base
 geometry, so the page draws the base under the head from the diff alone.
+Checking the base and putting the comparison together: checker/base_check.py.
 """
 from __future__ import annotations
 
-import math
-import multiprocessing
-import os
-import threading
 from collections import defaultdict
-from dataclasses import replace
-from pathlib import Path
 
 from .board import Board, Footprint
-from .board_view import board_geometry, footprint_view, track_view, via_view, zone_view
+from .board_view import footprint_view, track_view, via_view, zone_view
 from .findings import Finding
-from .project import KICAD_SUFFIXES
-from .schematic_diff import diff_schematic, schematic_state
-from .schematic_view import changed_sheets
-from .schematic_diff import summary as schematic_summary
 
 _PLACE_TOLERANCE_MM = 1e-4
 
@@ -207,10 +198,12 @@ def summary(board: dict, bom: dict | None) -> list[str]:
     nets = board["nets"]
     count = len(nets["added"]) + len(nets["removed"]) + len(nets["changed"])
     lines.append(f"{_plural(count, 'net')} changed" if count else "No net changed")
-    if bom is not None:
-        count = len(bom["added"]) + len(bom["removed"]) + len(bom["changed"])
-        lines.append(f"{_plural(count, 'BOM line')} changed" if count else "No BOM line changed")
-    return lines
+    return lines + (bom_summary(bom) if bom is not None else [])
+
+
+def bom_summary(bom: dict) -> list[str]:
+    count = len(bom["added"]) + len(bom["removed"]) + len(bom["changed"])
+    return [f"{_plural(count, 'BOM line')} changed" if count else "No BOM line changed"]
 
 
 def change_count(board: dict) -> int:
@@ -226,192 +219,3 @@ def mark_new(findings: list[Finding], base_fingerprints: list[str]) -> None:
     for finding in findings:
         if finding.source == "boardready":
             finding.baseline = "existing" if finding.fingerprint in known else "new"
-
-
-class BaseCheck:
-    """The base commit's checkout, checked the same way as the head (``check`` is the
-    runner's), for the diff and for which findings are new.
-
-    Checking the base is a second whole check, so it runs beside the head's: in a
-    forked process started before the head is read, on a machine with a core to
-    spare (and no other thread that a fork could catch holding a lock). Otherwise,
-    or when the fork fails, it runs in this process when asked for. A base without
-    the project (the pull request adds it) compares with nothing."""
-
-    def __init__(self, check, options, root: Path, target: Path):
-        base_root = Path(os.path.abspath(options.base))
-        # KiCad's own reports are the head's (or slow to make again): the base is checked
-        # by the checker's own rules only, and only those findings are marked new or existing.
-        self._options = replace(options, path=base_root / os.path.relpath(target, root), root=base_root,
-                                base=None, baseline=None, progress=None, erc_report=None, drc_report=None,
-                                run_kicad_cli=False)
-        self._check = check
-        self._root = Path(os.path.abspath(root))
-        self._child = None
-        self._pipe = None
-        # A change that left every KiCad file as it was (firmware, docs) needs no second check.
-        self.unchanged = _same_inputs(self._root, target, base_root, self._options.path)
-        if self.unchanged:
-            return
-        if (os.cpu_count() or 1) > 1 and threading.active_count() == 1 and hasattr(os, "fork"):
-            try:
-                context = multiprocessing.get_context("fork")
-                self._pipe, sending = context.Pipe(duplex=False)
-                self._child = context.Process(target=self._send, args=(sending,), daemon=True)
-                self._child.start()
-                sending.close()
-            except OSError:
-                self._child = None
-
-    def _checked(self) -> dict:
-        """What the comparison needs of the base: its boards, finding fingerprints,
-        BOM lines and schematic (symbols and sheet digests)."""
-        from .errors import NoProjectFound
-
-        try:
-            base = self._check(self._options)
-        except NoProjectFound:
-            return {"boards": [], "fingerprints": [], "bom": [], "schematic": schematic_state(None, self._root)}
-        return {"boards": [m.board for m in base.models if m.board is not None],
-                "fingerprints": [f.fingerprint for f in base.findings], "bom": base.result.get("bom", []),
-                "schematic": schematic_state(_first_schematic(base.models), self._options.root)}
-
-    def _send(self, pipe) -> None:
-        try:
-            pipe.send(("ok", self._checked()))
-        except BaseException as exc:   # the parent re-raises it; the child only reports
-            pipe.send(("error", exc))
-        finally:
-            pipe.close()
-
-    def result(self) -> dict:
-        if self._child is not None:
-            try:
-                outcome, value = self._pipe.recv()
-            except EOFError:   # the child died without a word: check here instead
-                outcome, value = "ok", self._checked()
-            finally:
-                self._child.join()
-                self._pipe.close()
-            if outcome == "error":
-                raise value
-            return value
-        return self._checked()
-
-    def compare(self, bom_of, limits, models, findings: list[Finding]) -> dict:
-        head_bom = bom_of(models, limits)
-        if self.unchanged:
-            base = {"boards": [m.board for m in models if m.board is not None],
-                    "fingerprints": [f.fingerprint for f in findings], "bom": head_bom,
-                    "schematic": schematic_state(_first_schematic(models), self._root)}
-        else:
-            base = self.result()
-        return compare(models, base, head_bom, findings, self._root)
-
-
-_INPUT_NAMES = (".boardready.toml", "fp-lib-table", "sym-lib-table")
-_MAX_COMPARED_FILES = 500
-
-
-def _kicad_files(root: Path, target: Path) -> dict[str, Path] | None:
-    """The files a check of ``target`` can read, by path relative to ``root``; None when
-    there are too many to compare cheaply."""
-    files = {}
-    config = root / ".boardready.toml"
-    if config.is_file():
-        files[".boardready.toml"] = config
-    folder = target if target.is_dir() else target.parent
-    for where, _, names in os.walk(folder):
-        for name in names:
-            if name.endswith(KICAD_SUFFIXES) or name in _INPUT_NAMES:
-                path = Path(where) / name
-                files[os.path.relpath(path, root)] = path
-                if len(files) > _MAX_COMPARED_FILES:
-                    return None
-    return files
-
-
-def _same_inputs(root: Path, target: Path, base_root: Path, base_target: Path) -> bool:
-    """Whether the base has exactly the head's KiCad files, byte for byte."""
-    if not base_target.exists():
-        return False
-    head, base = _kicad_files(root, target), _kicad_files(base_root, base_target)
-    if head is None or base is None or head.keys() != base.keys():
-        return False
-    try:
-        return all(head[name].read_bytes() == base[name].read_bytes() for name in head)
-    except OSError:
-        return False
-
-
-def _first_schematic(models):
-    return next((m.schematic for m in models if m.schematic is not None), None)
-
-
-def compare(models, base: dict, head_bom: list[dict], findings: list[Finding], root: Path) -> dict:
-    """The comparison the report and the run page draw: each head board with its base
-    twin, the BOM and the schematic; ``base`` is what BaseCheck found in the base."""
-    mark_new(findings, base["fingerprints"])
-    base_boards = {board.file: board for board in base["boards"]}
-    boards = []
-    for model in models:
-        if model.board is None:
-            continue
-        board = diff_boards(base_boards.get(model.board.file), model.board)
-        boards.append({"file": model.board.file, "diff": board})
-    bom = diff_bom(base["bom"], head_bom)
-    schematic = diff_schematic(base["schematic"], schematic_state(_first_schematic(models), root))
-    lines = summary(boards[0]["diff"], bom) if boards else summary_bom_only(bom)
-    return {"boards": boards, "bom": bom, "schematic": schematic, "summary": lines + schematic_summary(schematic)}
-
-
-def summary_bom_only(bom: dict) -> list[str]:
-    count = len(bom["added"]) + len(bom["removed"]) + len(bom["changed"])
-    return [f"{_plural(count, 'BOM line')} changed" if count else "No BOM line changed"]
-
-
-MAX_NAMED = 16   # items a selected finding outlines
-
-
-def _place_of(finding: Finding) -> tuple[float, float, str | None] | None:
-    """Where the finding's pin goes: its own place, else the first of its places."""
-    places = finding.all_locations() if hasattr(finding, "all_locations") else []
-    candidates = [(finding.extra.get("x"), finding.extra.get("y"), finding.extra.get("layer"))]
-    candidates += [(p.get("x"), p.get("y"), p.get("layer")) for p in places]
-    for x, y, layer in candidates:
-        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and math.isfinite(x) and math.isfinite(y):
-            return x, y, layer
-    return None
-
-
-def _named(finding: Finding) -> list[str]:
-    return list(getattr(finding, "uuids", None) or finding.extra.get("uuids") or [])
-
-
-def geometry_document(models, findings: list[Finding], comparison: dict | None) -> dict:
-    """What the drawing script reads: the first board's geometry, its diff against
-    the base (when a base was checked), the schematic sheets the change touched,
-    and the findings, with their places on the board or a drawn sheet."""
-    model = next((m for m in models if m.board is not None), None)
-    document: dict = {"version": 1, "board": board_geometry(model.board) if model else None}
-    drawn = {model.board.file} if model is not None else set()
-    if comparison is not None:
-        document["summary"] = comparison["summary"]
-        document["bom"] = comparison["bom"]
-        document["schematic"] = comparison["schematic"]
-        if model is not None:
-            document["diff"] = next((b["diff"] for b in comparison["boards"] if b["file"] == model.board.file), None)
-        document["sheets"] = changed_sheets(_first_schematic(models), comparison)
-        drawn |= {sheet["view"]["file"] for sheet in document["sheets"]}
-    pins = []
-    for finding in findings:
-        place = _place_of(finding)
-        pin = {"fingerprint": finding.fingerprint, "ruleId": finding.rule_id, "severity": finding.severity,
-               "title": finding.title or finding.rule_id, "message": finding.message[:500],
-               "baseline": finding.baseline, "waived": finding.waived}
-        if place is not None and finding.path in drawn:
-            pin.update(path=finding.path, x=round(float(place[0]), 4), y=round(float(place[1]), 4),
-                       layer=place[2], uuids=_named(finding)[:MAX_NAMED])
-        pins.append(pin)
-    document["findings"] = pins
-    return document

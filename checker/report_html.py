@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
-from .board_diff import geometry_document
+from .drawing import geometry_document
 from .board_view import too_large
 from .runner import RunOutcome
 

@@ -91,7 +91,7 @@ def _check(options: RunOptions) -> RunOutcome:
     if config.project and target == root:
         target = reader.resolve_inside(root, config.project, what="configured project")
     if options.base:
-        from .board_diff import BaseCheck   # a board, and numpy, only when a base is compared
+        from .base_check import BaseCheck   # a board, and numpy, only when a base is compared
     base = BaseCheck(_check, options, root, target) if options.base else None   # runs beside this check
     projects = discover(target, reader)
     inputs = _all_inputs(projects, options)

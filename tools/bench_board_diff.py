@@ -78,7 +78,7 @@ def _figures(label: str, samples: list[float]) -> str:
 
 def _diff_only(project: Path, base: Path, repeat: int) -> list[float]:
     """CPU time of comparing two checked projects, without checking either."""
-    from checker.board_diff import compare
+    from checker.base_check import compare
     from checker.runner import _bom
     from checker.schematic_diff import schematic_state
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from checker import board_view
-from checker.board_diff import change_count, geometry_document
+from checker.board_diff import change_count
+from checker.drawing import geometry_document
 from checker.cli import main
 from checker.runner import RunOptions, check
 from checker_fixtures import FIXTURES, KICAD
