@@ -365,3 +365,38 @@ def test_runner_with_the_base_commit_marks_new_findings_and_sends_the_diff(runne
     assert findings and all(f["baseline"] == "existing" for f in findings if f["source"] == "boardready")
     report = next(r for r in service.requests if r["path"].startswith("/api/v1/runs/github-actions-artifact"))
     assert b'"removed":[["' in report["body"] and b"1 track removed" in report["body"]
+
+
+@pytest.mark.browser
+def test_mouse_wheel_drag_and_a_two_finger_pinch_move_the_view(browser, tmp_path):
+    from checker.report_html import render_html
+
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_html(_compare(PAIR / "head", PAIR / "base")), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(page_file.as_uri())
+    page.wait_for_selector("[data-board-view][data-ready=true]")
+    drawing = page.locator("svg.bv-svg").bounding_box()
+    cx, cy = drawing["x"] + drawing["width"] / 2, drawing["y"] + drawing["height"] / 2
+    start = _view_box(page)
+    page.mouse.move(cx, cy)
+    page.mouse.wheel(0, -200)
+    page.wait_for_function(f"document.querySelector('svg.bv-svg').viewBox.baseVal.width < {start[2]}")
+    zoomed = _view_box(page)
+    # A drag to the right moves the view left: the board follows the pointer.
+    page.mouse.down()
+    page.mouse.move(cx + 100, cy, steps=4)
+    page.mouse.up()
+    dragged = _view_box(page)
+    assert dragged[0] < zoomed[0] and dragged[2] == zoomed[2]
+    # Two fingers moving apart zoom in.
+    page.evaluate("""([x, y]) => {
+        const svg = document.querySelector('svg.bv-svg');
+        const touch = (type, id, px) => svg.dispatchEvent(new PointerEvent(type, {pointerId: id, pointerType: 'touch',
+            clientX: px, clientY: y, bubbles: true}));
+        touch('pointerdown', 11, x - 20); touch('pointerdown', 12, x + 20);
+        touch('pointermove', 12, x + 40); touch('pointermove', 12, x + 80);
+        touch('pointerup', 11, x - 20); touch('pointerup', 12, x + 80);
+    }""", [cx, cy])
+    assert _view_box(page)[2] < dragged[2]
+    page.close()
