@@ -44,6 +44,24 @@ _PIN_TYPE_ALIASES = {"unconnected": "no_connect", "bidi": "bidirectional", "tris
 
 LABEL_KINDS = ("label", "global_label", "hierarchical_label")
 _BUS_TEXT = re.compile(r"\[\d+\.\.\d+\]|\{.*\}")
+# Not bus syntax: KiCad's escapes for characters a net name cannot hold ({slash}) and text markup
+# (~{overbar}, ^{superscript}, _{subscript}).
+_NOT_BUS_BRACES = re.compile(r"\{(?:slash|backslash|lt|gt|colon|dblquote|quote|tab|return|space|brace|"
+                             r"hash|pipe|comma|dollar|tilde|caret|underscore)\}|[~^_]\{[^{}]*\}")
+
+
+_ESCAPES = {"slash": "/", "backslash": "\\", "lt": "<", "gt": ">", "colon": ":", "dblquote": '"',
+            "quote": "'", "tab": "\t", "return": "\n", "space": " ", "brace": "{"}
+_ESCAPE = re.compile(r"\{(" + "|".join(_ESCAPES) + r")\}")
+
+
+def unescape(text: str) -> str:
+    """A label's text as KiCad shows it and names its net by: ``VPP{slash}MCLR`` is ``VPP/MCLR``."""
+    return _ESCAPE.sub(lambda m: _ESCAPES[m.group(1)], text) if "{" in text else text
+
+
+def is_bus_text(text: str) -> bool:
+    return ("[" in text or "{" in text) and bool(_BUS_TEXT.search(_NOT_BUS_BRACES.sub("", text)))
 
 
 def _iu(text: str | None) -> int:
@@ -106,7 +124,7 @@ class Item:
     def is_bus(self) -> bool:
         if self.kind == "bus":
             return True
-        return self.kind in LABEL_KINDS + ("sheet_pin",) and bool(_BUS_TEXT.search(self.text))
+        return self.kind in LABEL_KINDS + ("sheet_pin",) and is_bus_text(self.text)
 
     @property
     def is_global_power(self) -> bool:
@@ -265,7 +283,8 @@ def read_screen(file_node: Node, rel: str) -> Screen:
             items.append(Item(kind, child.value("uuid") or "", ((x, y),), child.location))
         elif kind in LABEL_KINDS:
             x, y, _ = _at(child)
-            items.append(Item(kind, child.value("uuid") or "", ((x, y),), child.location, text=child.atom(0) or ""))
+            items.append(Item(kind, child.value("uuid") or "", ((x, y),), child.location,
+                              text=unescape(child.atom(0) or "")))
         elif kind == "netclass_flag" or kind == "directive_label":
             x, y, _ = _at(child)
             netclass = ""
@@ -305,7 +324,7 @@ def _sheet(node: Node, items: list[Item]) -> SheetBox:
     box = SheetBox(uuid=uuid, name=name, location=node.location)
     for pin in node.nodes("pin"):
         x, y, _ = _at(pin)
-        item = Item("sheet_pin", pin.value("uuid") or "", ((x, y),), pin.location, text=pin.atom(0) or "",
+        item = Item("sheet_pin", pin.value("uuid") or "", ((x, y),), pin.location, text=unescape(pin.atom(0) or ""),
                     sheet_uuid=uuid, type=pin.atom(1) or "")
         box.pins.append(item)
         items.append(item)
@@ -394,7 +413,20 @@ class Subgraph:
 
     @property
     def is_bus(self) -> bool:
-        return any(item.is_bus for item in self.items)
+        """What the subgraph's driver is (its strongest label or pin), else whether it has a bus wire."""
+        driver = self.driver
+        if driver is not None:
+            return driver.is_bus
+        return any(item.kind == "bus" for item in self.items)
+
+    @property
+    def driver(self) -> Item | None:
+        best, best_priority = None, PRIORITY_PIN
+        for item in self.items:
+            priority = driver_priority(item)
+            if priority > best_priority:
+                best, best_priority = item, priority
+        return best
 
 
 # KiCad's CONNECTION_SUBGRAPH::PRIORITY
@@ -561,11 +593,10 @@ def _screen_shape(screen: Screen) -> _ScreenShape:
         point = item.position
         on_wires = wires.at(point)
         on_buses = buses.at(point)
-        for segment in on_wires if not item.is_bus else on_buses:
+        # A label joins whatever it sits on, a wire or a bus, even the wrong kind for its text
+        # (KiCad then reports bus_to_net_conflict).
+        for segment in on_wires + on_buses:
             uf.union(index_of[id(item)], index_of[id(segment)])
-        if item.is_bus:
-            for segment in on_wires:
-                uf.union(index_of[id(item)], index_of[id(segment)])
         others = [other for other in at_point[point] if other is not item
                   and other.kind in ("pin", "label", "global_label", "hierarchical_label", "sheet_pin", "no_connect")]
         if not others and not on_wires and not on_buses:

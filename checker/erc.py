@@ -153,6 +153,7 @@ def _subgraph_rules(graph: Connectivity, report: _Report) -> None:
             elif item.kind == "pin" and item.is_power_symbol_pin and item.is_global_power:
                 global_names.add(power_net_name(item))
     for sub in graph.subgraphs:
+        _bus_to_net_rule(sub, report)
         if sub.is_bus:
             continue
         _no_connect_rules(sub, graph, report, global_names, local_names)
@@ -162,6 +163,19 @@ def _subgraph_rules(graph: Connectivity, report: _Report) -> None:
             if wires:
                 report.add("wire_dangling", "Wires not connected to anything",
                            [(wire, sub.instance) for wire in wires[:4]])
+
+
+def _bus_to_net_rule(sub: Subgraph, report: _Report) -> None:
+    """Bus and net things joined by drawing (a net label on a bus, a wire on a bus label)."""
+    net_item = bus_item = None
+    for item in sub.items:
+        if item.kind == "wire" or (item.kind in LABEL_KINDS + ("sheet_pin",) and not item.is_bus):
+            net_item = net_item or item
+        elif item.is_bus:
+            bus_item = bus_item or item
+    if net_item is not None and bus_item is not None:
+        report.add("bus_to_net_conflict", "Invalid connection between bus and net items",
+                   [(net_item, sub.instance), (bus_item, sub.instance)])
 
 
 def _stacked(a: Item, b: Item) -> bool:

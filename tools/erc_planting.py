@@ -56,6 +56,16 @@ def _netclass_flag(netclass: str, x: float, y: float, name: str) -> str:
             f'\t\t\t)\n\t\t)\n\t)\n')
 
 
+def _bus_v9(x1: float, y1: float, x2: float, y2: float, name: str) -> str:
+    return (f"\t(bus\n\t\t(pts\n\t\t\t(xy {x1} {y1}) (xy {x2} {y2})\n\t\t)\n\t\t(stroke\n\t\t\t(width 0)\n"
+            f"\t\t\t(type default)\n\t\t)\n\t\t(uuid \"{_uuid(name)}\")\n\t)\n")
+
+
+def _label_v9(text: str, x: float, y: float, name: str) -> str:
+    return (f"\t(label \"{text}\"\n\t\t(at {x} {y} 0)\n\t\t(effects\n\t\t\t(font\n\t\t\t\t(size 1.27 1.27)\n"
+            f"\t\t\t)\n\t\t\t(justify left bottom)\n\t\t)\n\t\t(uuid \"{_uuid(name)}\")\n\t)\n")
+
+
 def _insert_v9(text: str, addition: str) -> str:
     at = text.rindex("\n\t(sheet_instances")
     return text[:at + 1] + addition + text[at + 1:]
@@ -145,6 +155,12 @@ PLANTS = {
             t, _label("label", "planted_sig", 190.5, 76.2, "similar-labels-a")
             + _label("label", "PLANTED_SIG", 86.36, 52.07, "similar-labels-b")),
         "labels planted_sig and PLANTED_SIG on two different wires", "similar_labels"),
+    "net-label-on-bus": (
+        DIVIDER, "resistor_divider.kicad_sch",
+        lambda t: _insert_v9(t, _bus_v9(120.65, 60.96, 135.89, 60.96, "net-label-on-bus")
+                             + _label_v9("PLANTED_NET", 125.73, 60.96, "net-label-on-bus-label")),
+        "a bus from (120.65, 60.96) to (135.89, 60.96) carrying only a net label PLANTED_NET",
+        "bus_to_net_conflict"),
 }
 
 

@@ -29,6 +29,8 @@ EXPECTED = {
     "missing-unit": ("missing_unit", KICAD / "v6/ecc83/ecc83-pp.kicad_pro"),
     "no-connect-dangling": ("no_connect_dangling", KICAD / "v6/ecc83/ecc83-pp.kicad_pro"),
     "similar-labels": ("similar_labels", KICAD / "v6/ecc83/ecc83-pp.kicad_pro"),
+    "net-label-on-bus": ("bus_to_net_conflict",
+                         KICAD / "v9/kicad_sch_api_reference_projects/resistor_divider/resistor_divider.kicad_pro"),
 }
 # KiCad 9 warnings: found, at-risk but not blocking. missing-unit blocks through the pins the
 # deleted unit left unconnected (pin_not_connected), as in KiCad.
