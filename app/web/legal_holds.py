@@ -22,12 +22,11 @@ import falcon
 from app.jsonlog import log
 from app.web import db
 from app.web.bodies import SMALL_MAX_BYTES, read_json_object
-from app.web.errors import ApiError, quoted_prefix
+from app.web.errors import ApiError
 from app.web.operator import OperatorGate, OperatorResource
 from app.web.params import idempotency_key, path_id
 from app.web.tokens import iso
 
-PLACE_PROPERTIES = {"reason", "reference"}
 REASON_MAX, REFERENCE_MAX = 1000, 200
 # Printable text: no control characters (they would reach psql and logs of readers).
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -77,9 +76,7 @@ class LegalHolds(OperatorResource):
         account = path_id(account_id, "invalid_account_id", "accountId")
         key = idempotency_key(req)
         body = read_json_object(req, SMALL_MAX_BYTES)
-        unknown = sorted(set(body) - PLACE_PROPERTIES)
-        if unknown:
-            raise ApiError(400, "unknown_property", f"unknown property {quoted_prefix(unknown[0])}")
+        # Unknown properties are dropped, as the spec's versioning section says.
         reason = _text(body, "reason", REASON_MAX, required=True)
         reference = _text(body, "reference", REFERENCE_MAX, required=False)
         # Keyed by the Idempotency-Key: a retry after a lost connection answers already_applied.

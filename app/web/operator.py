@@ -23,7 +23,7 @@ from app.jsonlog import log
 from app.web import auth_throttle, db
 from app.web.errors import ApiError
 from app.web.keyset import limit_param
-from app.web.params import idempotency_key, path_id, utc_instant
+from app.web.params import idempotency_key, path_id, positive_id, utc_instant
 from app.web.tokens import iso
 
 ITEM_TYPES = ("job", "outbox")
@@ -102,11 +102,12 @@ class OperatorResource:
 def page_of(rows: list[dict], limit: int) -> tuple[list[dict], dt.datetime | None]:
     """Cut one page and its nextBefore from up to limit + 1 rows, newest first.
 
-    The cursor is a timestamp only (the spec's nextBefore), so a page never
-    ends in the middle of a group of items that failed at the same instant:
-    the group moves to the next page, whose cursor is the instant plus one
-    microsecond. Only a group larger than a whole page is cut (the rest of that
-    instant is then skipped; ops.dead_letters in psql shows everything).
+    The cursor is a timestamp (the spec's nextBefore), so a page does not end
+    in the middle of a group of items that failed at the same instant: the
+    group moves to the next page, whose cursor is the instant plus one
+    microsecond. A group larger than a whole page (one claim dead-letters every
+    expired lease with one failed_at) is cut, and the page's last item is the
+    tie-breaker (`dead_letter_tie`, nextBeforeId) that reaches the rest.
     """
     if len(rows) <= limit:
         return rows, None
@@ -119,11 +120,30 @@ def page_of(rows: list[dict], limit: int) -> tuple[list[dict], dt.datetime | Non
     return page, boundary
 
 
+def dead_letter_tie(page: list[dict], next_before: dt.datetime | None) -> str | None:
+    """nextBeforeId: the last item, when the page was cut inside one instant (nextBefore is that instant)."""
+    if next_before is None or not page or page[-1]["failed_at"] != next_before:
+        return None
+    return f"{page[-1]['item_type']}:{page[-1]['item_id']}"
+
+
+def _before_id(raw: str | None, before: dt.datetime | None) -> tuple[str | None, int | None]:
+    if raw is None:
+        return None, None
+    kind, _, number = raw.partition(":")
+    item = positive_id(number)
+    if kind not in ITEM_TYPES or item is None or before is None:
+        raise ApiError(400, "invalid_before_id", "beforeId must be the nextBeforeId of the previous page, with before")
+    return kind, item
+
+
 class DeadLetters(OperatorResource):
     def on_get(self, req, resp, installation_id):
         self.gate.authenticate(req)
         installation = path_id(installation_id, "invalid_installation_id", "installationId")
-        rows, limit = self.page_rows(req, "dead_letters_page", _before, installation_id=installation)
+        before_type, before_id = _before_id(req.get_param("beforeId"), _before(req.get_param("before")))
+        rows, limit = self.page_rows(req, "dead_letters_page", _before, installation_id=installation,
+                                     before_type=before_type, before_id=before_id)
         page, next_before = page_of(rows, limit)
         resp.media = {
             "ok": True,
@@ -134,6 +154,9 @@ class DeadLetters(OperatorResource):
             } for r in page],
             "nextBefore": iso(next_before),
         }
+        tie = dead_letter_tie(page, next_before)
+        if tie is not None:   # only when the page ended inside one instant
+            resp.media["nextBeforeId"] = tie
 
 
 _REPLAY_ERRORS = {

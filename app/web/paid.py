@@ -2,8 +2,9 @@
 
 Community (free) is the only published plan, so there is nothing to buy and
 no customer portal: any authenticated call gets 410 `marketplace_free_only`.
-Bearer-authenticated with any valid token (no scope needed), so that an
-anonymous caller learns nothing more than from any other /api/v1 route.
+Any valid bearer token (no scope needed) or signed-in session (with its CSRF
+token, as every unsafe session request), so that an anonymous caller learns
+nothing more than from any other /api/v1 route.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from app.web.errors import ApiError
 
 class _Gone:
     auth = "bearer"
+    session_methods = frozenset({"POST"})
     what = ""
 
     def on_post(self, req, resp):

@@ -107,7 +107,9 @@ class ReleaseResult:
     def on_post(self, req, resp):
         auth = require(req, scope="runs:write")
         body = read_json_object(req, RESULT_MAX_BYTES)
-        _refuse_unknown(body, {"attemptId", "result"})
+        # Unknown properties are dropped (the spec's versioning section): only the
+        # callback's top-level envelope and the runner activation refuse them.
+        body = {k: v for k, v in body.items() if k in ("attemptId", "result")}
         ref = _attempt_ref(body)
         result = _validated(body.get("result"))
         row = _accept(self.pool, self.config, p_attempt_ref=ref, p_repository_id=int(auth.repository_id),

@@ -23,11 +23,10 @@ from app.jsonlog import log
 from app.web import db, keyset
 from app.web.bearer_auth import require
 from app.web.bodies import SMALL_MAX_BYTES, read_json_object
-from app.web.errors import ApiError, quoted_prefix
+from app.web.errors import ApiError
 from app.web.run_listing import DatabaseResource
 from app.web.tokens import iso
 
-BOARD_FIELDS = {"path"}
 PROJECT_SUFFIX = ".kicad_pro"
 MAX_PATH_CHARS = 400
 
@@ -107,9 +106,7 @@ class WatchedBoard(DatabaseResource):
         repository = _repository(repository_id)
         auth = require(req, scope="admin", repository_id=repository)
         body = read_json_object(req, SMALL_MAX_BYTES)
-        unknown = sorted(set(body) - BOARD_FIELDS)
-        if unknown:
-            raise ApiError(400, "unknown_property", f"unknown property {quoted_prefix(unknown[0])}")
+        # Unknown properties are dropped, as the spec's versioning section says.
         path = project_path(body.get("path"))
         row = db.call_one(self.pool, self.config, "watched_board_watch", idempotent=False,
                           p_repository_id=repository, p_path=path, p_actor=auth.actor)

@@ -24,7 +24,7 @@ class UserRoutes(RouteGroup):
             role = user.role_on(repo.full_name) if self._visible_to(user, repo) else "none"
             body = {"permission": shapes.LEGACY_PERMISSION[role], "role_name": shapes.ROLE_NAME[role],
                     "user": {**shapes.simple_user(ctx.base_url, user.account),
-                             "permissions": shapes.role_permissions(role)}}
+                             "permissions": shapes.role_permissions(role), "role_name": shapes.ROLE_NAME[role]}}
         return Reply(200, body)
 
     def _visible_to(self, user, repo) -> bool:

@@ -362,7 +362,7 @@ END $$;
 --   not_found            recheck host_check_run_not_found      failure host_check_run_not_found
 --   lookup_unavailable   recheck host_check_run_lookup_failed  failure host_check_run_lookup_failed
 -- The release run, its decision, conclusion and findings never change. A
--- failure is recorded on the run result (last_publication_error), completes
+-- failure is recorded on the release run and its result (last_publication_error), completes
 -- the item and appends control_plane.host_check_run_reconciliation_failed.
 CREATE OR REPLACE FUNCTION boardready.reconciliation_check_run_observe(
   p_item boardready.reconciliation_items, p_observation text, p_next_check_seconds integer, p_now timestamptz)
@@ -398,6 +398,7 @@ BEGIN
                                                              release_run_expected_conclusion(v_run.id)),
            last_publication_error = NULL
      WHERE r.release_run_id = v_run.id AND r.attempt_id = v_run.current_attempt_id;
+    UPDATE release_runs SET last_publication_error = NULL WHERE id = v_run.id;
     v_reason := CASE p_observation WHEN 'converged' THEN 'host_check_run_converged'
                                    ELSE 'host_check_run_updated' END;
     PERFORM reconciliation_finish(p_item.id, 'reconciled', v_reason, p_now);
@@ -416,6 +417,8 @@ BEGIN
 
   UPDATE run_results r SET last_publication_error = v_reason
    WHERE r.release_run_id = v_run.id AND r.attempt_id = v_run.current_attempt_id;
+  -- On the run too: a run that failed before any result has no result row.
+  UPDATE release_runs SET last_publication_error = v_reason WHERE id = v_run.id;
   INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
   VALUES ('control_plane.host_check_run_reconciliation_failed', v_run.installation_id, 'system:reconciliation',
           'reconciliation:' || p_item.id, 'release_run', v_run.id::text, p_now,

@@ -3,7 +3,8 @@
 -- request's author and the latest result's report artifact, for a run among the caller's repositories;
 -- whether the repository accepts token-published results and whether this run's result was one.
 SELECT rr.id, rr.installation_id, rr.check_run_id, rr.published_decision, pr.author_login, pr.author_id,
-       res.last_publication_error, art.id AS artifact_id, art.size_bytes AS artifact_bytes,
+       coalesce(res.last_publication_error, rr.last_publication_error) AS last_publication_error,
+       art.id AS artifact_id, art.size_bytes AS artifact_bytes,
        repo.token_published_results, res.source = 'bearer_result' AS decided_by_token
   FROM boardready.release_runs rr
   JOIN boardready.repositories repo ON repo.id = rr.repository_id

@@ -142,3 +142,24 @@ def test_sign_in_as_and_repository_access_over_the_control_api(installed, descri
     assert [r["full_name"] for r in repos["repositories"]] == ["acme-boards/other"]
     assert control.put("/oauth/denied", json={"denied": True}).json() == {"denied": True}
     assert control.post("/users/nobody/sign-in").status_code == 404
+
+
+def test_a_users_permissions_in_the_code_hosts_shape_and_changed_by_control(installed, description):
+    emu = installed.emu
+    emu.create_user("bo", organizations=["acme-boards"], default_role="push")
+    user_client = HostClient(emu.url, description, token=emu.user_token("bo"))
+    listing = f"/user/installations/{installed.installation['id']}/repositories"
+    [repo] = user_client.get(listing).json()["repositories"]
+    assert repo["permissions"] == {"admin": False, "maintain": False, "push": True, "triage": True, "pull": True}
+    asked = f"/repos/{installed.full_name}/collaborators/bo/permission"
+    answer = installed.client.get(asked).json()          # the installation's token, validated against the description
+    assert (answer["permission"], answer["role_name"], answer["user"]["login"]) == ("write", "write", "bo")
+
+    emu.set_permission("bo", repository=installed.full_name, role="maintain")
+    [repo] = user_client.get(listing).json()["repositories"]
+    assert repo["permissions"]["maintain"] is True and repo["permissions"]["admin"] is False
+    assert installed.client.get(asked).json()["role_name"] == "maintain"
+    emu.set_permission("bo", organizations=[])
+    assert installed.client.get(asked).json()["permission"] == "none"
+    assert installed.client.get(f"/repos/{installed.full_name}/collaborators/nobody/permission",
+                                validate=False).status_code == 404

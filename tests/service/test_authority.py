@@ -365,3 +365,22 @@ def test_the_year_10000_waiver_is_refused_and_nothing_is_stored(stack, owner, po
     owner.execute("UPDATE waivers SET expires_at = '9999-12-31T23:59:59-14:00'")
     listing = person.get(path)
     assert listing.status_code == 200 and listing.json()["items"][0]["expiresAt"].startswith("9999-12-31T23:59:59")
+
+
+# ---- spec points found open ----------------------------------------------------------------------
+
+def test_paid_endpoints_answer_410_to_a_session_too(stack):
+    person = stack.sign_in("buyer")
+    for path in ("/api/v1/billing/checkout", "/api/v1/billing/portal"):
+        answer = person.send("POST", path)
+        assert answer.status_code == 410 and answer.json()["code"] == "marketplace_free_only", path
+
+
+@pytest.mark.parametrize("name, value", [("SERVICE_OPERATOR_API_TOKEN", "too-short"),
+                                         ("SERVICE_CURSOR_SECRET", "short")])
+def test_an_invalid_secret_is_named_by_readiness(pool, name, value):
+    from falcon import testing
+    client = testing.TestClient(create_app(make_config(**{name: value}), pool))
+    answer = client.simulate_get("/api/health/ready")
+    assert answer.status_code == 503 and answer.json["reason"] == "missing-configuration"
+    assert answer.json["missing"] == [name]

@@ -13,6 +13,7 @@ from tests.service.access_helpers import bearer, create_token
 from tests.service.helpers import count
 from tests.service.hostkit import REPOSITORY, run_outbox
 from tests.service.resultkit import DispatchedRun, envelope, finding, make_result
+from tests.service.sessionkit import Session
 
 RESULT = "/api/v1/runs/result"
 SETTINGS = "/api/v1/repositories/{repositoryId}/settings"
@@ -92,6 +93,12 @@ def test_opted_in_a_token_result_says_so_and_the_signed_one_supersedes_it(kit, c
     assert (by_token.status_code, by_token.json["conclusion"], by_token.json["published"]) == (200, "success", True)
     published = check_run(kit, dispatched.check_run_id)
     assert f"Published with API token `{token_id}`" in published["summary"]
+    # The run page says both: the repository accepts token results, and this run was decided by one.
+    viewer = Session(pool, [kit.repository["id"]])
+    page = client.simulate_get(f"/release-runs/{dispatched.release_run_id}", headers=viewer.headers(csrf=False))
+    assert page.status_code == 200
+    assert "decided by a result published with a token" in page.text
+    assert "this repository accepts token-published results" in page.text
 
     # The genuine result arrives afterwards: accepted, it decides, and the check run follows it.
     signed = dispatched.post(client, envelope(dispatched.attempt_ref, make_result(
@@ -106,6 +113,9 @@ def test_opted_in_a_token_result_says_so_and_the_signed_one_supersedes_it(kit, c
     published = check_run(kit, dispatched.check_run_id)
     assert (published["status"], published["conclusion"]) == ("completed", "failure")
     assert "API token" not in published["summary"]
+    page = client.simulate_get(f"/release-runs/{dispatched.release_run_id}", headers=viewer.headers(csrf=False))
+    assert "decided by a result published with a token" not in page.text
+    assert "this repository accepts token-published results" in page.text
 
     # A token cannot take the decision back, and the signed result is not repeated.
     late = publish_by_token(client, dispatched, token, readiness="ready")

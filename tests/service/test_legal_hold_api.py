@@ -145,7 +145,6 @@ def test_pages_newest_first(ops):
     ({"reason": "x", "reference": "r" * 201}, "k", ACCOUNT, "invalid_reference", 400),
     ({"reason": "x", "reference": ""}, "k", ACCOUNT, "invalid_reference", 400),
     ({"reason": "x", "reference": None}, "k", ACCOUNT, "invalid_reference", 400),
-    ({"reason": "x", "active": False}, "k", ACCOUNT, "unknown_property", 400),
     ({"reason": "x\u0000"}, "k", ACCOUNT, "invalid_text", 400),
 ])
 def test_bad_placements_store_nothing(ops, owner, body, key, account, code, status):

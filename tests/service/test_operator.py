@@ -127,6 +127,27 @@ def test_paging_with_before_and_ties(ops, client, owner, clock):
     assert len(listing(ops, 501).json["items"]) == 10                                     # default limit 50
 
 
+def test_a_group_larger_than_a_page_is_reached_with_the_tie_breaker(ops, client, owner, clock):
+    # One claim dead-letters every expired lease with one failed_at: seven items, pages of three.
+    instant = START - dt.timedelta(hours=1)
+    ids = [dead_letter(client, owner, 501, f"g-{n}", instant) for n in range(7)]
+    older = dead_letter(client, owner, 501, "older", instant - dt.timedelta(seconds=1))
+    seen, params, ties = [], {"limit": "3"}, []
+    while True:
+        page = listing(ops, 501, **params).json
+        seen += [int(i["itemId"]) for i in page["items"]]
+        ties.append(page.get("nextBeforeId"))
+        if page["nextBefore"] is None:
+            break
+        params = {"limit": "3", "before": page["nextBefore"]}
+        if page.get("nextBeforeId"):
+            params["beforeId"] = page["nextBeforeId"]
+    assert seen == sorted(ids, reverse=True) + [older]    # all reachable, each once, in order
+    assert ties[0] == f"job:{max(ids) - 2}"
+    refused = listing(ops, 501, beforeId="job:1")          # without before
+    assert (refused.status_code, refused.json["code"]) == (400, "invalid_before_id")
+
+
 @pytest.mark.parametrize("params,code", [
     ({"limit": "0"}, "invalid_limit"), ({"limit": "101"}, "invalid_limit"), ({"limit": "ten"}, "invalid_limit"),
     ({"before": "yesterday"}, "invalid_before"), ({"before": "2024-05-01T00:00:00"}, "invalid_before"),

@@ -231,3 +231,27 @@ def test_a_run_failed_without_a_result_is_restored_as_failure(kit, client, pool,
     check_run = shown(kit, dispatched.check_run_id)
     assert (check_run["status"], check_run["conclusion"]) == ("completed", "failure")
     assert "host_workflow_cancelled" in check_run["summary"]
+
+
+def test_a_failure_is_recorded_on_a_run_without_a_result(kit, client, pool, db_url, owner, loop):
+    from tests.service.reconcilekit import workflow_loop
+
+    dispatched = DispatchedRun(kit, client, pool, db_url, owner)
+    kit.host.complete_run(dispatched.workflow_run_id, "cancelled")
+    host = kit.host_client()
+    started = owner.execute("SELECT dispatched_at FROM release_run_attempts WHERE id = %s",
+                            (int(dispatched.attempt_ref.split("-")[0]),)).fetchone()["dispatched_at"]
+    workflow_loop(kit.config, pool, host).run_once(later(OBSERVATION + 1, started))
+    host.close()
+    kit.host.add_fault(operation_id="checks/update", status=502)
+    for _ in range(5):
+        due_now(owner)
+        run_outbox(kit, pool, db_url)
+    run = owner.execute("SELECT * FROM release_runs WHERE id = %s", (dispatched.release_run_id,)).fetchone()
+    assert (run["status"], run["check_run_published_at"]) == ("failed", None)
+    assert owner.execute("SELECT count(*) AS n FROM run_results WHERE release_run_id = %s",
+                         (run["id"],)).fetchone()["n"] == 0
+    [report] = loop.run_once(later(DEADLINE, run["completed_at"]))
+    assert (report["outcome"], report["reason_code"]) == ("failed", "host_check_run_update_failed")
+    assert owner.execute("SELECT last_publication_error FROM release_runs WHERE id = %s",
+                         (run["id"],)).fetchone()["last_publication_error"] == "host_check_run_update_failed"

@@ -165,7 +165,6 @@ def test_a_removed_repository_is_not_found(owner, repos):
     ({"path": " hw/board.kicad_pro"}, "invalid_path"),
     ({"path": "a" * 400 + ".kicad_pro"}, "invalid_path"),
     ({"path": ["board.kicad_pro"]}, "invalid_path"),
-    ({"path": PATH, "refreshNow": True}, "unknown_property"),
 ])
 def test_hostile_bodies_are_refused_and_store_nothing(client, owner, admin, body, code):
     refused = watch(client, REPO, admin[0], body)

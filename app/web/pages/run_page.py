@@ -160,7 +160,7 @@ class ApprovalForm(_RunForm):
         if _field(form, "break_glass") == "on":
             body.update(breakGlass=True, reason=_field(form, "reason") or "")
         _, answer = record_approval(self.pool, self.config, viewer, int(detail["review"]["id"]), body)
-        return answer["outcome"] if answer["outcome"] == "unchanged" else answer["approval"]["status"]
+        return "unchanged" if answer["outcome"] in ("unchanged", "already_applied") else answer["approval"]["status"]
 
 
 class WaiverForm(_RunForm):
