@@ -335,6 +335,11 @@ def test_the_changed_sheet_is_drawn_with_its_changed_symbol_and_the_new_erc_find
     assert w < whole[2] and x < erc.extra["x"] < x + w and y < erc.extra["y"] < y + h
     assert "active" in pin.get_attribute("class")
     sheets.locator(".bv-svg").screenshot(path=str(FIXTURES.parent.parent / "docs" / "img" / "board-diff-sheet.png"))
+    # The report (an at-risk one here) passes axe: nothing serious or critical.
+    from axe_playwright_python.sync_playwright import Axe
+
+    violations = Axe().run(page).response["violations"]
+    assert [v["id"] for v in violations if v["impact"] in ("serious", "critical")] == []
     page.close()
 
 
