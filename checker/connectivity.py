@@ -331,11 +331,24 @@ def _sheet(node: Node, items: list[Item]) -> SheetBox:
     return box
 
 
-def _placement(node: Node, libs: dict[str, LibSymbol]) -> Placement | None:
+def place_unit(screen: Screen, node: Node, unit: int) -> None:
+    """The unit a symbol instance really places, when the hierarchy says another than the symbol's own
+    ``(unit)`` (KiCad 6 keeps it in the root's symbol_instances): its pins are that unit's."""
+    uuid = node.value("uuid") or ""
+    for index, placement in enumerate(screen.placements):
+        if placement.uuid == uuid and placement.unit != unit:
+            replacement = _placement(node, screen.libs, unit)
+            old = {id(pin) for pin in placement.pins}
+            screen.items = [item for item in screen.items if id(item) not in old] + replacement.pins
+            screen.placements[index] = replacement
+            return
+
+
+def _placement(node: Node, libs: dict[str, LibSymbol], unit: int | None = None) -> Placement | None:
     lib_id = node.value("lib_id") or ""
     lib = libs.get(node.value("lib_name") or lib_id) or libs.get(lib_id) or _EMPTY_LIB
     x, y, angle = _at(node)
-    unit = _int(node.value("unit"), 1)
+    unit = unit if unit is not None else _int(node.value("unit"), 1)
     body = _int(node.value("body_style") or node.value("convert"), 1)
     fields = {}
     for prop in node.nodes("property"):

@@ -31,7 +31,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 
-from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_NONE, Connectivity, Item, SegmentIndex,
+from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_NONE, Connectivity, Item, Net, SegmentIndex,
                            SheetInstance, Subgraph, driver_priority, power_net_name, to_mm)
 from .findings import Finding
 from .model import ProjectModel
@@ -104,6 +104,7 @@ def run(schematic: Schematic, pro: dict) -> list[Finding]:
     _subgraph_rules(graph, report)
     _hierarchy_rules(graph, report)
     _net_rules(graph, report, settings.pin_map)
+    _unit_net_rules(graph, report)
     _label_name_rules(graph, report)
     _wire_end_rules(graph, report)
     _label_on_wires_rules(graph, report)
@@ -362,6 +363,20 @@ def _net_rules(graph: Connectivity, report: _Report, pin_map) -> None:
             text = ("Input Power pin not driven by any Output Power pins" if power_net
                     else "Input pin not driven by any Output pins")
             report.add(kicad_type, f"{text}: {describe(pin, graph, instance)}", [(pin, instance)], sheet_specific=True)
+
+
+def _unit_net_rules(graph: Connectivity, report: _Report) -> None:
+    """A pin number of a multi-unit part (a power pin every unit repeats) on two nets: ``different_unit_net``."""
+    first: dict[str, tuple[Net, Item, SheetInstance]] = {}
+    for net in graph.nets:
+        for pin, instance in net.pins:
+            if pin.symbol is None or pin.symbol.lib.unit_count < 2:
+                continue
+            key = f"{graph.reference(pin, instance)}:{pin.number}"
+            seen = first.setdefault(key, (net, pin, instance))
+            if seen[0] is not net:
+                report.add("different_unit_net", f"Pin {pin.number} of {key.split(':')[0]} is connected to two nets",
+                           [(pin, instance), (seen[1], seen[2])], sheet_specific=True)
 
 
 def _first_conflict(i: int, pins: list, kinds: list[int], places: dict[int, list[int]]) -> int | None:

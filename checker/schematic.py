@@ -145,6 +145,7 @@ def load_schematic(root_file: Path, reader: InputReader, project_name: str) -> S
         _collect_uuids(node, rel, result.uuids)
         sheet_path = "/" + "".join(name + "/" for name in pending.names)
         screen = result.screens.get(rel)
+        first_use = screen is None
         if screen is None:
             screen = result.screens[rel] = connectivity.read_screen(node, rel)
         instance = connectivity.SheetInstance(chain=pending.chain, path=sheet_path, screen=screen,
@@ -153,8 +154,11 @@ def load_schematic(root_file: Path, reader: InputReader, project_name: str) -> S
         boxes = {box.uuid: box for box in screen.sheets}
         power_symbols = _power_symbols(node)
         for symbol in node.nodes("symbol"):
-            result.symbols.append(_instance(symbol, pending, rel, sheet_path, root_uuid,
-                                            project_name, legacy_instances, power_symbols))
+            placed = _instance(symbol, pending, rel, sheet_path, root_uuid, project_name, legacy_instances,
+                               power_symbols)
+            result.symbols.append(placed)
+            if first_use:
+                connectivity.place_unit(screen, symbol, placed.unit)
         here = os.path.realpath(pending.file)
         for sheet in node.nodes("sheet"):
             sheet_name, sheet_file = _sheet_fields(sheet)

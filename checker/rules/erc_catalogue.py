@@ -76,6 +76,9 @@ ERC_RULES = [
          "Place the power unit."),
     _erc("missing_bidi_pin", "medium", "Unplaced unit has bidirectional pins",
          "An unplaced unit of a symbol has bidirectional pins.", "Place the unit."),
+    _erc("different_unit_net", "error", "A repeated pin of a multi-unit part on two nets",
+         "Units of one part repeat a pin (a shared power pin) and the copies are wired to different nets.",
+         "Connect every copy of the pin to the same net."),
     _erc("different_unit_footprint", "error", "Units with different footprints",
          "Units of one reference carry different footprints.", "Give every unit the same footprint."),
 ]
