@@ -25,7 +25,8 @@ class BaseCheck:
     forked process started before the head is read, on a machine with a core to
     spare (and no other thread that a fork could catch holding a lock). Otherwise,
     or when the fork fails, it runs in this process when asked for. A base without
-    the project (the pull request adds it) compares with nothing."""
+    the project (the pull request adds it) compares with nothing; a base the
+    checker refuses (a malformed or hostile file) compares not at all, and says so."""
 
     def __init__(self, check, options, root: Path, target: Path):
         base_root = Path(os.path.abspath(options.base))
@@ -55,12 +56,14 @@ class BaseCheck:
     def _checked(self) -> dict:
         """What the comparison needs of the base: its boards, finding fingerprints,
         BOM lines and schematic (symbols and sheet digests)."""
-        from .errors import NoProjectFound
+        from .errors import HostileInputError, NoProjectFound
 
         try:
             base = self._check(self._options)
         except NoProjectFound:
             return {"boards": [], "fingerprints": [], "bom": [], "schematic": schematic_state(None, self._root)}
+        except HostileInputError as exc:   # the base's problem, not the head's: its check goes on
+            return {"unreadable": str(exc)}
         return {"boards": [m.board for m in base.models if m.board is not None],
                 "fingerprints": [f.fingerprint for f in base.findings], "bom": base.result.get("bom", []),
                 "schematic": schematic_state(first_schematic(base.models), self._options.root)}
@@ -140,6 +143,11 @@ def first_schematic(models):
 def compare(models, base: dict, head_bom: list[dict], findings: list[Finding], root: Path) -> dict:
     """The comparison the report and the run page draw: each head board with its base
     twin, the BOM and the schematic; ``base`` is what BaseCheck found in the base."""
+    if "unreadable" in base:
+        empty = {"added": [], "removed": [], "changed": []}
+        return {"boards": [], "bom": empty, "schematic": {"sheets": empty, "symbols": empty},
+                "summary": [f"The base commit could not be checked ({base['unreadable']}): no diff, "
+                            "and which findings are new is not known"]}
     mark_new(findings, base["fingerprints"])
     base_boards = {board.file: board for board in base["boards"]}
     boards = []

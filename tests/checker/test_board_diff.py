@@ -405,3 +405,14 @@ def test_mouse_wheel_drag_and_a_two_finger_pinch_move_the_view(browser, tmp_path
     }""", [cx, cy])
     assert _view_box(page)[2] < dragged[2]
     page.close()
+
+
+def test_a_base_the_checker_refuses_leaves_the_head_checked_without_a_diff(tmp_path):
+    base = tmp_path / "base"
+    shutil.copytree(PAIR / "base", base)
+    (base / "ecc83-pp.kicad_pcb").write_text("(kicad_pcb (version 20211014) (footprint")   # cut short
+    outcome = _compare(PAIR / "head", base)
+    assert outcome.comparison["boards"] == []
+    assert outcome.comparison["summary"][0].startswith("The base commit could not be checked (")
+    assert outcome.findings and {f.baseline for f in outcome.findings} == {None}
+    assert outcome.result["readiness"] == "blocked"   # the head's own verdict stands
