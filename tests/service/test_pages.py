@@ -263,3 +263,24 @@ def test_run_page_names_people_waivers_and_their_scope_and_links_to_the_code_hos
     page = client.simulate_get(path, headers=rita.headers(csrf=False)).text
     assert "You approved this run." in page and 'value="approved"' not in page and 'value="changes_requested"' in page
     assert "rita-reviewer" in page[page.index('id="history"'):]
+
+
+def test_request_changes_with_a_comment_is_recorded_and_says_when_the_code_host_cannot_take_it(client, owner, pool,
+                                                                                                repos):
+    run = _run_with_findings(owner, pool, repos)
+    reviewer = Session(pool, repos)
+    path = f"/release-runs/{run['id']}"
+    page = client.simulate_get(path, headers=reviewer.headers(csrf=False)).text
+    assert 'name="comment"' in page and "posted on the pull request with Request changes" in page
+    # The code host is not reachable here: the request is recorded, the page says the comment was not posted
+    # and keeps it to send again.
+    answer = form_post(client, reviewer, path + "/approvals",
+                       {"status": "changes_requested", "comment": "Move+C3+closer+to+U1"})
+    assert_page(answer, 502)
+    assert "Your request for changes is recorded, but the code host did not take the comment" in answer.text
+    assert ">Move C3 closer to U1</textarea>" in answer.text
+    assert owner.execute("SELECT status FROM review_approvals").fetchone()["status"] == "changes_requested"
+    # A comment too long is refused before anything changes.
+    long = form_post(client, reviewer, path + "/approvals", {"status": "changes_requested", "comment": "x" * 4001})
+    assert_page(long, 400)
+    assert "at most 4000 characters" in long.text

@@ -7,7 +7,8 @@ turning PASS and the emulator's check run turning from failure to success, the
 uploaded report opened (its script gets no cookie and no API), sign-out.
 The listing's columns (title from the code host, score, blocking/total
 findings, review state, newest or superseded), the waiver's scope, last day
-and reason, and both pages at a phone's 390 px without sideways scrolling.
+and reason, both pages at a phone's 390 px without sideways scrolling, and a request for
+changes whose comment lands on the pull request.
 axe-core runs on every page (no serious or critical violations) and each
 page's screenshot is written to .data/screenshots/pages/ for a person to look at
 (07-run-published.png and 10-check-run.png are docs/img/run-page.png and
@@ -235,6 +236,15 @@ def test_a_reviewer_walks_the_pages(browser, host, owner, pool, db_url):
         assert report.locator("#cookie").inner_text() in ("cookie blocked", "cookie:")
         assert report.locator("#api").inner_text() == "api blocked"
         report.close()
+
+        # Requesting changes with a comment: recorded, and the comment is on the pull request for its author.
+        page.fill("textarea[name=comment]", "Please move C3 closer to U1\nand re-run the check.")
+        page.click("button[value=changes_requested]")
+        page.wait_for_url("**done=changes_requested_commented**")
+        assert "your comment is on the pull request" in page.content()
+        [posted] = [c["body"] for c in host.comments(REPOSITORY) if "Changes requested" in c["body"]]
+        assert "by mara" in posted and "> Please move C3 closer to U1\n> and re-run the check." in posted
+        assert link in posted
 
         page.click("text=Sign out")
         page.wait_for_url(base + "/")

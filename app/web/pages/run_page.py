@@ -3,7 +3,9 @@ links to. The decision and how it was reached, the check run, the findings by
 severity (linked to the file at the head SHA on the code host), the review's
 forms and its history.
 
-POST /release-runs/{id}/approvals   approve or request changes (break-glass with a reason)
+POST /release-runs/{id}/approvals   approve or request changes (break-glass with a reason; a request
+                                    for changes with a comment posts it on the pull request,
+                                    app/web/pages/change_request.py)
 POST /release-runs/{id}/waivers     waive a finding with a reason and an optional last day,
                                     or revoke a standing waiver (`revoke=<waiver id>`)
 
@@ -31,6 +33,7 @@ import falcon
 from app import queries
 from app.web import db
 from app.web.errors import ApiError
+from app.web.pages import change_request
 from app.web.pages.artifacts import capability_url
 from app.web.pages.host_names import HostNames
 from app.web.pages.rendering import api_media, render
@@ -41,7 +44,8 @@ from app.web.session_auth import session_of
 FINDINGS_PER_PAGE = "100"
 DONE = {"approved": "Your approval is recorded.", "changes_requested": "Your request for changes is recorded.",
         "waived": "The finding is waived.", "unchanged": "Nothing changed: that was already your review.",
-        "revoked": "The waiver is revoked: the finding counts again."}
+        "revoked": "The waiver is revoked: the finding counts again.",
+        "changes_requested_commented": "Your request for changes is recorded and your comment is on the pull request."}
 EXPIRY_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
@@ -157,9 +161,20 @@ class ApprovalForm(_RunForm):
         if detail["review"] is None:
             raise ApiError(409, "no_review", "this run has no review yet: it opens when the result arrives")
         body = {"status": _field(form, "status")}
+        # A comment goes with a request for changes (checked before anything is recorded).
+        comment = change_request.comment_text(_field(form, "comment")) \
+            if body["status"] == "changes_requested" else None
         if _field(form, "break_glass") == "on":
             body.update(breakGlass=True, reason=_field(form, "reason") or "")
         _, answer = record_approval(self.pool, self.config, viewer, int(detail["review"]["id"]), body)
+        if comment:
+            run = detail["run"]
+            with db.connection(self.pool, self.config) as conn:
+                context = queries.fetch_one(conn, "run_page_context", release_run_id=int(run["id"]),
+                                            repository_ids=sorted(viewer.repository_ids))
+            change_request.post(self.page.names.client, context, run, viewer.viewer_login, comment,
+                                f"{self.config.public_url}/release-runs/{run['id']}")
+            return "changes_requested_commented"
         return "unchanged" if answer["outcome"] in ("unchanged", "already_applied") else answer["approval"]["status"]
 
 

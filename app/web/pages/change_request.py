@@ -1,0 +1,48 @@
+"""A request for changes with a comment: the comment goes where the pull
+request's author reads it, on the pull request, as the app's comment naming
+the reviewer and linking the run page.
+
+The request itself is recorded first, through the API's function (one SQL
+call, app/web/reviews.py); the comment is then posted to the code host with
+the installation's token. The service keeps no copy of it (there is no place
+for one in the review's tables), so a comment the code host did not take is
+said on the page, which shows the form again with the text to send again.
+"""
+from __future__ import annotations
+
+from app.host.errors import HostError
+from app.jsonlog import log
+from app.web.errors import ApiError
+
+MAX_COMMENT = 4000
+
+
+def comment_text(form_value: str | None) -> str | None:
+    """The form's comment, stripped; None when empty; refused when too long."""
+    text = (form_value or "").strip()
+    if not text:
+        return None
+    if len(text) > MAX_COMMENT:
+        raise ApiError(400, "invalid_comment", f"a comment has at most {MAX_COMMENT} characters")
+    return text
+
+
+def comment_body(login: str, comment: str, run_page_url: str) -> str:
+    quoted = "\n".join("> " + line if line else ">" for line in comment.splitlines())
+    return (f"**Changes requested** by {login} on boardready:\n\n{quoted}\n\n"
+            f"The review and the findings: {run_page_url}")
+
+
+def post(client, context: dict, run: dict, login: str, comment: str, run_page_url: str) -> None:
+    """Post the comment on the run's pull request; an ApiError (502) says it was not."""
+    if client is None:
+        raise ApiError(502, "comment_not_posted", "Your request for changes is recorded, but this service cannot "
+                       "post comments to the code host (the app is not configured); the comment is below.")
+    try:
+        client.create_comment(context["installation_id"], run["repository"]["fullName"], run["pullRequestNumber"],
+                              comment_body(login, comment, run_page_url))
+    except HostError as exc:
+        log("pages.change_request_comment_failed", level="warning", releaseRunId=run["id"],
+            reasonCode=exc.reason_code)
+        raise ApiError(502, "comment_not_posted", "Your request for changes is recorded, but the code host did not "
+                       f"take the comment ({exc.reason_code}); it is below to send again.") from None
