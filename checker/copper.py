@@ -435,8 +435,10 @@ def _connected_layers(items, conditional, kind, net, layers, core, radius, ancho
     connected = np.zeros(len(items), dtype=np.int64)
     if not len(connectors):
         return connected
-    tree = shapely.STRtree(_boxes(core[connectors], radius[connectors]))
-    local, found = tree.query(_boxes(core[items], radius[items]))
+    # The connectors' own geometries in the tree (no boxes to make for thousands of them); the
+    # items' boxes grown by their radius and the widest connector's.
+    tree = shapely.STRtree(core[connectors])
+    local, found = tree.query(_boxes(core[items], radius[items] + float(radius[connectors].max())))
     mine, other = items[local], connectors[found]
     keep = (net[mine] == net[other]) & (mine != other) & ((layers[other] & conditional[mine]) != 0)
     local, mine, other = local[keep], mine[keep], other[keep]

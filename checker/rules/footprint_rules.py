@@ -33,17 +33,22 @@ def courtyard(footprint: Footprint, side: str):
 def _courtyards_overlap(board: Board) -> list[Finding]:
     findings = []
     for side in ("F.CrtYd", "B.CrtYd"):
-        owners, shapes = [], []
-        for footprint in board.footprints:
-            area = courtyard(footprint, side)
-            if area is not None:
-                owners.append(footprint)
-                shapes.append(area)
-        if len(shapes) < 2:
+        # Boxes of the courtyards' points first: only footprints whose boxes overlap another's
+        # get their courtyard made into an area.
+        owners = [f for f in board.footprints if f.courtyards.get(side)]
+        if len(owners) < 2:
             continue
-        shapes = np.array(shapes, dtype=object)
-        first, second = shapely.STRtree(shapes).query(shapes, predicate="intersects")
+        boxes = np.array([_box(f.courtyards[side]) for f in owners])
+        tree = shapely.STRtree(shapely.box(boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]))
+        first, second = tree.query(shapely.box(boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]))
         keep = first < second
+        first, second = first[keep], second[keep]
+        areas: dict[int, object] = {}
+        for index in set(first.tolist()) | set(second.tolist()):
+            areas[index] = courtyard(owners[index], side)
+        keep = np.array([areas[i] is not None and areas[j] is not None and shapely.intersects(areas[i], areas[j])
+                         for i, j in zip(first.tolist(), second.tolist())], dtype=bool)
+        shapes = np.array([areas.get(i) for i in range(len(owners))], dtype=object)
         for i, j in zip(first[keep].tolist(), second[keep].tolist()):
             overlap = shapely.intersection(shapes[i], shapes[j])
             if overlap.area <= 1e-9:
@@ -59,6 +64,11 @@ def _courtyards_overlap(board: Board) -> list[Finding]:
                 extra={"x": round(float(x), 4), "y": round(float(y), 4), "layer": side,
                        "uuids": [u for u in (a.uuid, b.uuid) if u]}))
     return findings
+
+
+def _box(polylines: list) -> tuple[float, float, float, float]:
+    points = np.concatenate([np.asarray(p, dtype=np.float64).reshape(-1, 2) for p in polylines])
+    return (*points.min(axis=0), *points.max(axis=0))
 
 
 def likely_type(footprint: Footprint) -> str:
