@@ -384,3 +384,25 @@ def test_an_invalid_secret_is_named_by_readiness(pool, name, value):
     answer = client.simulate_get("/api/health/ready")
     assert answer.status_code == 503 and answer.json["reason"] == "missing-configuration"
     assert answer.json["missing"] == [name]
+
+
+def test_repositories_removed_and_the_installation_deleted_end_everyones_access_there(stack, owner):
+    kept, removed = stack.repos
+    person = stack.sign_in("everyone")
+    token_kept = person.mint(kept["id"], scopes=["reviews:read"]).json()["token"]
+    token_removed = person.mint(removed["id"], scopes=["reviews:read"]).json()["token"]
+    delivered = stack.host.send_installation_repositories_event(stack.installation["id"],
+                                                                removed=[removed["full_name"]])
+    assert delivered["status"] in (200, 202), delivered
+    assert person.get("/api/v1/runs").status_code == 401          # the session reached that repository
+    assert httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(token_removed), timeout=10).json()["code"] == \
+        "token_revoked"
+    assert httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(token_kept), timeout=10).status_code == 200
+
+    delivered = stack.host.send_installation_event(stack.installation["id"], action="deleted")
+    assert delivered["status"] in (200, 202), delivered
+    assert httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(token_kept), timeout=10).json()["code"] == \
+        "token_revoked"
+    reasons = [r["details"]["reason"] for r in owner.execute(
+        "SELECT details FROM audit_events WHERE event_type = 'control_plane.token_revoked' ORDER BY occurred_at")]
+    assert reasons == ["installation_repositories.removed", "installation.deleted"]
