@@ -112,3 +112,14 @@ def test_units_with_different_footprints_are_an_error(tmp_path):
                                       '(property "Footprint" "Valve:Valve_ECC-83-2" (id 2) (at 162.56 118.11 0)')])
     found = [f for f in outcome.findings if f.kicad_type == "different_unit_footprint"]
     assert len(found) == 1 and found[0].severity == "error" and "U1" in found[0].message
+
+
+def test_a_symbol_places_the_unit_its_instance_names():
+    # KiCad 6: complex_hierarchy's ampli_ht sheet has two LM358N symbols without a (unit); the root's
+    # symbol_instances make one U3 unit 1 and the other unit 2, whose pins are 5, 6 and 7.
+    pro = KICAD / "v6/complex_hierarchy/complex_hierarchy.kicad_pro"
+    outcome = check(RunOptions(path=pro, root=pro.parent, run_kicad_cli=False))
+    screen = outcome.models[0].schematic.screens["ampli_ht.kicad_sch"]
+    units = sorted((p.unit, sorted(pin.number for pin in p.pins)) for p in screen.placements if p.lib_id.endswith("LM358N"))
+    assert units == [(1, ["1", "2", "3", "4", "8"]), (2, ["4", "5", "6", "7", "8"])]
+    assert not [f for f in outcome.findings if f.kicad_type == "different_unit_net"]
