@@ -26,7 +26,7 @@ from app.web.keyset import limit_param
 from app.web.params import idempotency_key, path_id, positive_id, utc_instant
 from app.web.tokens import iso
 
-ITEM_TYPES = ("job", "outbox")
+ITEM_TYPES = ("job", "outbox", "supply")   # supply: work_items (component supply work)
 DEFAULT_PAGE, MAX_PAGE = 50, 100
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="boardready-operator"'}
 
@@ -172,7 +172,7 @@ class Replay(OperatorResource):
         actor = self.gate.authenticate(req)
         installation = path_id(installation_id, "invalid_installation_id", "installationId")
         if item_type not in ITEM_TYPES:
-            raise ApiError(400, "invalid_item_type", "itemType must be job or outbox")
+            raise ApiError(400, "invalid_item_type", "itemType must be job, outbox or supply")
         item = path_id(item_id, "invalid_item_id", "itemId")
         key = idempotency_key(req)
 

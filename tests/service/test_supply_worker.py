@@ -1,18 +1,26 @@
-"""The supply worker against the emulator's component provider: observations
-for a watched board, the budget and breaker in use, a malformed answer."""
+"""Supply work against the emulator's component provider: observations for a
+watched board, the budget and breaker in use, a malformed answer, dead letters
+replayed through the operator API, and the previous release's supply functions."""
 from __future__ import annotations
 
 import datetime as dt
 import json
 
 import pytest
+from falcon import testing
 
 import emulator
 from app.config import load_supply
 from app.supply.client import PartQuery, ProviderClient, ProviderError
+from app.web.wsgi import create_app
+from contracts import openapi_response_validator
 from emulator import provider
-from tests.service.access_helpers import seed_repository
+from tests.service.access_helpers import OPERATOR_ENV, OPERATOR_TOKEN, bearer, seed_repository
+from tests.service.helpers import make_config
 from workers.supply import SupplyQueue
+
+DEAD_LETTERS = "/api/v1/operator/installations/{installationId}/dead-letters"
+REPLAY = DEAD_LETTERS + "/{itemType}/{itemId}/replay"
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt.timezone.utc)
 INSTALLATION, REPOSITORY = 8101, 8102
@@ -233,11 +241,19 @@ def test_supply_work_that_keeps_failing_is_dead_lettered_then_replayed(owner, po
     assert (dead["item_id"], dead["installation_id"], dead["replay_safe"]) == (item["id"], INSTALLATION, True)
     clock.value += dt.timedelta(minutes=5)
     assert worker.tick() is False                      # the dead board waits for the operator
-    replay = owner.execute("SELECT * FROM boardready.dead_letter_replay(%s, 'supply', %s, 'replay-supply-1', "
-                           "'operator:test', 'replay-op', %s)", (INSTALLATION, item["id"], clock.value)).fetchone()
-    assert replay["outcome"] == "replayed"
-    audit = owner.execute("SELECT details FROM audit_events WHERE id = %s", (replay["audit_event_id"],)).fetchone()
+    # The operator lists it and replays it through the operator API.
+    api = testing.TestClient(create_app(make_config(**OPERATOR_ENV), pool))
+    listed = api.simulate_get(DEAD_LETTERS.format(installationId=INSTALLATION), headers=bearer(OPERATOR_TOKEN))
+    openapi_response_validator(DEAD_LETTERS, "get", listed.status_code).validate(listed.json)
+    [row] = listed.json["items"]
+    assert (row["itemType"], row["itemId"], row["replaySafe"]) == ("supply", str(item["id"]), True)
+    replayed = api.simulate_post(REPLAY.format(installationId=INSTALLATION, itemType="supply", itemId=item["id"]),
+                                 headers=bearer(OPERATOR_TOKEN, **{"Idempotency-Key": "replay-supply-1"}))
+    openapi_response_validator(REPLAY, "post", replayed.status_code).validate(replayed.json)
+    assert replayed.json["outcome"] == "replayed", replayed.json
+    audit = owner.execute("SELECT details FROM audit_events WHERE id = %s", (replayed.json["auditEventId"],)).fetchone()
     assert audit["details"]["kind"] == "board_refresh" and audit["details"]["previousAttempts"] == 2
+    owner.execute("UPDATE work_items SET run_after = %s WHERE id = %s", (clock.value, item["id"]))
     worker.client = ProviderClient(settings)
     assert worker.tick() is True                       # replayed: fetched and refreshed
     item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
@@ -261,3 +277,26 @@ def test_a_completion_with_a_lost_lease_changes_nothing(owner, pool, settings, b
     done = owner.execute("SELECT * FROM boardready.supply_work_complete(%s, %s, NULL, true, %s, %s)",
                          (second["item_id"], second["lease_token"], later + dt.timedelta(days=1), later)).fetchone()
     assert done["outcome"] == "refreshed"
+
+
+def test_the_previous_release_supply_functions_lease_work_items(owner, settings, board):
+    """0.6.0's supply worker calls supply_work_claim, supply_work_defer and
+    supply_board_refreshed; during a rolling upgrade they lease work_items, so
+    its work and this release's never overlap."""
+    [claimed] = owner.execute("SELECT * FROM boardready.supply_work_claim(60, 24, %s)", (T0,)).fetchall()
+    assert (claimed["kind"], claimed["item_id"], claimed["installation_id"]) == ("board", board, INSTALLATION)
+    assert len(claimed["parts"]) == 6
+    item = owner.execute("SELECT * FROM ops.work_items WHERE kind = 'board_refresh'").fetchone()
+    assert (item["status"], item["subject_id"]) == ("leased", board)
+    # Leased by the old worker: this release's claim does not take it.
+    assert owner.execute("SELECT * FROM boardready.supply_work_claim_v2('new', 5, 60, 5, 24, %s)", (T0,)).fetchall() == []
+    owner.execute("SELECT boardready.supply_work_defer('board', %s, %s)", (board, T0 + dt.timedelta(seconds=30)))
+    item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
+    assert (item["status"], item["attempts"], item["run_after"]) == ("accepted", 0, T0 + dt.timedelta(seconds=30))
+    later = T0 + dt.timedelta(minutes=1)
+    [again] = owner.execute("SELECT * FROM boardready.supply_work_claim(60, 24, %s)", (later,)).fetchall()
+    assert again["item_id"] == board
+    owner.execute("SELECT boardready.supply_board_refreshed(%s, true, %s, %s)", (board, later + dt.timedelta(days=1), later))
+    item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
+    assert (item["status"], item["outcome"]) == ("completed", "refreshed")
+    assert owner.execute("SELECT * FROM boardready.supply_work_claim(60, 24, %s)", (later,)).fetchall() == []
