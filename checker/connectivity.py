@@ -478,6 +478,7 @@ class Net:
     code: int
     subgraphs: list[Subgraph] = field(default_factory=list)
     name: str = ""
+    summary: tuple[int, bool] | None = None      # (pins, has a no-connect flag), computed once by the ERC
 
     @property
     def pins(self) -> list[tuple[Item, SheetInstance]]:

@@ -193,7 +193,7 @@ def _no_connect_rules(sub: Subgraph, graph: Connectivity, report: _Report,
         if any(item.kind in ("sheet_pin", "hierarchical_label") and item.position == no_connect.position
                for item in sub.items):
             return
-        unique: list[Item] = []
+        unique: set[tuple] = set()         # stacked pins (same part, place and name) count once
         labels = 0
         first_pin = None
         for other in (sub.net.subgraphs if sub.net else [sub]):
@@ -201,8 +201,7 @@ def _no_connect_rules(sub: Subgraph, graph: Connectivity, report: _Report,
                 if item.kind == "pin":
                     if other is sub and first_pin is None:
                         first_pin = item
-                    if not any(_stacked(item, seen) for seen in unique):
-                        unique.append(item)
+                    unique.add((id(other.instance), id(item.symbol), item.position, item.text))
                 elif item.kind in LABEL_KINDS:
                     labels += 1
         if len(unique) > 1:
@@ -230,6 +229,17 @@ def _no_connect_rules(sub: Subgraph, graph: Connectivity, report: _Report,
         report.add("pin_not_connected", f"Pin not connected: {describe(pin, graph, instance)}", [(pin, instance)])
 
 
+def _net_summary(sub: Subgraph) -> tuple[int, bool]:
+    """Pins of the subgraph's whole net, and whether any of its subgraphs has a no-connect flag."""
+    net = sub.net
+    if net is None:
+        return len(sub.pins), sub.no_connect is not None
+    if net.summary is None:
+        net.summary = (sum(len(other.pins) for other in net.subgraphs),
+                       any(other.no_connect is not None for other in net.subgraphs))
+    return net.summary
+
+
 def _label_rules(sub: Subgraph, graph: Connectivity, report: _Report) -> None:
     labels = [item for item in sub.items if item.kind in LABEL_KINDS]
     if not labels:
@@ -243,14 +253,9 @@ def _label_rules(sub: Subgraph, graph: Connectivity, report: _Report) -> None:
     pin_count = len(sub.pins)
     if pin_count > 1:
         return
-    has_nc = sub.no_connect is not None
-    all_pins = pin_count
-    for neighbour in (sub.net.subgraphs if sub.net else []):
-        if neighbour is sub:
-            continue
-        if neighbour.no_connect is not None:
-            has_nc = True
-        all_pins += len(neighbour.pins)
+    net_pins, net_no_connect = _net_summary(sub)
+    all_pins = net_pins if sub.net else pin_count
+    has_nc = sub.no_connect is not None or net_no_connect
     if all_pins == 0 or (all_pins == 1 and not has_nc):
         for label in labels:
             kicad_type = "global_label_dangling" if label.kind == "global_label" else "label_dangling"
