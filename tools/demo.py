@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> None:
     embedded = not config.database_url
     with step("the database: " + ("starting the embedded PostgreSQL in " + os.path.join(data_dir, "pg")
                                   if embedded else "connecting to SERVICE_DATABASE_URL"),
-              " (a first start initialises the cluster)" if embedded else ""):
+              "; a first start initialises the cluster" if embedded else ""):
         url = runtime.database_url(config)
     with step("the migrations: bringing the schema and the SQL functions up to date"):
         runtime.migrate(url)

@@ -42,7 +42,7 @@ def step(label: str, slow_note: str = ""):
 
     def heartbeat():
         while not finished.wait(HEARTBEAT_SECONDS):
-            say(f"   still {label[0].lower() + label[1:]} ({time.monotonic() - started:.0f} s){slow_note}")
+            say(f"   ... {label} ({time.monotonic() - started:.0f} s so far{slow_note})")
 
     beat = threading.Thread(target=heartbeat, daemon=True)
     beat.start()
