@@ -5,7 +5,8 @@ With a signed-in session (app/web/session_auth.py) the rights are the
 viewer's on the code host for that repository (docs/security.md): minting a
 token with scopes the viewer holds there (`admin` or `runs:write` need
 `admin`), listing needs `admin`, revoking one's own tokens needs access,
-revoking someone else's needs `admin` (audited). A token minted from a
+revoking someone else's needs `admin` (audited); the rights are re-read from
+the code host first when stale, as for every credential change. A token minted from a
 session acts as its person (app/web/bearer_auth.py) and lives at most
 SERVICE_SESSION_TOKEN_MAX_DAYS (the default when durationDays is left out;
 more is 400). The token value is returned once, by POST, and never stored.
@@ -125,6 +126,13 @@ class Tokens:
             token_id = api_tokens.token_id(req.get_param("tokenId"))
         except api_tokens.InvalidTokenRequest as exc:
             raise _invalid(exc) from None
+        if hasattr(auth, "repositories_with"):
+            # A session's rights on the token's repository, re-read when stale (a credential change).
+            with db.connection(self.pool, self.config) as conn:
+                repository = database.call_one(conn, "token_repository_within", p_token_id=token_id,
+                                               p_repository_ids=sorted(auth.repository_ids))["token_repository_within"]
+            if repository is not None:
+                auth = authority.current(self.pool, self.config, auth, repository, "reviews:read")
         admin = auth.repositories_with("admin") if hasattr(auth, "repositories_with") else auth.repository_ids
         with db.connection(self.pool, self.config) as conn:
             # Another repository's token, or another person's where the caller is

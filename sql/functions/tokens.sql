@@ -195,3 +195,10 @@ BEGIN
   END IF;
   RETURN QUERY SELECT v_row.outcome, v_row.revoked_at;
 END $$;
+
+-- The repository of a token among p_repository_ids (NULL elsewhere): a
+-- session's rights there are re-read before it revokes the token.
+CREATE OR REPLACE FUNCTION boardready.token_repository_within(p_token_id uuid, p_repository_ids bigint[])
+RETURNS bigint LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT t.repository_id FROM api_tokens t WHERE t.id = p_token_id AND t.repository_id = ANY (p_repository_ids)
+$$;

@@ -406,3 +406,16 @@ def test_repositories_removed_and_the_installation_deleted_end_everyones_access_
     reasons = [r["details"]["reason"] for r in owner.execute(
         "SELECT details FROM audit_events WHERE event_type = 'control_plane.token_revoked' ORDER BY occurred_at")]
     assert reasons == ["installation_repositories.removed", "installation.deleted"]
+
+
+def test_revoking_a_token_reads_the_rights_again(rereading_stack, owner):
+    stack = rereading_stack
+    repo, full_name = stack.repos[0]["id"], stack.repos[0]["full_name"]
+    lead, member = stack.sign_in("lead2", default_role="admin"), stack.sign_in("member2", default_role="push")
+    theirs = member.mint(repo, scopes=["reviews:write"]).json()["tokenRecord"]["id"]
+    mine = lead.mint(repo, scopes=["reviews:read"]).json()["tokenRecord"]["id"]
+    stack.host.set_permission("lead2", repository=full_name, role="pull")
+    # No longer admin there: another person's token is out of reach; their own is not.
+    assert lead.send("DELETE", f"/api/v1/tokens?tokenId={theirs}").status_code == 404
+    assert lead.send("DELETE", f"/api/v1/tokens?tokenId={mine}").json()["outcome"] == "revoked"
+    assert owner.execute("SELECT revoked_at FROM api_tokens WHERE id = %s", (theirs,)).fetchone()["revoked_at"] is None
