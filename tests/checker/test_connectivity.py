@@ -1,0 +1,71 @@
+"""The schematic connectivity model: where pins land, what drawing joins, what names join."""
+from __future__ import annotations
+
+import json
+import shutil
+
+from checker.runner import RunOptions, check
+from tools import erc_compare
+
+from checker_fixtures import KICAD
+
+DIVIDER = KICAD / "v9/kicad_sch_api_reference_projects/resistor_divider"
+
+
+def _run(pro):
+    return check(RunOptions(path=pro, root=pro.parent, run_kicad_cli=False))
+
+
+def test_pins_land_where_kicad_reports_them():
+    # Every pin KiCad names in a committed report (rotated, mirrored, multi-unit symbols of KiCad 6
+    # and 9 files) is where the model places the pin with that uuid.
+    compared = 0
+    for pro in erc_compare.projects():
+        report = erc_compare.report_for(pro)
+        if report is None:
+            continue
+        places = {}
+        for sheet in json.loads(report.read_text(encoding="utf-8"))["sheets"]:
+            for violation in sheet["violations"]:
+                for item in violation["items"]:
+                    if item["description"].startswith("Symbol ") and " Pin " in item["description"]:
+                        places[item["uuid"]] = (item["pos"]["x"] * 100, item["pos"]["y"] * 100)
+        if not places:
+            continue
+        graph = _run(pro).models[0].schematic.connectivity
+        for sub in graph.subgraphs:
+            for item in sub.items:
+                if item.kind == "pin" and item.uuid in places:
+                    x, y = places[item.uuid]
+                    assert abs(item.position[0] / 10_000 - x) < 0.001 and abs(item.position[1] / 10_000 - y) < 0.001, \
+                        (pro.name, item.uuid, item.position, (x, y))
+                    compared += 1
+    assert compared > 40
+
+
+def _divider_with(tmp_path, edit):
+    for name in ("resistor_divider.kicad_sch", "resistor_divider.kicad_pro"):
+        shutil.copy2(DIVIDER / name, tmp_path / name)
+    schematic = tmp_path / "resistor_divider.kicad_sch"
+    schematic.write_text(edit(schematic.read_text(encoding="utf-8")), encoding="utf-8")
+    return _run(tmp_path / "resistor_divider.kicad_pro")
+
+
+def _types(outcome):
+    return sorted(f.kicad_type for f in outcome.findings if f.rule_id.startswith("erc."))
+
+
+def test_a_label_in_the_middle_of_a_wire_names_it(tmp_path):
+    moved = _divider_with(tmp_path, lambda t: t.replace("(at 100.33 81.28 0)", "(at 95.25 81.28 0)", 1))
+    # The wire end the label left touches nothing now; the label still names the wire.
+    assert _types(moved) == ["power_pin_not_driven"] * 2 + ["unconnected_wire_endpoint"]
+    graph = moved.models[0].schematic.connectivity
+    [vout] = [net for net in graph.nets if any(i.text == "VOUT" for s in net.subgraphs for i in s.items)]
+    assert sorted(graph.reference(pin, instance) for pin, instance in vout.pins) == ["R1", "R2"]
+
+
+def test_a_wire_ending_in_the_middle_of_another_does_not_join_it(tmp_path):
+    stub = ('\t(wire\n\t\t(pts\n\t\t\t(xy 95.25 88.9) (xy 95.25 81.28)\n\t\t)\n\t\t(stroke\n\t\t\t(width 0)\n'
+            '\t\t\t(type default)\n\t\t)\n\t\t(uuid "7d0b1e52-5c55-4b8e-a1a4-2f0f3c1d0a01")\n\t)\n')
+    outcome = _divider_with(tmp_path, lambda t: t.replace("\n\t(sheet_instances", "\n" + stub + "\t(sheet_instances", 1))
+    assert _types(outcome) == ["power_pin_not_driven"] * 2 + ["unconnected_wire_endpoint"] * 2 + ["wire_dangling"]
