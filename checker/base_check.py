@@ -64,7 +64,7 @@ class BaseCheck:
             return {"boards": [], "fingerprints": [], "bom": [], "schematic": schematic_state(None, self._root)}
         except HostileInputError as exc:   # the base's problem, not the head's: its check goes on
             return {"unreadable": str(exc)}
-        return {"boards": [m.board for m in base.models if m.board is not None],
+        return {"boards": [_slim(m.board) for m in base.models if m.board is not None],
                 "fingerprints": [f.fingerprint for f in base.findings], "bom": base.result.get("bom", []),
                 "schematic": schematic_state(first_schematic(base.models), self._options.root)}
 
@@ -134,6 +134,15 @@ def _same_inputs(root: Path, target: Path, base_root: Path, base_target: Path) -
         return all(head[name].read_bytes() == base[name].read_bytes() for name in head)
     except OSError:
         return False
+
+
+def _slim(board):
+    """The base board as the diff reads it: without its uuid index and zone fills,
+    the bulk of what would travel back from the fork."""
+    board.uuids = {}
+    for zone in board.zones:
+        zone.fills = []
+    return board
 
 
 def first_schematic(models):

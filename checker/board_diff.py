@@ -31,7 +31,12 @@ def _rounded(points) -> tuple:
 
 
 def _track_key(track) -> tuple:
-    points = _rounded(track.points)
+    points = track.points
+    if len(points) == 2:   # a segment, most of a board: its two ends in either order
+        (x0, y0), (x1, y1) = points
+        a, b = (round(x0, 4), round(y0, 4)), (round(x1, 4), round(y1, 4))
+        return (track.layer, round(track.width, 4), track.net, (a, b) if a <= b else (b, a))
+    points = _rounded(points)
     return (track.layer, round(track.width, 4), track.net, min(points, points[::-1]))
 
 

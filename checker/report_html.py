@@ -17,9 +17,10 @@ from .runner import RunOutcome
 _TEMPLATES = resources.files(__package__).joinpath("templates")
 
 
-def _json_in_script(value) -> str:
+def _json_in_script(value, sort_keys: bool = False) -> str:
     """JSON for a <script type="application/json"> element: "</" could close it early."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
+    text = json.dumps(value, sort_keys=sort_keys, separators=(",", ":"))
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
 # The drawing's data in the report: at most half the artifact upload cap (8 MiB), so the
@@ -62,7 +63,7 @@ def render_html(outcome: RunOutcome) -> str:
             mpn = next((symbol.fields[f] for f in m.config.mpn_fields if symbol.fields.get(f, "").strip()), "")
             bom.append({"reference": symbol.reference, "value": symbol.value, "footprint": symbol.footprint,
                         "mpn": mpn, "dnp": symbol.dnp, "sheet": symbol.sheet_path})
-    data = _json_in_script({"findings": result["findings"], "bom": bom})
+    data = _json_in_script({"findings": result["findings"], "bom": bom}, sort_keys=True)
     template = Template(_TEMPLATES.joinpath("report.html").read_text(encoding="utf-8"))
     return template.substitute(
         title=html.escape(result.get("project", ".")),
