@@ -8,8 +8,8 @@ The service stores neither a pull request's title nor every person's login
   then from the code host (GET /user/{id} with the installation's token).
 - Titles from the code host (GET /repos/{owner}/{repo}/pulls/{number}).
 
-Answers are kept in this process (logins for its life, titles, and that
-the host had none, for TITLE_TTL_SECONDS), so a page asks the code host only for what it has not
+Answers are kept in this process (logins for its life; titles, and that
+nothing was found, for TITLE_TTL_SECONDS), so a page asks the code host only for what it has not
 seen; the calls of one page run side by side, each bounded by
 LOOKUP_TIMEOUT_MS. A page never fails for a name: what could not be
 resolved is shown as it is stored (`#12`, `host-user:2200000003`).
@@ -57,6 +57,7 @@ class HostNames:
         self.client = _client(config)
         self._titles: dict[tuple[int, int], tuple[float, str | None]] = {}   # None: the host had none
         self._logins: dict[str, str] = {}
+        self._unknown: dict[str, float] = {}   # actors nothing was found for, and when: not asked again for a while
         self._lock = threading.Lock()
 
     # -- titles -------------------------------------------------------------
@@ -93,9 +94,11 @@ class HostNames:
     def logins(self, actors: set[str], installation_id: int | None) -> dict[str, str]:
         """{actor: what to show}: a login for `host-user:<id>`, the token's name for
         `token:<id>`; actors not resolved are left out (the page shows them as stored)."""
+        now = time.monotonic()
         with self._lock:
             shown = {a: self._logins[a] for a in actors if a in self._logins}
-        missing = sorted(a for a in actors if a not in shown)
+            recently_unknown = {a for a in actors if now - self._unknown.get(a, -TITLE_TTL_SECONDS) < TITLE_TTL_SECONDS}
+        missing = sorted(a for a in actors if a not in shown and a not in recently_unknown)
         if missing:
             with db.connection(self.pool, self.config) as conn:
                 rows = database.call(conn, "people_logins", p_actors=missing)
@@ -114,6 +117,9 @@ class HostNames:
             with self._lock:
                 if len(self._logins) > MAX_KEPT:
                     self._logins.clear()
+                if len(self._unknown) > MAX_KEPT:
+                    self._unknown.clear()
                 self._logins.update(found)
+                self._unknown.update({a: now for a in missing if a not in found})
             shown.update(found)
         return shown
