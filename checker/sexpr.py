@@ -178,7 +178,7 @@ def _index(text: str) -> tuple[array, array]:
 # built in Python: a schematic-only check then never pays numpy's import (longer
 # than indexing a 1 MB sheet with a regular expression).
 SMALL_TEXT = 1 << 20
-_OPEN_OR_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|\(', re.S)
+_OPEN_OR_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)|\(', re.S)   # a string may run to the end
 
 
 def _index_small(text: str) -> tuple[array, array]:

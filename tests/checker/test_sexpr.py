@@ -267,3 +267,11 @@ def test_dense_points_are_counted_and_bounded_like_any_list():
             sexpr.parse("(zone (pts (xy 123456 1)))", limits=Limits(max_atom_chars=5), dense_points=dense)
         with pytest.raises(MalformedSexpr):
             sexpr.parse("(zone) (pts (xy 1 2))", dense_points=dense)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet='()"\\\n aµ€', max_size=60))
+def test_the_index_without_numpy_agrees_with_a_character_by_character_reading(text):
+    # A schematic-only check builds the index without numpy (sexpr._index_small).
+    lists, newlines = sexpr._index_small(text)
+    assert (list(lists), list(newlines)) == _reference_index(text)
