@@ -158,6 +158,7 @@ class SheetBox:
     uuid: str
     name: str
     location: Location
+    position: tuple[int, int] = (0, 0)
     pins: list[Item] = field(default_factory=list)
 
 
@@ -321,7 +322,8 @@ def _sheet(node: Node, items: list[Item]) -> SheetBox:
         if prop.atom(0) in ("Sheetname", "Sheet name") or prop.value("id") == "0":
             name = prop.atom(1) or ""
             break
-    box = SheetBox(uuid=uuid, name=name, location=node.location)
+    x, y, _ = _at(node)
+    box = SheetBox(uuid=uuid, name=name, location=node.location, position=(x, y))
     for pin in node.nodes("pin"):
         x, y, _ = _at(pin)
         item = Item("sheet_pin", pin.value("uuid") or "", ((x, y),), pin.location, text=unescape(pin.atom(0) or ""),

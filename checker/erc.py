@@ -103,6 +103,7 @@ def run(schematic: Schematic, pro: dict) -> list[Finding]:
     report = _Report(graph)
     _subgraph_rules(graph, report)
     _hierarchy_rules(graph, report)
+    _sheet_name_rules(graph, report)
     _net_rules(graph, report, settings.pin_map)
     _unit_net_rules(graph, report)
     _label_name_rules(graph, report)
@@ -303,6 +304,23 @@ def _hierarchy_rules(graph: Connectivity, report: _Report) -> None:
                 report.add("hier_label_mismatch",
                            f"Hierarchical label {name!r} has no matching sheet pin in the parent sheet",
                            [(label, child)], sheet_specific=True)
+
+
+def _sheet_name_rules(graph: Connectivity, report: _Report) -> None:
+    """Two sheets of one screen whose names differ at most in case: ``duplicate_sheet_names``."""
+    done = set()
+    for instance in graph.instances:
+        if id(instance.screen) in done:
+            continue
+        done.add(id(instance.screen))
+        sheets = instance.screen.sheets
+        for i, sheet in enumerate(sheets):
+            for other in sheets[i + 1:]:
+                if sheet.name.lower() == other.name.lower():
+                    message = f"Duplicate sheet name {sheet.name!r} (and {other.name!r})"
+                    first = Item("sheet", sheet.uuid, (sheet.position,), sheet.location)
+                    second = Item("sheet", other.uuid, (other.position,), other.location)
+                    report.add("duplicate_sheet_names", message, [(first, instance), (second, instance)])
 
 
 # -- per net ---------------------------------------------------------------------------

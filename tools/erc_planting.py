@@ -155,6 +155,11 @@ PLANTS = {
             t, _label("label", "planted_sig", 190.5, 76.2, "similar-labels-a")
             + _label("label", "PLANTED_SIG", 86.36, 52.07, "similar-labels-b")),
         "labels planted_sig and PLANTED_SIG on two different wires", "similar_labels"),
+    "duplicate-sheet-names": (
+        HIERARCHY, "complex_hierarchy.kicad_sch",
+        lambda t: t.replace('(property "Sheet name" "ampli_ht_horizontal"', '(property "Sheet name" "AMPLI_HT_vertical"', 1),
+        "the second sheet renamed AMPLI_HT_vertical, the first's name but for case",
+        "duplicate_sheet_names"),
     "net-label-on-bus": (
         DIVIDER, "resistor_divider.kicad_sch",
         lambda t: _insert_v9(t, _bus_v9(120.65, 60.96, 135.89, 60.96, "net-label-on-bus")

@@ -61,6 +61,8 @@ ERC_RULES = [
     _erc("bus_to_net_conflict", "error", "Bus joined to a net",
          "Bus and net items joined by drawing: a net label on a bus, a bus label on a wire.",
          "Use a bus entry and a member name, or the right kind of label."),
+    _erc("duplicate_sheet_names", "error", "Duplicate sheet names",
+         "Two sheets in one sheet whose names differ at most in upper/lower case.", "Rename one of the sheets."),
     _erc("undefined_netclass", "error", "Undefined net class",
          "A netclass directive names a net class the project does not define.",
          "Define the class in Schematic Setup > Net Classes or fix the directive."),
