@@ -38,6 +38,13 @@ def _effective_date(payload: dict) -> dt.datetime:
     if value.tzinfo is None:
         # Ordering across deliveries needs an absolute instant.
         raise InvalidPayload("effective_date", "must carry a UTC offset")
+    try:
+        utc = value.astimezone(dt.timezone.utc)   # OverflowError past year 9999 in UTC
+    except OverflowError:
+        utc = None
+    if utc is None or utc.year < 1970:
+        # Only instants every layer can hold and print back (docs/security.md, Inputs).
+        raise InvalidPayload("effective_date", "must lie within 1970-01-01 .. 9999-12-31 UTC")
     return value
 
 

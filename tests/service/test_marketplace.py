@@ -273,6 +273,8 @@ def test_missing_secret_is_503(pool, owner):
     (lambda p: p.pop("effective_date"), "effective_date"),
     (lambda p: p.update(effective_date="yesterday"), "effective_date"),
     (lambda p: p.update(effective_date="2024-03-01T00:00:00"), "effective_date"),
+    (lambda p: p.update(effective_date="9999-12-31T23:59:59-14:00"), "effective_date"),
+    (lambda p: p.update(effective_date="1969-12-31T23:59:59+00:00"), "effective_date"),
     (lambda p: p.update(action="Purchased!"), "action"),
     (lambda p: p["marketplace_purchase"]["account"].pop("id"), "marketplace_purchase.account.id"),
     (lambda p: p["marketplace_purchase"]["account"].update(id="18404719"), "marketplace_purchase.account.id"),
