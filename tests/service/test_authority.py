@@ -419,3 +419,15 @@ def test_revoking_a_token_reads_the_rights_again(rereading_stack, owner):
     assert lead.send("DELETE", f"/api/v1/tokens?tokenId={theirs}").status_code == 404
     assert lead.send("DELETE", f"/api/v1/tokens?tokenId={mine}").json()["outcome"] == "revoked"
     assert owner.execute("SELECT revoked_at FROM api_tokens WHERE id = %s", (theirs,)).fetchone()["revoked_at"] is None
+
+
+def test_a_pending_sign_in_is_kept_ten_minutes(pool, owner):
+    from app import database
+    start = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
+    with pool.connection() as conn:
+        for n, minutes in enumerate((0, 9, 11)):
+            database.call_one(conn, "sign_in_begin", p_cookie_sha256=bytes([n]) * 32, p_state="s" * 20,
+                              p_return_to="/", p_ttl_seconds=600, p_now=start + dt.timedelta(minutes=minutes))
+    # At minute 11 the first attempt (expired at minute 10) is gone; the one from minute 9 is not.
+    kept = sorted(r["cookie_sha256"][0] for r in owner.execute("SELECT cookie_sha256 FROM sign_in_attempts"))
+    assert kept == [1, 2]
