@@ -154,7 +154,9 @@ def compare(models, base: dict, head_bom: list[dict], findings: list[Finding], r
     twin, the BOM and the schematic; ``base`` is what BaseCheck found in the base."""
     if "unreadable" in base:
         empty = {"added": [], "removed": [], "changed": []}
-        return {"boards": [], "bom": empty, "schematic": {"sheets": empty, "symbols": empty},
+        drawn = {"added": {}, "removed": {}}
+        return {"boards": [], "bom": empty,
+                "schematic": {"sheets": empty, "symbols": empty, "wires": drawn, "labels": drawn},
                 "summary": [f"The base commit could not be checked ({base['unreadable']}): no diff, "
                             "and which findings are new is not known"]}
     mark_new(findings, base["fingerprints"])

@@ -4,23 +4,28 @@ BOM, on board), matched by reference as a hardware reviewer names them.
 
 Only annotated symbols that reach the board or the BOM count (power flags and
 "R?" are left out, as the BOM leaves them out); a multi-unit part is its first
-unit. The sheets are compared by the SHA-256 of their files.
+unit. The sheets are compared by the SHA-256 of their files; their wires, buses
+and labels by their drawing (millimetres), per file.
 """
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from pathlib import Path
 
+from .connectivity import LABEL_KINDS
 from .rules.schematic_rules import is_unannotated
 from .schematic import Schematic
+from .schematic_view import mm_point, mm_flat
 
 _FIELDS = ("value", "footprint", "lib", "dnp", "in_bom", "on_board")
 
 
 def schematic_state(schematic: Schematic | None, root: Path) -> dict:
-    """{"symbols": reference -> fields, "sheets": file -> sha256}: what the diff compares."""
+    """{"symbols": reference -> fields, "sheets": file -> sha256, "wires" and "labels":
+    file -> their drawings}: what the diff compares."""
     if schematic is None:
-        return {"symbols": {}, "sheets": {}}
+        return {"symbols": {}, "sheets": {}, "wires": {}, "labels": {}}
     symbols: dict[str, dict] = {}
     for symbol in schematic.symbols:
         if symbol.is_virtual or is_unannotated(symbol.reference):
@@ -34,7 +39,25 @@ def schematic_state(schematic: Schematic | None, root: Path) -> dict:
             sheets[name] = hashlib.sha256((root / name).read_bytes()).hexdigest()
         except OSError:
             sheets[name] = ""
-    return {"symbols": symbols, "sheets": sheets}
+    wires: dict[str, list] = {}
+    labels: dict[str, list] = {}
+    for name, screen in schematic.screens.items():
+        wires[name] = [tuple(mm_flat(item.points)) for item in screen.items if item.kind in ("wire", "bus")]
+        labels[name] = [(*mm_point(item.position), item.text) for item in screen.items if item.kind in LABEL_KINDS]
+    return {"symbols": symbols, "sheets": sheets, "wires": wires, "labels": labels}
+
+
+def _drawn_changes(before: dict[str, list], after: dict[str, list]) -> dict:
+    """Per sheet file, the items (wires or labels, by their drawing) added and removed."""
+    added: dict[str, list] = {}
+    removed: dict[str, list] = {}
+    for name in sorted(set(before) | set(after)):
+        old, new = Counter(before.get(name, ())), Counter(after.get(name, ()))
+        if new - old:
+            added[name] = [list(item) for item in sorted((new - old).elements())]
+        if old - new:
+            removed[name] = [list(item) for item in sorted((old - new).elements())]
+    return {"added": added, "removed": removed}
 
 
 def diff_schematic(base: dict, head: dict) -> dict:
@@ -54,6 +77,8 @@ def diff_schematic(base: dict, head: dict) -> dict:
         "symbols": {"added": [{"ref": r, **after[r]} for r in sorted(set(after) - set(before))],
                     "removed": [{"ref": r, **before[r]} for r in sorted(set(before) - set(after))],
                     "changed": changed},
+        "wires": _drawn_changes(base.get("wires", {}), head.get("wires", {})),
+        "labels": _drawn_changes(base.get("labels", {}), head.get("labels", {})),
     }
 
 
@@ -76,4 +101,8 @@ def summary(diff: dict) -> list[str]:
         lines.append(f"{change['ref']}: {words}")
     if len(symbols["changed"]) > 20:
         lines.append(f"… and {len(symbols['changed']) - 20} more changed symbols")
+    for kind, word in (("wires", "wire"), ("labels", "label")):
+        for side in ("added", "removed"):
+            for name, items in diff.get(kind, {}).get(side, {}).items():
+                lines.append(f"{name}: {len(items)} {word}{'' if len(items) == 1 else 's'} {side}")
     return lines

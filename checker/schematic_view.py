@@ -15,11 +15,11 @@ from .connectivity import LABEL_KINDS, Screen, to_mm
 MAX_SHEET_ITEMS = 20_000
 
 
-def _mm(point) -> list[float]:
+def mm_point(point) -> list[float]:
     return [_r(to_mm(point[0])), _r(to_mm(point[1]))]
 
 
-def _mm_flat(points) -> list[float]:
+def mm_flat(points) -> list[float]:
     return _flat((to_mm(x), to_mm(y)) for x, y in points)
 
 
@@ -31,22 +31,22 @@ def sheet_view(screen: Screen, references: dict[str, str]) -> dict:
     for item in screen.items:
         count += 1
         if item.kind == "wire" or item.kind == "bus":
-            view["buses" if item.kind == "bus" else "wires"].append(_mm_flat(item.points))
+            view["buses" if item.kind == "bus" else "wires"].append(mm_flat(item.points))
         elif item.kind == "junction":
-            view["junctions"].append(_mm(item.position))
+            view["junctions"].append(mm_point(item.position))
         elif item.kind == "no_connect":
-            view["noConnects"].append(_mm(item.position))
+            view["noConnects"].append(mm_point(item.position))
         elif item.kind in LABEL_KINDS:
-            view["labels"].append([*_mm(item.position), item.text, item.kind])
+            view["labels"].append([*mm_point(item.position), item.text, item.kind])
     for placement in screen.placements:
         count += 1 + len(placement.pins)
         view["symbols"].append({"id": placement.uuid, "ref": references.get(placement.uuid, ""),
-                                "value": placement.value, "lib": placement.lib_id, "at": _mm(placement.at),
-                                "pins": [[*_mm(pin.position), pin.number] for pin in placement.pins]})
+                                "value": placement.value, "lib": placement.lib_id, "at": mm_point(placement.at),
+                                "pins": [[*mm_point(pin.position), pin.number] for pin in placement.pins]})
     for box in screen.sheets:
         count += 1 + len(box.pins)
         view["sheets"].append({"id": box.uuid, "name": box.name,
-                               "pins": [[*_mm(pin.position), pin.text] for pin in box.pins]})
+                               "pins": [[*mm_point(pin.position), pin.text] for pin in box.pins]})
     points = [(view["labels"][i][0], view["labels"][i][1]) for i in range(len(view["labels"]))]
     points += [(x, y) for flat in view["wires"] + view["buses"] for x, y in zip(flat[::2], flat[1::2])]
     points += [(p[0], p[1]) for s in view["symbols"] for p in s["pins"]] + [tuple(s["at"]) for s in view["symbols"]]
@@ -78,5 +78,9 @@ def changed_sheets(schematic, comparison: dict) -> list[dict]:
         screen = schematic.screens.get(name)
         if screen is not None:
             sheets.append({"view": sheet_view(screen, references), "added": marks["added"],
-                           "changed": marks["changed"]})
+                           "changed": marks["changed"],
+                           "wiresAdded": diff["wires"]["added"].get(name, []),
+                           "wiresRemoved": diff["wires"]["removed"].get(name, []),
+                           "labelsAdded": diff["labels"]["added"].get(name, []),
+                           "labelsRemoved": diff["labels"]["removed"].get(name, [])})
     return sheets

@@ -259,6 +259,25 @@
         changes.push({kind: "symbol-" + kind, label: (s.ref || "symbol") + " " + kind, box: b, el: el});
       }
     });
+    // Wires and labels the change added or removed (the removed ones drawn from the base).
+    function wireChange(flat, kind) {
+      var el = svg("polyline", {points: pairs(flat), "class": "bv-mark bv-mark-" + kind + " bv-sch-wire-" + kind + " bv-change",
+        "data-change": "wire-" + kind}, marks);
+      changes.push({kind: "wire-" + kind, label: "Wire " + kind, box: growFlat(box(), flat, 0, 1), el: el});
+    }
+    (sheet.wiresAdded || []).forEach(function (flat) { wireChange(flat, "added"); });
+    (sheet.wiresRemoved || []).forEach(function (flat) { wireChange(flat, "removed"); });
+    function labelChange(l, kind) {
+      var b = grow(box(), num(l[0]), num(l[1]), 1.5);
+      var el = svg("rect", {x: b.x0, y: b.y0, width: b.x1 - b.x0, height: b.y1 - b.y0,
+        "class": "bv-mark bv-mark-" + kind + " bv-change", "data-change": "label-" + kind}, marks);
+      if (kind === "removed") {
+        svg("text", {x: num(l[0]), y: num(l[1]) - 0.4, "font-size": 1.27, "class": "bv-sch-label bv-removed-text", text: String(l[2])}, marks);
+      }
+      changes.push({kind: "label-" + kind, label: "Label " + String(l[2]) + " " + kind, box: b, el: el});
+    }
+    (sheet.labelsAdded || []).forEach(function (l) { labelChange(l, "added"); });
+    (sheet.labelsRemoved || []).forEach(function (l) { labelChange(l, "removed"); });
     (v.sheets || []).forEach(function (h) {
       var b = box();
       (h.pins || []).forEach(function (p) { grow(b, num(p[0]), num(p[1])); });

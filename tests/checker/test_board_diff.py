@@ -120,6 +120,7 @@ def test_bom_lines_changed_by_reference(tmp_path):
     assert schematic["symbols"]["added"] == [] and schematic["symbols"]["removed"] == []
     assert schematic["symbols"]["changed"] == [{"ref": "R1", "sheet": "ecc83-pp.kicad_sch",
                                                 "changes": {"value": ["1.5K", "2.2K"]}}]
+    assert schematic["wires"] == {"added": {}, "removed": {}} and schematic["labels"] == {"added": {}, "removed": {}}
     assert "R1: value 1.5K → 2.2K" in outcome.comparison["summary"]
 
 
@@ -315,6 +316,9 @@ def test_the_changed_sheet_is_drawn_with_its_changed_symbol_and_the_new_erc_find
 
     head, base = _schematic_pair(tmp_path, cut_wire=True)
     outcome = _compare(head, base)
+    assert outcome.comparison["schematic"]["wires"] == {"added": {}, "removed": {
+        "ecc83-pp.kicad_sch": [[185.42, 76.2, 198.12, 76.2]]}}
+    assert "ecc83-pp.kicad_sch: 1 wire removed" in outcome.comparison["summary"]
     erc = next(f for f in outcome.findings if f.rule_id == "erc.pin-not-connected")
     assert erc.baseline == "new" and erc.path == "ecc83-pp.kicad_sch"
     page_file = tmp_path / "report.html"
@@ -324,8 +328,9 @@ def test_the_changed_sheet_is_drawn_with_its_changed_symbol_and_the_new_erc_find
     page.wait_for_selector("[data-board-view][data-ready=true]")
     sheets = page.locator(".bv-sheets")
     assert sheets.locator("h4").all_inner_texts() == ["ecc83-pp.kicad_sch"]
-    assert sheets.locator(".bv-change").evaluate_all("els => els.map(e => e.dataset.change)") == ["symbol-changed"]
-    assert sheets.locator(".bv-changes li").all_inner_texts() == ["R1 changed"]
+    marked = sheets.locator(".bv-change").evaluate_all("els => els.map(e => e.dataset.change)")
+    assert sorted(marked) == ["symbol-changed", "wire-removed"]
+    assert sorted(sheets.locator(".bv-changes li").all_inner_texts()) == ["R1 changed", "Wire removed"]
     # The ERC finding is a pin on the sheet; selecting it zooms the sheet to it.
     pin = sheets.locator(f"#marker-{erc.fingerprint}")
     assert pin.count() == 1
