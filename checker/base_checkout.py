@@ -28,9 +28,12 @@ def checkout_ref(ref: str, root: Path) -> Path:
     root = Path(os.path.abspath(root))
     folder = root if root.is_dir() else root.parent
     try:
-        top = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], check=True,
+        # Only read (rev-parse, archive): a checkout owned by another user (a CI container's)
+        # is trusted for these two commands, not in git's configuration.
+        git = ["git", "-c", "safe.directory=*"]
+        top = subprocess.run([*git, "-C", str(folder), "rev-parse", "--show-toplevel"], check=True,
                              capture_output=True, text=True).stdout.strip()
-        archive = subprocess.run(["git", "-C", top, "archive", "--format=tar", f"{ref}^{{commit}}"], check=True,
+        archive = subprocess.run([*git, "-C", top, "archive", "--format=tar", f"{ref}^{{commit}}"], check=True,
                                  capture_output=True).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         detail = getattr(exc, "stderr", b"") or b""
