@@ -173,6 +173,8 @@ class Screen:
     libs: dict[str, LibSymbol] = field(default_factory=dict)
     netclass_flags: list[Item] = field(default_factory=list)
     bus_aliases: dict[str, list[str]] = field(default_factory=dict)
+    placement_index: dict[str, int] | None = None      # placement uuid -> its place in placements
+    pins_stale: bool = False
 
 
 # -- reading ------------------------------------------------------------------------
@@ -336,14 +338,21 @@ def _sheet(node: Node, items: list[Item]) -> SheetBox:
 def place_unit(screen: Screen, node: Node, unit: int) -> None:
     """The unit a symbol instance really places, when the hierarchy says another than the symbol's own
     ``(unit)`` (KiCad 6 keeps it in the root's symbol_instances): its pins are that unit's."""
-    uuid = node.value("uuid") or ""
-    for index, placement in enumerate(screen.placements):
-        if placement.uuid == uuid and placement.unit != unit:
-            replacement = _placement(node, screen.libs, unit)
-            old = {id(pin) for pin in placement.pins}
-            screen.items = [item for item in screen.items if id(item) not in old] + replacement.pins
-            screen.placements[index] = replacement
-            return
+    if screen.placement_index is None:
+        screen.placement_index = {placement.uuid: index for index, placement in enumerate(screen.placements)}
+    index = screen.placement_index.get(node.value("uuid") or "")
+    if index is None or screen.placements[index].unit == unit:
+        return
+    screen.placements[index] = _placement(node, screen.libs, unit)
+    screen.pins_stale = True
+
+
+def refresh_pins(screen: Screen) -> None:
+    """After ``place_unit``: the screen's pins are its placements' (one pass, however many changed)."""
+    if screen.pins_stale:
+        screen.items = [item for item in screen.items if item.kind != "pin"] + [
+            pin for placement in screen.placements for pin in placement.pins]
+        screen.pins_stale = False
 
 
 def _placement(node: Node, libs: dict[str, LibSymbol], unit: int | None = None) -> Placement | None:
@@ -562,6 +571,9 @@ class SegmentIndex:
         return found
 
 
+_ATTACHING = frozenset(("pin", "label", "global_label", "hierarchical_label", "sheet_pin", "no_connect"))
+
+
 @dataclass
 class _ScreenShape:
     """What one screen's drawing joins, computed once per screen and reused by its instances."""
@@ -605,6 +617,10 @@ def _screen_shape(screen: Screen) -> _ScreenShape:
                     uf.union(index_of[id(first_net)], index_of[id(item)])
     dangling: set[int] = set()
     label_like = [item for item in items if item.kind in LABEL_KINDS or item.kind == "sheet_pin"]
+    attaching: dict[tuple[int, int], int] = defaultdict(int)
+    for item in items:
+        if item.kind in _ATTACHING:
+            attaching[item.points[0]] += 1
     for item in label_like:
         point = item.position
         on_wires = wires.at(point)
@@ -613,16 +629,17 @@ def _screen_shape(screen: Screen) -> _ScreenShape:
         # (KiCad then reports bus_to_net_conflict).
         for segment in on_wires + on_buses:
             uf.union(index_of[id(item)], index_of[id(segment)])
-        others = [other for other in at_point[point] if other is not item
-                  and other.kind in ("pin", "label", "global_label", "hierarchical_label", "sheet_pin", "no_connect")]
+        # Another pin, label, sheet pin or no-connect flag at the very point (the label is one of them).
+        others = attaching.get(point, 0) - 1
         if not others and not on_wires and not on_buses:
             dangling.add(id(item))
     ends: list[tuple[Item, tuple[int, int]]] = []
+    not_bus = {point: sum(1 for other in here if other.kind != "bus") for point, here in at_point.items()}
     for item in items:
         if item.kind != "wire":
             continue
         for point in item.points:
-            if not any(other is not item and other.kind != "bus" for other in at_point[point]):
+            if not_bus[point] - item.points.count(point) <= 0:     # nothing else but buses touches it
                 ends.append((item, point))
     groups: dict[int, list[Item]] = defaultdict(list)
     for i, item in enumerate(items):

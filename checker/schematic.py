@@ -159,6 +159,7 @@ def load_schematic(root_file: Path, reader: InputReader, project_name: str) -> S
             result.symbols.append(placed)
             if first_use:
                 connectivity.place_unit(screen, symbol, placed.unit)
+        connectivity.refresh_pins(screen)
         here = os.path.realpath(pending.file)
         for sheet in node.nodes("sheet"):
             sheet_name, sheet_file = _sheet_fields(sheet)
