@@ -448,7 +448,8 @@ def paused_collection():
     hundreds of thousands of nodes is allocated only cost time (a third of
     the parse on a 1 MB board), and so do the ones while models are built
     from it (the whole tree, twice, on its way to the old generation). Whatever
-    is allocated inside and survives is walked once by the next collection.
+    is allocated inside and survives goes straight to the oldest generation
+    (``_age_survivors``), walked by the next full collection if one comes.
     """
     was_enabled = gc.isenabled()
     gc.disable()
