@@ -16,10 +16,12 @@ from pathlib import Path
 from app import database
 from app.config import RetentionSettings
 from tests.service.access_helpers import marketplace_body, post_marketplace
-from tests.service.helpers import race, wait_for
+from tests.service.helpers import make_config, race, wait_for
 from tests.service.retentionkit import (audit, cancel, census, erasure_request, place_hold, release_hold,
                                         seed_account)
+from workers.queue_worker import QueueWorker
 from workers.retention import RetentionWorker
+from workers.schedules import ScheduleQueue
 
 EFFECTIVE = "2024-05-01T00:00:00+00:00"
 DUE = dt.datetime(2024, 5, 31, tzinfo=dt.timezone.utc)
@@ -211,9 +213,14 @@ def test_two_workers_racing_erase_each_account_once(owner, pool, client, db_url)
 def test_a_cancellation_already_due_wakes_the_sweep(owner, pool, client, db_url):
     accounts(owner, pool, client)
     stop = threading.Event()
-    # An interval of ten minutes: only the NOTIFY can make it erase within the test.
-    sweeper = RetentionWorker(RetentionSettings(interval_ms=600_000), pool, db_url, stop)
-    thread = threading.Thread(target=sweeper.run)
+    # The retention_sweep schedule, due in ten minutes and polled as rarely:
+    # only the NOTIFY can make it erase within the test.
+    sweeper = RetentionWorker(RetentionSettings(interval_ms=600_000), pool, stop=stop)
+    schedules = ScheduleQueue(make_config(), {"retention_sweep": (lambda pool, item: sweeper.sweep_once() and "swept",
+                                                                  600_000)})
+    owner.execute("UPDATE schedules SET run_after = now() + interval '10 minutes' WHERE name = 'retention_sweep'")
+    thread = threading.Thread(target=QueueWorker(schedules, pool, db_url, concurrency=1, poll_ms=600_000,
+                                                 stop=stop).run)
     thread.start()
     try:
         wait_for(lambda: owner.execute("SELECT count(*) AS n FROM pg_stat_activity "
