@@ -99,38 +99,48 @@ _RULES = [
          "profile's (fab severity).",
          "DRC annular_width", "Increase the via diameter or reduce its drill."),
     Rule("board.short", "error", "Copper of two nets touches",
-         "Copper of two different nets touches or overlaps on a copper layer: tracks and arcs, vias (over "
-         "the layers they span), pads of every shape with their rotation (through-hole pads on all their "
-         "layers) and zone fills as last saved. The finding names both items, their nets, the layer and the "
-         "point.", "DRC shorting_items / tracks_crossing / clearance (actual 0)",
+         "Copper of two different nets touches or overlaps on a copper layer: tracks and arcs, vias and "
+         "through-hole pads on the layers KiCad flashes them on (remove/keep unused layers: elsewhere only "
+         "their hole), pads of every shape with their rotation and custom primitives, copper shapes drawn on "
+         "the board or in footprints (a footprint's shape touching its no-net pads too; a net tie's shapes "
+         "may touch its tied nets) and zone fills as last saved. The finding names both items, their nets, "
+         "the layer and the point. KiCad type: tracks_crossing when two tracks' centre lines cross, clearance "
+         "(actual 0) against a zone fill, else shorting_items.", "DRC shorting_items / tracks_crossing / clearance (actual 0)",
          "Reroute or move one of the items; refill zones after moving copper."),
     Rule("board.clearance", "error", "Copper closer than the board's clearance",
          "Copper of two different nets closer than the governing clearance: the larger of the two items' net "
          "class clearances, or their local overrides (pad, footprint, zone) when they have one, never below "
          "the board's minimum clearance; a matching .kicad_dru clearance rule (net class, net, item type, "
-         "layer conditions) replaces them. Reports the rule, the required and the actual distance. Copper "
-         "within the board's rules but closer than the fab profile's minimum spacing is reported at the fab "
-         "severity. Many pairs between the same two nets become one finding with a count and the worst one.",
+         "layer conditions) replaces them. A via or pad not flashed on a layer is measured there by its hole. "
+         "Two zone fills are held to the net classes and rules (not the zones' own clearance), as KiCad 9's "
+         "zone-to-zone test does. Reports the rule, the required and the actual distance. Copper within the "
+         "board's rules but closer than the fab profile's minimum spacing is reported at the fab severity, "
+         "with no KiCad type. Many pairs between the same two nets become one finding listing every place.",
          "DRC clearance", "Move the copper apart, or correct the rule."),
     Rule("board.hole-clearance", "error", "Drilled holes too close",
          "Two drilled holes (vias, plated and non-plated pad holes) closer, edge to edge, than the board's "
          "hole-to-hole minimum. Holes of one footprint are the footprint's design and are not compared.",
-         "DRC hole_near_hole", "Move the via or footprint."),
+         "DRC hole_to_hole", "Move the via or footprint.", kicad_type="hole_to_hole"),
     Rule("board.unconnected", "error", "Net not connected",
-         "A net whose pads are not all joined by its copper: tracks, arcs, vias bridging layers, through-hole "
-         "pads and zone fills that touch are united per net; every island holding a pad beyond the net's "
-         "main one is reported with the two nearest points between it and the rest of the net.",
+         "KiCad's missing connections: tracks, arcs, vias bridging layers, pads and zone fills that touch "
+         "are united per net (a via or pad by its full pad even where it is not flashed; a track end on the "
+         "middle of a track joins it); every island of the net's copper beyond the first, a pad-less track "
+         "too, is one edge of the net's ratsnest (the minimum spanning tree between islands, by their "
+         "nearest anchors: track ends, via centres, pad positions) and one finding naming the two items. "
+         "An island of zone fill alone is not one.",
          "DRC unconnected_items", "Route the missing connection (or refill the zone).",
          kicad_type="unconnected_items"),
     Rule("board.dangling-track", "low", "Track end touches nothing",
-         "A track end that touches no other copper of its net (track, via, pad or zone fill). One finding "
-         "per net with the count and the first end.", "DRC track_dangling", "Delete the stub or finish the route.",
+         "A track end that touches no other copper of its net (a track's end, or lying on a track's copper "
+         "anywhere along it: a T-junction is connected, as in KiCad 9; a via, pad or zone fill). One finding "
+         "per net with the count and every end.", "DRC track_dangling", "Delete the stub or finish the route.",
          kicad_type="track_dangling"),
     Rule("board.edge-clearance", "high", "Copper too close to the board edge",
          "Copper (tracks, vias, pads, zone fills as last saved) closer to Edge.Cuts, outline or cutout, than "
-         "the board's own copper-to-edge minimum (high) or the fab profile's (fab severity). Copper meant to "
-         "reach the edge is not reported: edge-connector pads (pad type connector, or surface pads when the "
-         "board sets an edge connector), castellated pads and edge-mount footprints. One finding per net.",
+         "the board's own copper-to-edge minimum (KiCad's copper_edge_clearance, an error there) or only the "
+         "fab profile's (fab severity, no KiCad type). Copper meant to reach the edge is not reported: "
+         "edge-connector pads (pad type connector, or surface pads when the board sets an edge connector), "
+         "castellated pads and edge-mount footprints. One finding per net and limit, listing every item.",
          "DRC copper_edge_clearance", "Move the copper away from the edge."),
     Rule("board.duplicate-reference", "error", "Duplicate board reference",
          "Two footprints on the board carry the same reference.",
