@@ -78,7 +78,8 @@ class Tokens:
             raise _invalid(exc) from None
         require(req, repository_id=repository_id)
         # What the caller holds there; admin and runs:write tokens need admin.
-        needed = ("admin" if {"admin", "runs:write"} & set(scopes) else
+        session = hasattr(auth, "require_access")
+        needed = ("admin" if not session or {"admin", "runs:write"} & set(scopes) else
                   "reviews:write" if "reviews:write" in scopes else "reviews:read")
         auth = authority.current(self.pool, self.config, auth, repository_id, needed)
         if auth.person_id is not None:   # a person's token: bounded life

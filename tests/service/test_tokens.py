@@ -67,6 +67,9 @@ def test_scopes_and_duration(client, admin):
     for days in (1, 365):
         assert create(client, admin, {"repositoryId": str(REPO), "name": f"d{days}",
                                       "durationDays": days}).status_code == 201
+    # An admin token mints any scopes, those it lacks itself too; no person behind it, no life limit.
+    reader = create(client, admin, {"repositoryId": str(REPO), "name": "reader", "scopes": ["reviews:read"]})
+    assert reader.status_code == 201 and reader.json["tokenRecord"]["expiresAt"] is None
 
 
 def test_listing_shows_metadata_and_last_use_never_the_value(client, pool, admin):
