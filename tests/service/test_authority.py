@@ -431,3 +431,21 @@ def test_a_pending_sign_in_is_kept_ten_minutes(pool, owner):
     # At minute 11 the first attempt (expired at minute 10) is gone; the one from minute 9 is not.
     kept = sorted(r["cookie_sha256"][0] for r in owner.execute("SELECT cookie_sha256 FROM sign_in_attempts"))
     assert kept == [1, 2]
+
+
+def test_without_a_cursor_secret_one_is_generated_into_the_data_folder(pool, owner, tmp_path):
+    from falcon import testing
+    from tests.service.sessionkit import Session, seed_repositories
+    repos = seed_repositories(owner, 1)
+    for n in range(3):
+        decided_run(owner, pool, repos[0], pr_number=n + 1)
+    shared, other = tmp_path / "shared", tmp_path / "other"
+    first, second, elsewhere = (testing.TestClient(create_app(make_config(SERVICE_DATA_DIR=str(folder)), pool))
+                                for folder in (shared, shared, other))
+    session = Session(pool, repos)
+    cursor = first.simulate_get("/api/v1/runs", params={"limit": "1"}, headers=session.headers()).json["nextCursor"]
+    assert (shared / "cursor-secret").stat().st_mode & 0o777 == 0o600
+    # Every process of the folder shares the key; another folder's does not.
+    assert second.simulate_get("/api/v1/runs", params={"cursor": cursor}, headers=session.headers()).status_code == 200
+    refused = elsewhere.simulate_get("/api/v1/runs", params={"cursor": cursor}, headers=session.headers())
+    assert refused.status_code == 400 and refused.json["code"] == "invalid_cursor"
