@@ -180,6 +180,8 @@ class Zone(Located):
     connect: str = "thermal"
     thermal_gap: float = 0.5
     teardrop: bool = False
+    # A rule area's "not_allowed" items: tracks, vias, pads, copperpour, footprints.
+    disallowed: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -723,4 +725,6 @@ def _zone(node: Node, board: Board) -> Zone:
                 keepout=keepout, name=node.value("name") or "",
                 connect=(connect.atom(0) if connect is not None else None) or "thermal",
                 thermal_gap=gap if gap is not None else 0.5,
-                teardrop=attr is not None and attr.first("teardrop") is not None)
+                teardrop=attr is not None and attr.first("teardrop") is not None,
+                disallowed=frozenset(flag.name for flag in node.first("keepout").nodes()
+                                     if flag.atom(0) == "not_allowed") if keepout else frozenset())

@@ -139,6 +139,25 @@ def ecc83_footprint_checks(pcbnew, board) -> None:
             footprint.SetAttributes(pcbnew.FP_SMD)
 
 
+def ecc83_track_in_keepout(pcbnew, board) -> None:
+    # A B.Cu rule area from (149, 116) to (151, 118) that allows no tracks, over the Net-(P4-Pad2)
+    # track at x = 149.86; zones refilled (the rule area is one the filler respects only for pours).
+    area = pcbnew.ZONE(board)
+    area.SetIsRuleArea(True)
+    area.SetDoNotAllowTracks(True)
+    area.SetDoNotAllowVias(False)
+    area.SetDoNotAllowPads(False)
+    area.SetDoNotAllowCopperPour(False)
+    area.SetDoNotAllowFootprints(False)
+    area.SetLayer(board.GetLayerID("B.Cu"))
+    outline = area.Outline()
+    outline.NewOutline()
+    for x, y in ((149.0, 116.0), (151.0, 116.0), (151.0, 118.0), (149.0, 118.0)):
+        outline.Append(_mm(pcbnew, x), _mm(pcbnew, y))
+    board.Add(area)
+    refill(pcbnew, board)
+
+
 PIC = ROOT / "tests" / "fixtures" / "kicad" / "v6" / "pic_programmer"
 PIC_BOARD = "pic_programmer"
 
@@ -184,6 +203,11 @@ PLANTS = {
         "R3's front courtyard grown 1 mm to the right over C2's, and U1 (a through-hole DIP-8) typed SMD; no "
         "copper moved",
         "courtyards_overlap (R3, C2); footprint_type_mismatch (U1) is not reported: the project ignores it"),
+    "ecc83-track-in-keepout": (
+        ECC83, ECC83_BOARD, ecc83_track_in_keepout,
+        "a B.Cu rule area (149, 116)-(151, 118) allowing no tracks, over the Net-(P4-Pad2) track at x = 149.86; "
+        "zones refilled",
+        "items_not_allowed for that track"),
     "pic-track-near-hole": (
         PIC, PIC_BOARD, pic_track_near_hole,
         "board setup hole clearance 0.25 mm (was 0), and a 0.25 mm GND track on F.Cu from (156, 133.515) to "

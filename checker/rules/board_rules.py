@@ -16,7 +16,7 @@ from ..board import Board, Footprint, Pad
 from ..copper import PAD, ZONE, Copper, build_copper
 from ..findings import Finding, where_in
 from ..model import ProjectModel
-from . import footprint_rules
+from . import footprint_rules, keepout_rules
 from .schematic_rules import is_unannotated
 
 # KiCad chains outline items whose ends are within a few micrometres; we use
@@ -39,6 +39,7 @@ def check(model: ProjectModel) -> list[Finding]:
     findings += _edge_clearance(board, model.copper, model)
     findings += _references(board)
     findings += footprint_rules.check(board)
+    findings += keepout_rules.check(board, model.copper)
     return findings
 
 

@@ -37,4 +37,9 @@ DRC_RULES = [
          "it has a plated hole, else SMD when it has a surface pad on copper (fiducial, heatsink, castellated "
          "and mechanical pads left out). A footprint typed neither is not second-guessed.",
          "Set the footprint's type (Footprint Properties > Fabrication attributes) to what it is."),
+    _drc("board.item-in-keepout", "items_not_allowed", "error", "Item inside a keepout",
+         "A track, via, pad or zone fill whose copper overlaps a rule area (keepout) that does not allow "
+         "that kind of item on a layer they share, or a footprint whose courtyard overlaps a rule area that "
+         "does not allow footprints.",
+         "Move the item out of the rule area, or allow it there."),
 ]

@@ -80,7 +80,7 @@ KICAD9_PLANTS = sorted(p.name for p in PLANTED.iterdir() if (p / "kicad-drc.json
 # The KiCad types the checker's copper checks answer, compared on every KiCad 9 plant.
 COMPARED = ("clearance", "shorting_items", "tracks_crossing", "unconnected_items", "copper_edge_clearance",
             "track_width", "hole_clearance", "hole_to_hole", "starved_thermal", "courtyards_overlap",
-            "footprint_type_mismatch")
+            "footprint_type_mismatch", "items_not_allowed")
 
 
 @pytest.mark.parametrize("name", KICAD9_PLANTS)
@@ -146,7 +146,8 @@ def test_starved_thermal_reliefs_are_those_kicad_reports_on_the_coldfire_board()
 FIXTURE_REPORTS = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("kicad*/**/*kicad-drc.json"))
 # KiCad types the checker finds every error of on every fixture board.
 COMPLETE = ("clearance", "shorting_items", "unconnected_items", "starved_thermal", "hole_clearance",
-            "hole_to_hole", "track_width", "tracks_crossing", "courtyards_overlap", "footprint_type_mismatch")
+            "hole_to_hole", "track_width", "tracks_crossing", "courtyards_overlap", "footprint_type_mismatch",
+            "items_not_allowed")
 
 
 @pytest.mark.parametrize("report", FIXTURE_REPORTS)
@@ -172,3 +173,11 @@ def test_overlapping_courtyards_are_reported_and_an_ignored_type_mismatch_is_not
     assert _names(violation, overlap)
     # U1 is typed SMD with through-hole pads, but the project sets footprint_type_mismatch to ignore.
     assert [f for f in findings if f.rule_id == "board.footprint-type-mismatch"] == []
+
+
+def test_a_track_in_a_rule_area_that_allows_none_is_reported():
+    (finding,) = _mirroring(_findings("ecc83-track-in-keepout"), "items_not_allowed")
+    (violation,) = _kicad_errors(_report("ecc83-track-in-keepout"), "items_not_allowed")
+    assert _names(violation, finding)
+    assert finding.rule_id == "board.item-in-keepout" and finding.extra["layer"] == "B.Cu"
+    assert {item["uuid"] for item in violation["items"]} <= set(finding.uuids)

@@ -1,0 +1,66 @@
+"""Rule areas (keepouts): copper KiCad's rule area disallows inside it (items_not_allowed).
+
+A rule area names what may not be in it on its layers: tracks (and arcs), vias, pads,
+copper pours (zone fills) and footprints (by courtyard, else by pads). An item whose copper
+overlaps the area's outline on one of its layers is reported, as KiCad's DRC does; the area's
+own footprint's items are not.
+"""
+from __future__ import annotations
+
+import numpy as np
+import shapely
+
+from ..board import Board
+from ..copper import ARC, PAD, TRACK, VIA, ZONE, Copper, layer_bits
+from ..findings import Finding
+from .footprint_rules import courtyard
+
+EPSILON = 0.0005
+_KINDS = {"tracks": (TRACK, ARC), "vias": (VIA,), "pads": (PAD,), "copperpour": (ZONE,)}
+
+
+def check(board: Board, copper: Copper) -> list[Finding]:
+    findings = []
+    for zone in board.zones:
+        if not zone.keepout or not zone.disallowed or len(zone.polygon) < 3:
+            continue
+        area = shapely.make_valid(shapely.Polygon(zone.polygon))
+        if area.is_empty:
+            continue
+        mask = layer_bits(zone.layers, copper.layer_names)
+        kinds = [kind for flag in zone.disallowed for kind in _KINDS.get(flag, ())]
+        if kinds and len(copper):
+            candidates = np.flatnonzero(np.isin(copper.kind, kinds) & ((copper.layers & mask) != 0))
+            if len(candidates):
+                shapely.prepare(area)
+                gap = shapely.distance(area, copper.core[candidates]) - copper.radius[candidates]
+                inside = candidates[gap < -EPSILON]
+                seen: set[str] = set()
+                for item in inside.tolist():
+                    key = copper.identity(item)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    findings.append(_finding(board, zone, copper.label(item), copper.uuid(item),
+                                             copper.anchor[item], copper.where(item),
+                                             copper.first_layer(int(copper.layers[item] & mask))))
+        if "footprints" in zone.disallowed:
+            for footprint in board.footprints:
+                side = "F.CrtYd" if footprint.layer != "B.Cu" else "B.CrtYd"
+                if not (layer_bits([footprint.layer or "F.Cu"], copper.layer_names) & mask):
+                    continue
+                shape = courtyard(footprint, side)
+                if shape is not None and shapely.intersection(area, shape).area > EPSILON:
+                    findings.append(_finding(board, zone, f"footprint {footprint.reference}", footprint.uuid,
+                                             (footprint.x, footprint.y), (footprint.line, footprint.column),
+                                             footprint.layer))
+    return findings
+
+
+def _finding(board: Board, zone, label: str, uuid: str, at, where, layer: str) -> Finding:
+    name = f"rule area '{zone.name}'" if zone.name else "a rule area"
+    return Finding("board.item-in-keepout", f"{label} is inside {name} that does not allow it on {layer}",
+                   identity=(board.file, "keepout", zone.uuid, uuid or f"{label}@{at[0]:g},{at[1]:g}"),
+                   severity="error", path=board.file, line=where[0], column=where[1], kicad_type="items_not_allowed",
+                   extra={"x": round(float(at[0]), 4), "y": round(float(at[1]), 4), "layer": layer,
+                          "uuids": [u for u in (uuid, zone.uuid) if u]})
