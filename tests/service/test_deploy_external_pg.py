@@ -283,6 +283,7 @@ def test_a_deployment_on_an_external_postgresql(deployment, tmp_path):
                 "ON s.release_run_id = r.id WHERE r.head_sha = %s", (pull["head"]["sha"],)).fetchone()[0]
         assert decided >= 1
         used = _connections(deployment["app_role"])
+        print(f"connections of the API role with one API (2 processes x 4 threads) and one worker: {used}")
         assert 0 < used <= CONNECTION_LIMIT
 
         # Troubleshooting (docs/deploy.md): a repository without the workflow file...
