@@ -181,3 +181,17 @@ def test_a_track_in_a_rule_area_that_allows_none_is_reported():
     assert _names(violation, finding)
     assert finding.rule_id == "board.item-in-keepout" and finding.extra["layer"] == "B.Cu"
     assert {item["uuid"] for item in violation["items"]} <= set(finding.uuids)
+
+
+def test_the_board_setup_minimum_spokes_governs_starved_thermals(tmp_path):
+    """KiCad 9's demos set min_resolved_spokes to 1: a one-spoke relief is then enough, and so is a
+    relief into an island (it is all there is), so the ColdFire board has none."""
+    import shutil
+    folder = tmp_path / "coldfire"
+    shutil.copytree(FIXTURES / "kicad-multilayer/kit-dev-coldfire-xilinx_5213", folder)
+    pro = folder / "kit-dev-coldfire-xilinx_5213.kicad_pro"
+    settings = json.loads(pro.read_text())
+    settings["board"]["design_settings"]["rules"]["min_resolved_spokes"] = 1
+    pro.write_text(json.dumps(settings))
+    findings = check(RunOptions(path=folder, run_kicad_cli=False)).findings
+    assert _mirroring(findings, "starved_thermal") == []
