@@ -59,7 +59,7 @@ def _external_postgres() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_external_postgres() is not None, reason=_external_postgres() or "")
+needs_external_postgres = pytest.mark.skipif(_external_postgres() is not None, reason=_external_postgres() or "")
 
 
 def unit(name: str) -> dict[str, list[str]]:
@@ -178,6 +178,7 @@ def _register(host, public_url: str, env_file: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in env_file.read_text().splitlines() if line and line[0] != "#")
 
 
+@needs_external_postgres
 def test_a_deployment_on_an_external_postgresql(deployment, tmp_path):
     data_dir = tmp_path / "state"
     data_dir.mkdir(mode=0o700)
