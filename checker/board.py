@@ -71,6 +71,7 @@ class Pad(Located):
     # KiCad 9 saves the layers where its zone filler flashed the pad for a zone of its net.
     zone_layers: list[str] = field(default_factory=list)
     properties: frozenset[str] = frozenset()        # pad_prop_heatsink, pad_prop_fiducial_glbl, ...
+    mask_margin: float | None = None                # solder_mask_margin: the pad's own
     zone_connect: int | None = None     # 0 none, 1 thermal, 2 solid, 3 thermal for THT only; None: inherit
     thermal_gap: float | None = None
     uuid: str = ""
@@ -99,6 +100,7 @@ class Footprint(Located):
     thermal_gap: float | None = None
     # KiCad 7+ net ties: the groups of pad numbers its copper may join (net_tie_pad_groups).
     net_tie_groups: list[frozenset[str]] = field(default_factory=list)
+    mask_margin: float | None = None                # solder_mask_margin for its pads
     # Courtyard outlines (board coordinates) per side, "F.CrtYd" / "B.CrtYd": polylines of its shapes.
     courtyards: dict[str, list[list[Point]]] = field(default_factory=dict)
 
@@ -299,7 +301,7 @@ def _setup(setup: Node | None, board: Board) -> None:
         board.castellated_pads = stackup.value("castellated_pads") == "yes"
     # KiCad 5 boards carry their design rules in the board file.
     for key in ("trace_min", "via_min_size", "via_min_drill", "clearance", "hole_to_hole_min",
-                "edge_clearance", "via_min_annulus"):
+                "edge_clearance", "via_min_annulus", "pad_to_mask_clearance", "solder_mask_min_width"):
         number = setup.number(key)
         if number is not None:
             board.setup[key] = number
@@ -366,7 +368,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
     attributes: set[str] = set()
     clearance = None
     net_tie = False
-    zone_connect = thermal_gap = None
+    zone_connect = thermal_gap = mask_margin = None
     tie_groups: list[frozenset[str]] = []
     pads: list[Node] = []
     edges: list[Node] = []
@@ -424,11 +426,13 @@ def _footprint(node: Node, board: Board) -> Footprint:
             zone_connect = _int(item.atom(0))
         elif name == "thermal_gap":
             thermal_gap = to_float(item.atom(0))
+        elif name == "solder_mask_margin":
+            mask_margin = to_float(item.atom(0))
     footprint = Footprint(
         reference=reference, value=value, lib_id=node.atom(0) or "", uuid=uuid, sheet_link=path,
         x=x, y=y, rotation=rotation, layer=layer, attributes=attributes, pads=[], location=node.location,
         description=description, tags=tags, clearance=clearance, net_tie=net_tie or "net_tie" in attributes,
-        zone_connect=zone_connect, thermal_gap=thermal_gap, net_tie_groups=tie_groups)
+        zone_connect=zone_connect, thermal_gap=thermal_gap, net_tie_groups=tie_groups, mask_margin=mask_margin)
     placement = (x, y, rotation)
     for child in pads:
         pad = _pad(child, placement, board)
@@ -503,6 +507,7 @@ def _pad(node: Node, placement: tuple[float, float, float], board: Board) -> Pad
               end_layers_kept=_set(fields.get("keep_end_layers")),
               zone_layers=_atoms(fields.get("zone_layer_connections")),
               zone_connect=_int(_leaf_text(fields.get("zone_connect")) or None),
+              mask_margin=_leaf_number(fields.get("solder_mask_margin")),
               thermal_gap=_leaf_number(fields.get("thermal_gap")),
               uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")), location=node.location)
     primitives = fields.get("primitives")

@@ -30,6 +30,7 @@ from ..findings import Finding
 from ..model import ProjectModel
 from ..rulebook import DEFAULT_NETCLASS, BoardRules
 from .hole_rules import hole_clearance_findings
+from .mask_rules import mask_bridge_findings
 from .thermal_rules import min_resolved_spokes, starved_thermal_findings
 
 # KiCad's DRC epsilon (BOARD_DESIGN_SETTINGS::GetDRCEpsilon): distances within
@@ -71,6 +72,8 @@ def check(model: ProjectModel) -> list[Finding]:
         pairs = _near_pairs(copper, _largest_clearance(copper, rules, model))
         findings += _clearance_findings(board, copper, rules, model, pairs)
         findings += _connectivity_findings(board, copper, pairs)
+        findings += mask_bridge_findings(board, copper, pairs.a, pairs.b, pairs.distance,
+                                         _tested(copper, pairs.a, pairs.b))
         same = (copper.net[pairs.a] == copper.net[pairs.b]) & (pairs.distance < TOUCHING)
         findings += starved_thermal_findings(board, copper, pairs.a[same], pairs.b[same],
                                              min_resolved_spokes(model.pro))

@@ -42,4 +42,11 @@ DRC_RULES = [
          "that kind of item on a layer they share, or a footprint whose courtyard overlaps a rule area that "
          "does not allow footprints.",
          "Move the item out of the rule area, or allow it there."),
+    _drc("board.mask-bridge", "solder_mask_bridge", "error", "Solder mask opening bridges two nets",
+         "A pad's solder mask opening (its copper grown by its solder mask margin: the pad's, its "
+         "footprint's or the board setup's) reaching copper of another net on the same side (track, via, "
+         "zone fill, pad), or nearer another pad's opening than the board's minimum mask web: bare copper of "
+         "two nets side by side. Once per side. Pads of one footprint that allows solder mask bridges are "
+         "not compared with each other; openings drawn as shapes on a mask layer are not checked.",
+         "Shrink the mask margin, move the copper, or allow bridges in the footprint if they are meant."),
 ]

@@ -80,7 +80,7 @@ KICAD9_PLANTS = sorted(p.name for p in PLANTED.iterdir() if (p / "kicad-drc.json
 # The KiCad types the checker's copper checks answer, compared on every KiCad 9 plant.
 COMPARED = ("clearance", "shorting_items", "tracks_crossing", "unconnected_items", "copper_edge_clearance",
             "track_width", "hole_clearance", "hole_to_hole", "starved_thermal", "courtyards_overlap",
-            "footprint_type_mismatch", "items_not_allowed")
+            "footprint_type_mismatch", "items_not_allowed", "solder_mask_bridge")
 
 
 @pytest.mark.parametrize("name", KICAD9_PLANTS)
@@ -195,3 +195,14 @@ def test_the_board_setup_minimum_spokes_governs_starved_thermals(tmp_path):
     pro.write_text(json.dumps(settings))
     findings = check(RunOptions(path=folder, run_kicad_cli=False)).findings
     assert _mirroring(findings, "starved_thermal") == []
+
+
+def test_a_pad_opening_over_a_via_of_another_net_bridges_front_and_back():
+    """The KiCad 6 plant via-on-pad, against KiCad 9's report: the through-hole pad's openings on both
+    sides expose the via of another net."""
+    path = FIXTURES / "kicad-planted/via-on-pad"
+    kicad = _kicad_errors(json.loads((path / "kicad-drc.json").read_text()), "solder_mask_bridge")
+    ours = _mirroring(check(RunOptions(path=path, run_kicad_cli=False)).findings, "solder_mask_bridge")
+    assert len(kicad) == 2 and sorted(f.extra["layer"] for f in ours) == ["B.Mask", "F.Mask"]
+    for violation in kicad:
+        assert any(_names(violation, f) for f in ours)
