@@ -28,6 +28,7 @@ member resolution is not modelled.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -490,6 +491,7 @@ class Net:
     subgraphs: list[Subgraph] = field(default_factory=list)
     name: str = ""
     summary: tuple[int, bool] | None = None      # (pins, has a no-connect flag), computed once by the ERC
+    pins_and_labels: tuple[int, int] | None = None  # (distinct pins, labels), computed once by the ERC
 
     @property
     def pins(self) -> list[tuple[Item, SheetInstance]]:
@@ -538,34 +540,86 @@ def _on_segment(point: tuple[int, int], a: tuple[int, int], b: tuple[int, int]) 
     return abs(cross) <= length      # within about one unit of the line, as KiCad's accuracy of 1
 
 
+class _Line:
+    """The segments along one horizontal or vertical line, sorted by where they start, with the
+    farthest end reached so far: whether any covers a point is a binary search."""
+
+    __slots__ = ("starts", "segments", "ends", "reach", "reach_at")
+
+    def __init__(self, spans: list[tuple[int, int, Item]]):
+        spans.sort(key=lambda span: span[0])
+        self.starts = [start for start, _, _ in spans]
+        self.ends = [end for _, end, _ in spans]
+        self.segments = [segment for _, _, segment in spans]
+        self.reach, self.reach_at = [], []
+        best, best_at = None, -1
+        for index, end in enumerate(self.ends):
+            if best is None or end > best:
+                best, best_at = end, index
+            self.reach.append(best)
+            self.reach_at.append(best_at)
+
+    def first(self, along: int) -> Item | None:
+        count = bisect_right(self.starts, along)
+        if count and self.reach[count - 1] >= along:
+            return self.segments[self.reach_at[count - 1]]
+        return None
+
+    def all(self, along: int, limit: int) -> list[Item]:
+        found = []
+        if self.first(along) is None:
+            return found
+        for index in range(bisect_right(self.starts, along) - 1, -1, -1):
+            if self.ends[index] >= along:
+                found.append(self.segments[index])
+                if len(found) >= limit:
+                    break
+        return found
+
+
 class SegmentIndex:
     """Wires (or buses) of a screen, found by a point lying on them."""
 
     def __init__(self, segments: list[Item]):
-        self.horizontal: dict[int, list[Item]] = defaultdict(list)
-        self.vertical: dict[int, list[Item]] = defaultdict(list)
+        horizontal: dict[int, list] = defaultdict(list)
+        vertical: dict[int, list] = defaultdict(list)
         self.other: list[Item] = []
         for segment in segments:
             (ax, ay), (bx, by) = segment.points
             if ay == by:
-                self.horizontal[ay].append(segment)
+                horizontal[ay].append((min(ax, bx), max(ax, bx), segment))
             elif ax == bx:
-                self.vertical[ax].append(segment)
+                vertical[ax].append((min(ay, by), max(ay, by), segment))
             else:
                 self.other.append(segment)
+        self.horizontal = {y: _Line(spans) for y, spans in horizontal.items()}
+        self.vertical = {x: _Line(spans) for x, spans in vertical.items()}
 
-    def at(self, point: tuple[int, int]) -> list[Item]:
+    def first(self, point: tuple[int, int]) -> Item | None:
+        """One segment the point lies on (KiCad attaches a label to one), or None."""
         x, y = point
-        found = []
-        for segment in self.horizontal.get(y, ()):
-            (ax, _), (bx, _) = segment.points
-            if min(ax, bx) <= x <= max(ax, bx):
-                found.append(segment)
-        for segment in self.vertical.get(x, ()):
-            (_, ay), (_, by) = segment.points
-            if min(ay, by) <= y <= max(ay, by):
-                found.append(segment)
+        line = self.horizontal.get(y)
+        found = line.first(x) if line is not None else None
+        if found is None:
+            line = self.vertical.get(x)
+            found = line.first(y) if line is not None else None
+        if found is None:
+            found = next((segment for segment in self.other if _on_segment(point, *segment.points)), None)
+        return found
+
+    def at(self, point: tuple[int, int], limit: int = 8) -> list[Item]:
+        """Up to ``limit`` segments the point lies on."""
+        x, y = point
+        found: list[Item] = []
+        line = self.horizontal.get(y)
+        if line is not None:
+            found += line.all(x, limit)
+        line = self.vertical.get(x)
+        if line is not None and len(found) < limit:
+            found += line.all(y, limit - len(found))
         for segment in self.other:
+            if len(found) >= limit:
+                break
             if _on_segment(point, *segment.points):
                 found.append(segment)
         return found
@@ -596,7 +650,7 @@ def _screen_shape(screen: Screen) -> _ScreenShape:
     # A bus entry's end on a bus (anywhere along it) is its bus side: members join by name there, not by
     # drawing, so two entries meeting on a bus stay apart.
     bus_side = {(id(item), point) for item in items if item.kind == "bus_entry"
-                for point in item.points if buses.at(point)}
+                for point in item.points if buses.first(point) is not None}
     # Items sharing a point join, a bus only with bus things.
     for point, here in at_point.items():
         if len(here) < 2:
@@ -623,15 +677,16 @@ def _screen_shape(screen: Screen) -> _ScreenShape:
             attaching[item.points[0]] += 1
     for item in label_like:
         point = item.position
-        on_wires = wires.at(point)
-        on_buses = buses.at(point)
-        # A label joins whatever it sits on, a wire or a bus, even the wrong kind for its text
-        # (KiCad then reports bus_to_net_conflict).
-        for segment in on_wires + on_buses:
-            uf.union(index_of[id(item)], index_of[id(segment)])
+        on_wire = wires.first(point)
+        on_bus = buses.first(point)
+        # A label joins what it sits on, a wire or a bus, even the wrong kind for its text (KiCad then
+        # reports bus_to_net_conflict); one of each, as KiCad attaches it to the first it finds.
+        for segment in (on_wire, on_bus):
+            if segment is not None:
+                uf.union(index_of[id(item)], index_of[id(segment)])
         # Another pin, label, sheet pin or no-connect flag at the very point (the label is one of them).
         others = attaching.get(point, 0) - 1
-        if not others and not on_wires and not on_buses:
+        if not others and on_wire is None and on_bus is None:
             dangling.add(id(item))
     ends: list[tuple[Item, tuple[int, int]]] = []
     not_bus = {point: sum(1 for other in here if other.kind != "bus") for point, here in at_point.items()}

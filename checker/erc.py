@@ -194,18 +194,9 @@ def _no_connect_rules(sub: Subgraph, graph: Connectivity, report: _Report,
         if any(item.kind in ("sheet_pin", "hierarchical_label") and item.position == no_connect.position
                for item in sub.items):
             return
-        unique: set[tuple] = set()         # stacked pins (same part, place and name) count once
-        labels = 0
-        first_pin = None
-        for other in (sub.net.subgraphs if sub.net else [sub]):
-            for item in other.items:
-                if item.kind == "pin":
-                    if other is sub and first_pin is None:
-                        first_pin = item
-                    unique.add((id(other.instance), id(item.symbol), item.position, item.text))
-                elif item.kind in LABEL_KINDS:
-                    labels += 1
-        if len(unique) > 1:
+        first_pin = next((item for item in sub.items if item.kind == "pin"), None)
+        unique, labels = _net_pins_and_labels(sub)
+        if unique > 1:
             items = [(first_pin, instance), (no_connect, instance)] if first_pin else [(no_connect, instance)]
             report.add("no_connect_connected", "A pin with a no-connect flag is connected", items)
         if not unique and not labels:
@@ -228,6 +219,24 @@ def _no_connect_rules(sub: Subgraph, graph: Connectivity, report: _Report,
             has_other = True
     if not has_other and pin.type not in ("no_connect", "free"):
         report.add("pin_not_connected", f"Pin not connected: {describe(pin, graph, instance)}", [(pin, instance)])
+
+
+def _net_pins_and_labels(sub: Subgraph) -> tuple[int, int]:
+    """Distinct pins (stacked pins, same part, place and name, count once) and labels of the net."""
+    net = sub.net
+    if net is not None and net.pins_and_labels is not None:
+        return net.pins_and_labels
+    unique: set[tuple] = set()
+    labels = 0
+    for other in (net.subgraphs if net is not None else [sub]):
+        for item in other.items:
+            if item.kind == "pin":
+                unique.add((id(other.instance), id(item.symbol), item.position, item.text))
+            elif item.kind in LABEL_KINDS:
+                labels += 1
+    if net is not None:
+        net.pins_and_labels = (len(unique), labels)
+    return len(unique), labels
 
 
 def _net_summary(sub: Subgraph) -> tuple[int, bool]:

@@ -69,3 +69,25 @@ def test_a_wire_ending_in_the_middle_of_another_does_not_join_it(tmp_path):
             '\t\t\t(type default)\n\t\t)\n\t\t(uuid "7d0b1e52-5c55-4b8e-a1a4-2f0f3c1d0a01")\n\t)\n')
     outcome = _divider_with(tmp_path, lambda t: t.replace("\n\t(sheet_instances", "\n" + stub + "\t(sheet_instances", 1))
     assert _types(outcome) == ["power_pin_not_driven"] * 2 + ["unconnected_wire_endpoint"] * 2 + ["wire_dangling"]
+
+
+def test_items_stacked_on_one_point_cost_no_quadratic_work(tmp_path):
+    # A hostile schematic: thousands of labels on one point where thousands of wires meet. Every
+    # label is on a wire and the net has no pin, so each is a dangling label, as KiCad says.
+    from checker import erc
+    from checker.limits import DEFAULT_LIMITS
+    from checker.project import InputReader
+    from checker.schematic import load_schematic
+
+    count = 4000
+    parts = ['(kicad_sch (version 20250114) (generator "eeschema") (uuid "11111111-1111-1111-1111-111111111111") '
+             '(paper "A4") (lib_symbols)']
+    for i in range(count):
+        parts.append(f'(label "L{i % 7}" (at 10 10 0) (uuid "00000000-0000-0000-0000-{i:012d}"))')
+        parts.append(f'(wire (pts (xy 10 10) (xy {20 + i % 50} 10)) (uuid "10000000-0000-0000-0000-{i:012d}"))')
+    (tmp_path / "stacked.kicad_sch").write_text("\n".join(parts) + ")", encoding="utf-8")
+    schematic = load_schematic(tmp_path / "stacked.kicad_sch", InputReader(tmp_path, DEFAULT_LIMITS), "stacked")
+    findings = erc.run(schematic, {})
+    kinds = {f.kicad_type for f in findings}
+    assert len([f for f in findings if f.kicad_type == "label_dangling"]) == count
+    assert "multiple_net_names" in kinds and len(schematic.connectivity.nets) == 1
