@@ -66,6 +66,14 @@ def _label_v9(text: str, x: float, y: float, name: str) -> str:
             f"\t\t\t)\n\t\t\t(justify left bottom)\n\t\t)\n\t\t(uuid \"{_uuid(name)}\")\n\t)\n")
 
 
+def _delete_v9_symbol(text: str, unit_line: str) -> str:
+    """Delete the tab-indented (symbol ...) placement whose lines include ``unit_line``."""
+    at = text.index(unit_line)
+    start = text.rindex("\n\t(symbol\n", 0, at) + 1
+    end = text.index("\n\t)\n", at) + len("\n\t)\n")
+    return text[:start] + text[end:]
+
+
 def _insert_v9(text: str, addition: str) -> str:
     at = text.rindex("\n\t(sheet_instances")
     return text[:at + 1] + addition + text[at + 1:]
@@ -160,6 +168,11 @@ PLANTS = {
         lambda t: t.replace('(property "Sheet name" "ampli_ht_horizontal"', '(property "Sheet name" "AMPLI_HT_vertical"', 1),
         "the second sheet renamed AMPLI_HT_vertical, the first's name but for case",
         "duplicate_sheet_names"),
+    "power-unit-missing": (
+        GATES, "multi_unit_7400.kicad_sch",
+        lambda t: _delete_v9_symbol(t, "\t\t(at 111.76 111.76 0)\n\t\t(unit 5)"),
+        "unit E (the power unit, VCC and GND) of U1, a 7400, deleted",
+        "missing_unit, missing_power_pin"),
     "net-label-on-bus": (
         DIVIDER, "resistor_divider.kicad_sch",
         lambda t: _insert_v9(t, _bus_v9(120.65, 60.96, 135.89, 60.96, "net-label-on-bus")

@@ -30,6 +30,8 @@ EXPECTED = {
     "no-connect-dangling": ("no_connect_dangling", KICAD / "v6/ecc83/ecc83-pp.kicad_pro"),
     "similar-labels": ("similar_labels", KICAD / "v6/ecc83/ecc83-pp.kicad_pro"),
     "duplicate-sheet-names": ("duplicate_sheet_names", KICAD / "v6/complex_hierarchy/complex_hierarchy.kicad_pro"),
+    "power-unit-missing": ("missing_power_pin",
+                           KICAD / "v9/kicad_sch_api_reference_projects/multi_unit_7400/multi_unit_7400.kicad_pro"),
     "net-label-on-bus": ("bus_to_net_conflict",
                          KICAD / "v9/kicad_sch_api_reference_projects/resistor_divider/resistor_divider.kicad_pro"),
 }
