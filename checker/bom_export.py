@@ -38,16 +38,18 @@ def bom_lines(model: ProjectModel, max_rows: int) -> list[dict]:
             continue
         by_reference.setdefault(symbol.reference, symbol)   # one entry per multi-unit part
     lines: dict[tuple, dict] = {}
+    footprints = schematic.footprint_by_reference()     # a multi-unit part's, from whichever unit has it
     for reference, symbol in sorted(by_reference.items(), key=lambda item: _natural(item[0])):
         manufacturer = _first_field(symbol.fields, MANUFACTURER_FIELDS)
         mpn = _first_field(symbol.fields, model.config.mpn_fields)
-        key = (symbol.value, symbol.footprint, manufacturer, mpn, symbol.dnp)
+        footprint = footprints.get(reference, symbol.footprint)
+        key = (symbol.value, footprint, manufacturer, mpn, symbol.dnp)
         line = lines.get(key)
         if line is None:
             if len(lines) >= max_rows:
                 raise BomTooLarge(f"more than {max_rows} BOM lines", path=symbol.file, line=symbol.line)
             line = lines[key] = {"references": [], "quantity": 0, "value": symbol.value[:_TEXT_MAX],
-                                 "footprint": symbol.footprint[:_TEXT_MAX], "dnp": symbol.dnp,
+                                 "footprint": footprint[:_TEXT_MAX], "dnp": symbol.dnp,
                                  "path": symbol.file, "line": symbol.line}
             if manufacturer:
                 line["manufacturer"] = manufacturer

@@ -59,6 +59,7 @@ def _grouped(findings: list[Finding]) -> list[Finding]:
 def _compare_csv(model: ProjectModel, symbols: dict) -> list[Finding]:
     findings = []
     path = model.bom_path
+    footprints = model.schematic.footprint_by_reference()
     listed: dict[str, object] = {}
     for row in model.bom:
         for reference in row.references:
@@ -80,9 +81,10 @@ def _compare_csv(model: ProjectModel, symbols: dict) -> list[Finding]:
                                     f"{reference}: BOM value {value!r}, schematic {symbol.value!r}",
                                     identity=(reference, "value"), **where))
         footprint = row.get("Footprint", "Package")
-        if footprint and symbol.footprint and footprint not in (symbol.footprint, symbol.footprint.split(":", 1)[-1]):
+        ours = footprints.get(reference, symbol.footprint)     # a multi-unit part's, from whichever unit has it
+        if footprint and ours and footprint not in (ours, ours.split(":", 1)[-1]):
             findings.append(Finding("bom.csv-mismatch",
-                                    f"{reference}: BOM footprint {footprint!r}, schematic {symbol.footprint!r}",
+                                    f"{reference}: BOM footprint {footprint!r}, schematic {ours!r}",
                                     identity=(reference, "footprint"), **where))
     for reference, symbol in sorted(symbols.items()):
         if symbol.in_bom and not symbol.dnp and reference not in listed:

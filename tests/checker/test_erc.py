@@ -105,6 +105,8 @@ def test_a_unit_without_footprint_takes_the_parts_footprint(tmp_path):
                                       '(property "Footprint" "" (id 2) (at 166.37 64.77 90)')])
     about_u1 = [f for f in outcome.findings if "U1" in f.message and f.rule_id.startswith(("parity.", "sch.", "erc."))]
     assert not about_u1, [f.message for f in about_u1]
+    [line] = [line for line in outcome.result["bom"] if "U1" in line["references"]]
+    assert line["footprint"] == "Valve:Valve_ECC-83-1"
 
 
 def test_units_with_different_footprints_are_an_error(tmp_path):
