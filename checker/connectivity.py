@@ -38,8 +38,7 @@ UNITS_PER_MM = 10_000
 
 PIN_TYPES = ("input", "output", "bidirectional", "tri_state", "passive", "free", "unspecified",
              "power_in", "power_out", "open_collector", "open_emitter", "no_connect")
-# KiCad 6 files name "free" pins "unconnected"? No: they write "free"; KiCad 5 imports wrote
-# "unconnected" for NC-like pins. Read both.
+# Spellings of pin types seen outside KiCad 6-9's own writer (KiCad 5 imports, hand-written files).
 _PIN_TYPE_ALIASES = {"unconnected": "no_connect", "bidi": "bidirectional", "tristate": "tri_state",
                      "openCol": "open_collector", "openEm": "open_emitter"}
 
@@ -810,7 +809,6 @@ def build(screens: dict[str, Screen], instances: list[SheetInstance], references
             for item in group:
                 subgraph_of[(id(instance), id(item))] = sub
     # Nets: subgraphs joined by name, then bus members joined through their buses.
-    index = {id(sub): i for i, sub in enumerate(subgraphs)}
     uf = _KeyedUnion()
     child_of: dict[tuple[int, str], SheetInstance] = {}
     for instance in instances:
