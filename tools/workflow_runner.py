@@ -23,7 +23,7 @@ its kicad-cli if one is installed. Variables of the process that started the
 runner and that a real runner would not have (PYTHONPATH, VIRTUAL_ENV) are
 not passed to the steps, so an installed checker is the one that runs.
 
-PyYAML comes with the development dependencies (through schemathesis).
+PyYAML is a development dependency (pyproject.toml, dev).
 """
 from __future__ import annotations
 
