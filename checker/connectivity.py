@@ -286,15 +286,15 @@ def read_screen(file_node: Node, rel: str) -> Screen:
             items.append(Item(kind, child.value("uuid") or "", ((x, y),), child.location))
         elif kind in LABEL_KINDS:
             x, y, _ = _at(child)
-            items.append(Item(kind, child.value("uuid") or "", ((x, y),), child.location,
-                              text=unescape(child.atom(0) or "")))
+            label = Item(kind, child.value("uuid") or "", ((x, y),), child.location,
+                         text=unescape(child.atom(0) or ""), netclass=_netclass_field(child))
+            items.append(label)
+            if label.netclass:
+                screen.netclass_flags.append(label)
         elif kind == "netclass_flag" or kind == "directive_label":
             x, y, _ = _at(child)
-            netclass = ""
-            for prop in child.nodes("property"):
-                if (prop.atom(0) or "").lower() == "netclass":
-                    netclass = prop.atom(1) or ""
-            item = Item("directive", child.value("uuid") or "", ((x, y),), child.location, netclass=netclass)
+            item = Item("directive", child.value("uuid") or "", ((x, y),), child.location,
+                        netclass=_netclass_field(child))
             items.append(item)
             screen.netclass_flags.append(item)
         elif kind == "bus_alias":
@@ -315,6 +315,14 @@ def read_screen(file_node: Node, rel: str) -> Screen:
                 screen.placements.append(placement)
                 items.extend(placement.pins)
     return screen
+
+
+def _netclass_field(node: Node) -> str:
+    """The Netclass field a directive, label or symbol carries ("" when none)."""
+    for prop in node.nodes("property"):
+        if (prop.atom(0) or "").lower() == "netclass":
+            return prop.atom(1) or ""
+    return ""
 
 
 def _sheet(node: Node, items: list[Item]) -> SheetBox:

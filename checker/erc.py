@@ -567,6 +567,10 @@ def _netclass_rules(graph: Connectivity, report: _Report, pro: dict) -> None:
         for item in instance.screen.netclass_flags:
             if item.netclass and item.netclass not in known:
                 report.add("undefined_netclass", f"Netclass {item.netclass!r} is not defined", [(item, instance)])
+        for placement in instance.screen.placements:
+            if placement.netclass and placement.netclass not in known:
+                symbol = Item("symbol", placement.uuid, (placement.at,), placement.location)
+                report.add("undefined_netclass", f"Netclass {placement.netclass!r} is not defined", [(symbol, instance)])
 
 
 # -- units -------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ ERC_RULES = [
     _erc("duplicate_sheet_names", "error", "Duplicate sheet names",
          "Two sheets in one sheet whose names differ at most in upper/lower case.", "Rename one of the sheets."),
     _erc("undefined_netclass", "error", "Undefined net class",
-         "A netclass directive names a net class the project does not define.",
+         "A netclass directive, or a label's or symbol's Netclass field, names a net class the project does not define.",
          "Define the class in Schematic Setup > Net Classes or fix the directive."),
     _erc("endpoint_off_grid", "medium", "Connection point off grid",
          "A wire, bus or bus entry end, or a symbol's pin, off the project's connection grid (50 mil unless set).",

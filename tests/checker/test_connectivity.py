@@ -91,3 +91,20 @@ def test_items_stacked_on_one_point_cost_no_quadratic_work(tmp_path):
     kinds = {f.kicad_type for f in findings}
     assert len([f for f in findings if f.kicad_type == "label_dangling"]) == count
     assert "multiple_net_names" in kinds and len(schematic.connectivity.nets) == 1
+
+
+def test_a_labels_netclass_field_names_a_class_the_project_must_define(tmp_path):
+    # KiCad 9.0.8 says undefined_netclass for this label (checked with kicad-cli by hand).
+    field = ('\n\t\t(property "Netclass" "Planted_Label_Class"\n\t\t\t(at 100.33 78.74 0)\n\t\t\t(effects\n'
+             '\t\t\t\t(font\n\t\t\t\t\t(size 1.27 1.27)\n\t\t\t\t)\n\t\t\t)\n\t\t)')
+
+    def add_field(text):
+        start = text.index('\t(label "VOUT"')
+        end = text.index("\n\t)\n", start)
+        return text[:end] + field + text[end:]
+
+    outcome = _divider_with(tmp_path, add_field)
+    [finding] = [f for f in outcome.findings if f.kicad_type == "undefined_netclass"]
+    assert "Planted_Label_Class" in finding.message and finding.severity == "error"
+    label = next(i for s in outcome.models[0].schematic.connectivity.subgraphs for i in s.items if i.text == "VOUT")
+    assert finding.uuids == [label.uuid]
