@@ -18,7 +18,11 @@ def main(argv: list[str] | None = None) -> None:
         return
     done = runtime.migrate(url)
     print("migrations applied:", ", ".join(done["migrations"]) or "none pending")
-    print("functions applied:", ", ".join(done["functions"]))
+    if done.get("newer_migrations"):
+        # A newer release migrated this database: its functions stay (rolling upgrade).
+        print("functions kept: the database has newer migrations:", ", ".join(done["newer_migrations"]))
+    else:
+        print("functions applied:", ", ".join(done["functions"]))
 
 
 if __name__ == "__main__":

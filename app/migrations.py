@@ -53,13 +53,27 @@ def apply_functions(url: str) -> list[str]:
 
 
 def migrate(url: str) -> dict:
-    """Apply pending migrations, then the functions. Returns what was done."""
+    """Apply pending migrations, then the functions. Returns what was done.
+
+    A database that a newer release has migrated (it holds migrations this
+    tree does not know) keeps its functions: during a rolling upgrade an older
+    replica that restarts (bin/serve migrates on start) must not put its older
+    function bodies back under the newer release's processes."""
     migrations = read_migrations(str(SCHEMA_DIR))
     with _Backend(url) as backend, backend.lock():
         pending = backend.to_apply(migrations)
         backend.apply_migrations(pending)
+        known = {m.id for m in migrations}
+        newer = sorted(set(_applied_ids(backend)) - known)
+    if newer:
+        return {"migrations": [m.id for m in pending], "functions": [], "newer_migrations": newer}
     functions = apply_functions(url)
     return {"migrations": [m.id for m in pending], "functions": functions}
+
+
+def _applied_ids(backend) -> list[str]:
+    cursor = backend.execute(f"SELECT migration_id FROM {backend.migration_table_quoted}")
+    return [row[0] for row in cursor.fetchall()]
 
 
 def rollback_all(url: str) -> list[str]:

@@ -53,3 +53,15 @@ def test_api_role_cannot_write_tables_directly(pool):
         # ...but may call the functions and read the operator views.
         assert database.call_one(conn, "health_probe")["ok"] is True
         assert conn.execute("SELECT count(*) AS n FROM ops.inbox").fetchone()["n"] == 0
+
+
+def test_a_database_a_newer_release_migrated_keeps_its_functions(db_url, owner):
+    """An older replica restarting in a rolling upgrade (bin/serve migrates on
+    start) must not put its older function bodies back: a migration this tree
+    does not know means a newer release owns the functions."""
+    owner.execute("INSERT INTO _yoyo_migration (migration_hash, migration_id, applied_at_utc) "
+                  "VALUES ('newer-release', '9999_from_a_newer_release', now())")
+    owner.execute("DROP FUNCTION boardready.health_probe()")   # stands for a body the newer release changed
+    done = migrations.migrate(db_url)
+    assert done == {"migrations": [], "functions": [], "newer_migrations": ["9999_from_a_newer_release"]}
+    assert owner.execute("SELECT to_regprocedure('boardready.health_probe()') AS f").fetchone()["f"] is None
