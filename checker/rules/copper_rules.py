@@ -19,7 +19,7 @@ problem; touching ones are what joins a net's islands.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import shapely
@@ -58,6 +58,7 @@ class Violation:
     y: float
     layer: str
     fab: bool = False      # below the fab profile's minimum only: beyond KiCad, no KiCad type
+    also: list = field(default_factory=list)   # the track's other violations of this rule (one_per_track)
 
 
 def check(model: ProjectModel) -> list[Finding]:
@@ -392,10 +393,33 @@ def _net(copper: Copper, item: int) -> str:
     return copper.net_names[copper.net[item]] or "(no net)"
 
 
+def _one_per_track(copper: Copper, violations: list[Violation]) -> list[Violation]:
+    """A track's violations of one KiCad type as one, its worst, carrying the others: KiCad's DRC
+    reports one error per track (unless asked for all track errors), so a track too close to
+    three pads is one KiCad error; the finding still lists every place."""
+    kept: list[Violation] = []
+    heads: dict[tuple, Violation] = {}
+    for violation in sorted(violations, key=lambda v: v.distance):
+        tracks = [i for i in (violation.a, violation.b) if copper.kind[i] in (TRACK, ARC)]
+        if violation.fab or not tracks:
+            kept.append(violation)
+            continue
+        # Per KiCad type: a stub crossing one track and touching another is both.
+        key = (min(tracks), violation.rule, violation.severity, _kicad_type(copper, violation))
+        head = heads.get(key)
+        if head is None:
+            heads[key] = violation
+            kept.append(violation)
+        else:
+            head.also.append(violation)
+    return kept
+
+
 def _group(board: Board, copper: Copper, violations: list[Violation]) -> list[Finding]:
-    """One finding per pair; many of one rule between the same nets become one with a count."""
+    """One finding per pair (per track, see _one_per_track); many of one rule between the same
+    nets become one with a count."""
     groups: dict[tuple, list[Violation]] = defaultdict(list)
-    for violation in violations:
+    for violation in _one_per_track(copper, violations):
         nets = tuple(sorted((_net(copper, violation.a), _net(copper, violation.b))))
         groups[(violation.rule, violation.severity, nets)].append(violation)
     findings = []
@@ -404,7 +428,7 @@ def _group(board: Board, copper: Copper, violations: list[Violation]) -> list[Fi
         if len(group) > GROUP_AFTER:
             worst = group[0]
             finding = _finding(board, copper, worst, count=len(group), nets=nets)
-            finding.locations = [_place(copper, v) for v in group]
+            finding.locations = [_place(copper, p) for v in group for p in (v, *v.also)]
             findings.append(finding)
         else:
             findings += [_finding(board, copper, v) for v in group]
@@ -424,12 +448,15 @@ def _finding(board: Board, copper: Copper, v: Violation, count: int = 1, nets: t
         text = (f"{one} is {distance:.4g} mm from {two} on {v.layer}; "
                 f"{v.rule_name} requires {v.required:.4g} mm")
     identity = (board.file, *sorted((copper.identity(first), copper.identity(second))))
+    if v.also:
+        text += f"; and {len(v.also)} more place(s) along the same track"
     if count > 1:
         text = (f"{count} places where nets {nets[0]} and {nets[1]} "
                 f"{'touch' if v.rule == 'board.short' else 'are closer than their clearance'}; worst: {text}")
         identity = (board.file, "group", *nets)
     return Finding(v.rule, text, identity=identity, severity=v.severity, path=board.file, line=line, column=column,
                    kicad_type=_kicad_type(copper, v),
+                   locations=[_place(copper, p) for p in (v, *v.also)] if v.also else [],
                    extra={"x": v.x, "y": v.y, "layer": v.layer, "actual_mm": round(distance, 4),
                           "required_mm": round(v.required, 4), "rule": v.rule_name, "count": count,
                           "uuids": _uuids(copper, first, second),
