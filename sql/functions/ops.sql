@@ -1,4 +1,4 @@
--- Operator views: read state with psql (README, "Operator recipes").
+-- Operator views: read state with psql (docs/operations.md, "Operator recipes").
 -- Views never expose payloads, actions or secrets.
 
 CREATE OR REPLACE VIEW ops.inbox AS

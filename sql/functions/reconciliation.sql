@@ -545,7 +545,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
    ORDER BY k.ord
 $$;
 
--- Operator views (README, "Reconciliation"). Ids and reason codes only.
+-- Operator views (docs/operations.md, "Reconciliation and the SLO policy"). Ids and reason codes only.
 CREATE OR REPLACE VIEW ops.reconciliation AS
 SELECT * FROM boardready.reconciliation_status();
 

@@ -423,7 +423,7 @@ BEGIN
 END $$;
 
 -- ---------------------------------------------------------------------------
--- For operators (README, "Retention, erasure and legal holds")
+-- For operators (docs/operations.md, "Retention, erasure and legal holds")
 
 -- Every sweep: the open one shows a purge under way (batches, rows so far).
 CREATE OR REPLACE VIEW ops.retention_sweeps AS
