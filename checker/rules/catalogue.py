@@ -115,7 +115,8 @@ _RULES = [
          "Two zone fills are held to the net classes and rules (not the zones' own clearance), as KiCad 9's "
          "zone-to-zone test does. Reports the rule, the required and the actual distance. Copper within the "
          "board's rules but closer than the fab profile's minimum spacing is reported at the fab severity, "
-         "with no KiCad type. Many pairs between the same two nets become one finding listing every place.",
+         "with no KiCad type. A track's violations are one finding (KiCad reports one error per track), and "
+         "many pairs between the same two nets become one finding; either lists every place.",
          "DRC clearance", "Move the copper apart, or correct the rule."),
     Rule("board.hole-clearance", "error", "Drilled holes too close",
          "Two drilled holes (vias, plated and non-plated pad holes) closer, edge to edge, than the board's "
