@@ -4,3 +4,4 @@ DROP VIEW IF EXISTS ops.work_items;
 DROP VIEW IF EXISTS ops.schedules;
 DROP TABLE IF EXISTS boardready.schedules;
 DROP TABLE IF EXISTS boardready.work_items;
+DROP TABLE IF EXISTS boardready.queue_item_shape;
