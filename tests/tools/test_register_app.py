@@ -49,6 +49,19 @@ def _browser_submits(flow_url: str) -> tuple[int, str]:
         return exc.code, exc.read().decode()
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+
+
+def _posted_manifest(host, fields: dict) -> urllib.error.HTTPError:
+    """The code host's answer to the manifest form, its redirect not followed."""
+    request = urllib.request.Request(register_app.new_app_url(host.url, None), data=urlencode(fields).encode())
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        urllib.request.build_opener(_NoRedirect).open(request)
+    return answer.value
+
+
 def _env(path: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in path.read_text().splitlines() if line and not line.startswith("#"))
 
@@ -133,17 +146,9 @@ def test_the_flow_registers_the_app_and_the_service_works_with_what_it_wrote(hos
 
 def test_a_code_converts_once(host, tmp_path):
     manifest = register_app.manifest(PUBLIC_URL, "http://127.0.0.1:9/callback")
-    request = urllib.request.Request(register_app.new_app_url(host.url, None),
-                                     data=urlencode({"manifest": json.dumps(manifest), "state": "s1"}).encode())
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args):
-            return None
-
-    with pytest.raises(urllib.error.HTTPError) as answer:
-        urllib.request.build_opener(NoRedirect).open(request)
-    assert answer.value.code == 302
-    location = urlsplit(answer.value.headers["Location"])
+    answer = _posted_manifest(host, {"manifest": json.dumps(manifest), "state": "s1"})
+    assert answer.code == 302
+    location = urlsplit(answer.headers["Location"])
     assert location.path == "/callback" and parse_qs(location.query)["state"] == ["s1"]
     code = parse_qs(location.query)["code"][0]
     app = register_app.convert(host.url, code)
@@ -166,3 +171,35 @@ def test_the_code_host_refuses_an_event_without_its_permission(host):
         urllib.request.urlopen(request)
     assert answer.value.code == 422
     assert "pull_request needs the pull_requests permission" in answer.value.read().decode()
+
+
+def test_the_command_serves_the_flow_and_exits_once_the_app_is_registered(host, tmp_path):
+    command = subprocess.Popen(
+        [str(ROOT / "bin" / "register-app"), "--public-url", PUBLIC_URL, "--web-url", host.url,
+         "--api-url", host.url, "--org", "acme-hw", "--env-file", "app.env"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = command.stdout.readline()
+        flow_url = re.search(r"Open (http://127\.0\.0\.1:\d+)/", first).group(1)
+        status, _ = _browser_submits(flow_url)
+        out, err = command.communicate(timeout=60)
+    finally:
+        if command.poll() is None:
+            command.kill()
+    assert (status, command.returncode) == (200, 0), err
+    assert "registered; settings written to" in out
+    written = _env(tmp_path / "app.env")                     # relative to where the command ran
+    assert written["HOST_WEB_URL"] == host.url and int(written["HOST_APP_ID"]) in host.state.apps
+
+
+def test_the_command_converts_a_code_got_by_hand(host, tmp_path):
+    manifest = register_app.manifest(PUBLIC_URL, "http://127.0.0.1:9/callback")
+    answer = _posted_manifest(host, {"manifest": json.dumps(manifest)})
+    code = parse_qs(urlsplit(answer.headers["Location"]).query)["code"][0]
+    run = [str(ROOT / "bin" / "register-app"), "--public-url", PUBLIC_URL, "--api-url", host.url,
+           "--env-file", str(tmp_path / "app.env"), "--code", code]
+    done = subprocess.run(run, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    again = subprocess.run(run[:-4] + ["--env-file", str(tmp_path / "other.env"), "--code", code],
+                           capture_output=True, text=True)
+    assert again.returncode == 1 and "HTTPError" in again.stderr    # a code converts once
