@@ -98,7 +98,7 @@ GROUPS: list[tuple[str, dict[str, Variable]]] = [
             "PostgreSQL URL (15 to 18; see docs/deploy.md for the roles); unset starts the embedded "
             "server under `SERVICE_DATA_DIR`",
             default="unset", values="a libpq URL", secret=True,
-            example="postgresql://boardready_api@db.example.com/boardready"),
+            example="postgresql://boardready_app:PASSWORD@db.example.com/boardready?sslmode=verify-full"),
         "SERVICE_DATA_DIR": Variable(
             "where the embedded cluster lives (`<dir>/pg`); an unusable folder stops start-up with a clear message",
             default="`.data`", values="a folder"),
