@@ -54,7 +54,8 @@ from psycopg.rows import dict_row
 import emulator
 from app import config as config_module
 from app.jsonlog import capture_library_logs
-from app import queries, runtime
+from app import runtime
+from tools import named_queries as queries
 from tools import demo_board, demo_setup, demo_supply
 from tools.demo_setup import say, step
 from app.serve import Service

@@ -20,7 +20,8 @@ from pathlib import Path
 import psycopg
 from psycopg.rows import dict_row
 
-from app import database, queries
+from app import database
+from tools import named_queries as queries
 
 HEARTBEAT_SECONDS = 5
 OPERATOR_ACTOR = "demo"
