@@ -76,6 +76,7 @@ def check(model: ProjectModel) -> list[Finding]:
         findings += mask_bridge_findings(board, copper, pairs.a, pairs.b, pairs.distance,
                                          _tested(copper, pairs.a, pairs.b))
         same = (copper.net[pairs.a] == copper.net[pairs.b]) & (pairs.distance < TOUCHING)
+        findings += _dangling_via_findings(board, copper, pairs.a[same], pairs.b[same])
         findings += starved_thermal_findings(board, copper, pairs.a[same], pairs.b[same],
                                              min_resolved_spokes(model.pro))
         findings += _dangling_findings(board, copper)
@@ -737,6 +738,47 @@ def _on_a_track_end_or_via(copper: Copper, ends: np.ndarray, end_item: np.ndarra
     pairs = np.unique(place * (int(item.max()) + 1) + item) // (int(item.max()) + 1)
     distinct = np.bincount(pairs, minlength=int(place.max()) + 1)
     return distinct[place[:count]] >= 2
+
+
+# -- dangling vias ----------------------------------------------------------------------
+
+def _dangling_via_findings(board: Board, copper: Copper, a: np.ndarray, b: np.ndarray) -> list[Finding]:
+    """KiCad's via_dangling: a via that fewer than two items of its net (tracks, pads, zone
+    fills, other vias) touch joins nothing to anything. One finding per net."""
+    vias = np.flatnonzero(copper.kind == VIA)
+    if not len(vias):
+        return []
+    # A via and its hole item are one via.
+    via_of = np.arange(len(copper))
+    pad_items, hole_items = copper.hole_of
+    via_of[hole_items] = pad_items
+    # Distinct items of the net touching each via (its pad or its hole item).
+    pairs = []
+    for mine, other in ((a, b), (b, a)):
+        is_via = (copper.kind[mine] == VIA) & (via_of[mine] != via_of[other])
+        pairs.append(via_of[mine[is_via]].astype(np.int64) * len(copper) + via_of[other[is_via]])
+    touching = np.unique(np.concatenate(pairs)) // len(copper)
+    counts = np.bincount(touching, minlength=len(copper))
+    heads = np.unique(via_of[vias])
+    dangling = heads[(counts[heads] < 2) & (copper.net[heads] != 0)]
+    by_net: dict[str, list[int]] = defaultdict(list)
+    for via in dangling.tolist():
+        by_net[_net(copper, via)].append(via)
+    findings = []
+    for net, items in sorted(by_net.items()):
+        first = items[0]
+        line, column = copper.where(first)
+        places = [{"x": round(float(copper.anchor[i][0]), 4), "y": round(float(copper.anchor[i][1]), 4),
+                   "layer": "", "uuids": _uuids(copper, i)} for i in items]
+        findings.append(Finding("board.dangling-via",
+                                f"{len(items)} via(s) of net {net} touch fewer than two items of their net; first at "
+                                f"({places[0]['x']:.4g}, {places[0]['y']:.4g})",
+                                identity=(board.file, "via", net, *sorted(copper.identity(i) for i in items)),
+                                path=board.file, line=line, column=column, kicad_type="via_dangling",
+                                locations=places if len(places) > 1 else [],
+                                extra={"x": places[0]["x"], "y": places[0]["y"], "count": len(items),
+                                       "nets": [copper.net_names[copper.net[first]]], "uuids": places[0]["uuids"]}))
+    return findings
 
 
 # -- track width ----------------------------------------------------------------------

@@ -49,4 +49,8 @@ DRC_RULES = [
          "two nets side by side. Once per side. Pads of one footprint that allows solder mask bridges are "
          "not compared with each other; openings drawn as shapes on a mask layer are not checked.",
          "Shrink the mask margin, move the copper, or allow bridges in the footprint if they are meant."),
+    _drc("board.dangling-via", "via_dangling", "medium", "Via joins nothing",
+         "A via that fewer than two items of its net (tracks, pads, zone fills, other vias) touch, so it "
+         "joins nothing to anything. One finding per net listing every via.",
+         "Delete the via or connect it on a second layer."),
 ]

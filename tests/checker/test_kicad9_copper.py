@@ -206,3 +206,14 @@ def test_a_pad_opening_over_a_via_of_another_net_bridges_front_and_back():
     assert len(kicad) == 2 and sorted(f.extra["layer"] for f in ours) == ["B.Mask", "F.Mask"]
     for violation in kicad:
         assert any(_names(violation, f) for f in ours)
+
+
+def test_vias_that_join_nothing_are_kicads_dangling_vias():
+    """The crop cut the ColdFire board's vias loose: KiCad warns of eight, and so does the checker."""
+    report = _report("coldfire-inner-planes")
+    kicad = [v for v in report["violations"] if v["type"] == "via_dangling"]
+    ours = [f for f in _findings("coldfire-inner-planes") if f.kicad_type == "via_dangling"]
+    assert len(kicad) == 8 and {f.severity for f in ours} == {"medium"}
+    assert sum(f.extra["count"] for f in ours) == len(kicad)
+    for violation in kicad:
+        assert any(_names(violation, f) for f in ours), violation["items"]
