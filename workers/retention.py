@@ -10,7 +10,8 @@ legal hold released from a due erasure), the worker:
    of one account (or records that a legal hold blocks it);
 2. purges run summaries older than SERVICE_RUN_RETENTION_DAYS:
    `retention_purge_batch` until a batch finds nothing left, each call at most
-   SERVICE_RETENTION_BATCH_SIZE rows.
+   SERVICE_RETENTION_BATCH_SIZE rows;
+3. deletes finished supply work items older than that (`work_items_purge`).
 
 Everything it knows is in the database: a worker killed between batches (or
 inside one: its transaction rolls back) leaves the erasure request `erasing`
@@ -48,6 +49,7 @@ MAX_CALLS_PER_SWEEP = 10_000
 class SweepReport:
     erasures: list[dict] = field(default_factory=list)   # each erasure_step that did something
     retention: list[dict] = field(default_factory=list)  # each retention_purge_batch that deleted or closed
+    work_items: list[dict] = field(default_factory=list)  # each work_items_purge that deleted
     errors: list[BaseException] = field(default_factory=list)
 
 
@@ -110,12 +112,27 @@ class RetentionWorker:
                 break
         return batches
 
+    def purge_work_items(self, now: dt.datetime | None = None) -> list[dict]:
+        """Finished supply work items past retention, a batch per call, until none is left."""
+        batches = []
+        for _ in range(MAX_CALLS_PER_SWEEP):
+            if self.stop.is_set():
+                break
+            with database.connection(self.pool, 5) as conn:
+                deleted = database.call_one(conn, "work_items_purge", p_retention_days=self.settings.run_retention_days,
+                                            p_batch_size=self.settings.batch_size, **at(now))["work_items_purge"]
+            if not deleted:
+                break
+            batches.append({"work_items_deleted": deleted})
+        return batches
+
     def sweep_once(self, now: dt.datetime | None = None) -> SweepReport:
         """Erase what is due, then purge what is past retention. A phase that
         fails is logged and does not keep the other from running; the next
         sweep starts over from the data."""
         report = SweepReport()
-        for phase, into in ((self.erase_due, report.erasures), (self.purge, report.retention)):
+        for phase, into in ((self.erase_due, report.erasures), (self.purge, report.retention),
+                            (self.purge_work_items, report.work_items)):
             try:
                 into.extend(phase(now))
             except Exception as exc:  # the database is away, or an invariant broke: logged, retried next sweep

@@ -469,3 +469,22 @@ SELECT 'webhook_inbox', setting.cutoff,
          WHERE i.received_at < setting.cutoff AND boardready.retention_held(i.installation_id)),
        (SELECT count(*) FROM boardready.webhook_inbox i WHERE i.received_at < setting.cutoff)
   FROM setting;
+
+-- Finished work items (work_items: supply checks, board refreshes) older than
+-- the retention window, at most p_batch_size per call; they hold ids and
+-- codes only. Dead letters stay for the operator. Returns the rows deleted.
+CREATE OR REPLACE FUNCTION boardready.work_items_purge(
+  p_retention_days integer, p_batch_size integer, p_now timestamptz DEFAULT now())
+RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_deleted integer;
+BEGIN
+  DELETE FROM work_items w
+   WHERE w.id IN (SELECT x.id FROM work_items x
+                   WHERE x.status = 'completed' AND x.completed_at < p_now - make_interval(days => p_retention_days)
+                   ORDER BY x.id LIMIT p_batch_size
+                     FOR UPDATE SKIP LOCKED);
+  GET DIAGNOSTICS v_deleted = ROW_COUNT;
+  RETURN v_deleted;
+END $$;

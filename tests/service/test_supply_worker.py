@@ -300,3 +300,20 @@ def test_the_previous_release_supply_functions_lease_work_items(owner, settings,
     item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
     assert (item["status"], item["outcome"]) == ("completed", "refreshed")
     assert owner.execute("SELECT * FROM boardready.supply_work_claim(60, 24, %s)", (later,)).fetchall() == []
+
+
+def test_the_retention_sweep_deletes_finished_work_items_past_retention(owner, pool, settings, board):
+    from app.config import RetentionSettings
+    from workers.retention import RetentionWorker
+
+    worker = SupplyQueue(settings, pool, now=Clock(T0))
+    assert worker.tick() is True                                   # the board refreshed: one completed item
+    owner.execute("INSERT INTO work_items (kind, subject_id, installation_id, status, attempts, run_after, "
+                  "failed_at, reason_code, error_class, created_at, updated_at) VALUES ('supply_check', 1, %s, "
+                  "'dead_letter', 5, %s, %s, 'handler_error', 'RuntimeError', %s, %s)", (INSTALLATION, T0, T0, T0, T0))
+    sweeper = RetentionWorker(RetentionSettings(run_retention_days=30), pool)
+    assert sweeper.sweep_once(T0 + dt.timedelta(days=29)).work_items == []
+    report = sweeper.sweep_once(T0 + dt.timedelta(days=31))
+    assert report.work_items == [{"work_items_deleted": 1}] and not report.errors
+    # The dead letter stays for the operator.
+    assert [r["status"] for r in owner.execute("SELECT status FROM work_items").fetchall()] == ["dead_letter"]
