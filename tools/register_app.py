@@ -32,6 +32,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 from app.lifecycle_events import HANDLED_EVENTS
+from app.web import membership
 
 #: Permission -> (level, why the service needs it).
 PERMISSIONS = {
@@ -54,7 +55,7 @@ DEFAULT_API_URL = "https://api.github.com"
 
 
 def events() -> list[str]:
-    return sorted(set(HANDLED_EVENTS) - ALWAYS_DELIVERED)
+    return sorted((set(HANDLED_EVENTS) | set(membership.EVENTS)) - ALWAYS_DELIVERED)
 
 
 def permissions() -> dict[str, str]:

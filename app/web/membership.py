@@ -22,6 +22,10 @@ from app.payload import optional_id, positive_id
 from app.web import db
 
 
+#: Events the app must subscribe to (besides the lifecycle's) for access to end at once.
+EVENTS = ("organization", "member")
+
+
 @dataclass(frozen=True)
 class AccessRemoval:
     reason: str
