@@ -64,8 +64,9 @@ class Approvals(DatabaseResource):
                                                   read_json_object(req, SMALL_MAX_BYTES))
 
 
-def record_approval(pool, config, auth, review: int, body: dict) -> tuple[str, dict]:
-    """An approval from a JSON body or the run page's form: one validation, one SQL call."""
+def record_approval(pool, config, auth, review: int, body: dict, comment: str | None = None) -> tuple[str, dict]:
+    """An approval from a JSON body or the run page's form: one validation, one SQL call.
+    `comment` (the run page's, with a request for changes) is kept on the approval."""
     body = _known(body, APPROVAL_FIELDS)
     status = body.get("status")
     if status not in ("approved", "changes_requested"):
@@ -85,9 +86,14 @@ def record_approval(pool, config, auth, review: int, body: dict) -> tuple[str, d
         raise ApiError(404, "not_found", "no such review among your repositories")
     repository = found["repository_id"]
     auth = authority.current(pool, config, auth, repository, "admin" if break_glass else "reviews:write")
-    row = db.call_one(pool, config, "review_record_approval_v2", idempotent=False, p_review_id=review,
+    function, commented = ("review_record_approval_v2", {}) if comment is None else \
+        ("review_record_approval_comment_v2", {"p_comment": comment})
+    row = db.call_one(pool, config, function, idempotent=False, p_review_id=review,
                       p_repository_ids=[repository], p_actor=auth.person, p_status=status,
-                      p_break_glass=break_glass, p_break_glass_reason=reason, p_limit=config.decisions_per_minute)
+                      p_break_glass=break_glass, p_break_glass_reason=reason, p_limit=config.decisions_per_minute,
+                      **commented)
+    if row["outcome"] == "invalid_comment":
+        raise ApiError(400, "invalid_comment", "a comment goes with changes_requested and has at most 4000 characters")
     if row["outcome"] == "rate_limited":
         raise _rate_limited(row["retry_after_seconds"])
     if row["outcome"] == "not_found":

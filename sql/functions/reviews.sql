@@ -434,3 +434,35 @@ BEGIN
   RETURN QUERY SELECT w.outcome, w.waiver_id, w.created_at, w.decisions_changed, NULL::integer
     FROM waiver_create(p_repository_id, p_repository_ids, p_fingerprint, p_reason, p_expires_at, p_actor, p_now) w;
 END $$;
+
+-- review_record_approval_v2 with the reviewer's comment, in the same
+-- transaction: a request for changes that is recorded keeps p_comment on the
+-- approval (shown in the run page's history while comment_at = updated_at).
+-- A comment goes only with changes_requested (invalid_comment otherwise). The
+-- same standing request again (already_applied: nothing published) with a
+-- comment replaces the comment, so one the code host did not take can be sent
+-- again; a refused approval keeps what it had.
+CREATE OR REPLACE FUNCTION boardready.review_record_approval_comment_v2(
+  p_review_id bigint, p_repository_ids bigint[], p_actor text, p_status text, p_break_glass boolean,
+  p_break_glass_reason text, p_comment text, p_limit integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, approval_id bigint, status text, break_glass boolean, review_decision text,
+               release_run_id bigint, release_decision text, updated_at timestamptz, retry_after_seconds integer)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_row record;
+BEGIN
+  IF p_comment IS NOT NULL AND (p_status IS DISTINCT FROM 'changes_requested'
+                                OR length(p_comment) NOT BETWEEN 1 AND 4000) THEN
+    RETURN QUERY SELECT 'invalid_comment'::text, NULL::bigint, NULL::text, NULL::boolean, NULL::text, NULL::bigint,
+                        NULL::text, NULL::timestamptz, NULL::integer;
+    RETURN;
+  END IF;
+  SELECT * INTO v_row FROM review_record_approval_v2(p_review_id, p_repository_ids, p_actor, p_status, p_break_glass,
+                                                     p_break_glass_reason, p_limit, p_now) a;
+  IF v_row.outcome = 'recorded' OR (v_row.outcome = 'already_applied' AND p_comment IS NOT NULL) THEN
+    UPDATE review_approvals a SET comment = p_comment, comment_at = CASE WHEN p_comment IS NOT NULL THEN a.updated_at END
+     WHERE a.id = v_row.approval_id;
+  END IF;
+  RETURN QUERY SELECT v_row.outcome, v_row.approval_id, v_row.status, v_row.break_glass, v_row.review_decision,
+                      v_row.release_run_id, v_row.release_decision, v_row.updated_at, v_row.retry_after_seconds;
+END $$;

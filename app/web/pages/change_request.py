@@ -2,11 +2,13 @@
 request's author reads it, on the pull request, as the app's comment naming
 the reviewer and linking the run page.
 
-The request itself is recorded first, through the API's function (one SQL
-call, app/web/reviews.py); the comment is then posted to the code host with
-the installation's token. The service keeps no copy of it (there is no place
-for one in the review's tables), so a comment the code host did not take is
-said on the page, which shows the form again with the text to send again.
+The request and its comment are recorded first, through the API's function
+(one SQL call, review_record_approval_comment_v2 via app/web/reviews.py: the
+comment is kept on the approval and shown in the run page's history); the
+comment is then posted to the code host with the installation's token. A
+comment the code host did not take is said on the page, which shows the form
+again with the text to send again (the same request again replaces the kept
+comment and posts it).
 """
 from __future__ import annotations
 
@@ -37,7 +39,8 @@ def post(client, context: dict, run: dict, login: str, comment: str, run_page_ur
     """Post the comment on the run's pull request; an ApiError (502) says it was not."""
     if client is None:
         raise ApiError(502, "comment_not_posted", "Your request for changes is recorded, but this service cannot "
-                       "post comments to the code host (the app is not configured); the comment is below.")
+                       "post comments to the code host (the app is not configured); the comment is kept in the history "
+                       "and below.")
     try:
         client.create_comment(context["installation_id"], run["repository"]["fullName"], run["pullRequestNumber"],
                               comment_body(login, comment, run_page_url))

@@ -4,8 +4,8 @@ severity (linked to the file at the head SHA on the code host), the review's
 forms and its history.
 
 POST /release-runs/{id}/approvals   approve or request changes (break-glass with a reason; a request
-                                    for changes with a comment posts it on the pull request,
-                                    app/web/pages/change_request.py)
+                                    for changes with a comment keeps it, shown in the history, and
+                                    posts it on the pull request, app/web/pages/change_request.py)
 POST /release-runs/{id}/waivers     waive a finding with a reason and an optional last day,
                                     or revoke a standing waiver (`revoke=<waiver id>`)
 
@@ -166,8 +166,8 @@ class ApprovalForm(_RunForm):
             if body["status"] == "changes_requested" else None
         if _field(form, "break_glass") == "on":
             body.update(breakGlass=True, reason=_field(form, "reason") or "")
-        _, answer = record_approval(self.pool, self.config, viewer, int(detail["review"]["id"]), body)
-        if comment:
+        _, answer = record_approval(self.pool, self.config, viewer, int(detail["review"]["id"]), body, comment=comment)
+        if comment and answer["outcome"] in ("recorded", "already_applied"):
             run = detail["run"]
             with db.connection(self.pool, self.config) as conn:
                 context = queries.fetch_one(conn, "run_page_context", release_run_id=int(run["id"]),

@@ -1,0 +1,1 @@
+ALTER TABLE boardready.review_approvals DROP COLUMN comment CASCADE, DROP COLUMN comment_at CASCADE;
