@@ -17,6 +17,7 @@ so no call of an old process failed; no error in any process's log.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -86,6 +87,15 @@ class Release:
                 process.kill()
                 codes.append(process.wait())
         return codes
+
+    def items_done(self, since: float, until: float = float("inf")) -> int:
+        """Queue items this release's workers finished between two instants (their log says so)."""
+        done = 0
+        for line in self.log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("{") and '"event":"worker.item_done"' in line:
+                stamp = json.loads(line)["ts"]
+                done += since <= stamp <= until
+        return done
 
     def errors(self) -> list[str]:
         lines = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -196,11 +206,13 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
             traffic.start()
             settle(f"{version} alone")
             migrate_with(ROOT, empty_db)          # this release's migrations, under the running old processes
+            migrated = time.time()
             settle(f"{version} on the upgraded schema")
             new.start()
             proxy.target = ("127.0.0.1", new.port)  # the load balancer sends new requests to the new API
             settle("both releases")
             old_codes = old.stop()
+            old_stopped = time.time()
             settle("this release alone")
         finally:
             traffic.stopping.set()
@@ -233,6 +245,8 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
             dispatches = host.requests(operation_id="actions/create-workflow-dispatch")
             comments = host.comments(REPOSITORY)
             old_errors, new_errors = old.errors(), new.errors()
+            old_after_migration = old.items_done(migrated, old_stopped)
+            new_done = new.items_done(migrated)
         finally:
             new.stop()
             proxy.close()
@@ -246,7 +260,8 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
         print(f"code host: {len(check_runs)} check runs "
               f"({sum(1 for c in check_runs if c['status'] == 'completed')} completed), {len(creates)} created, "
               f"{len(dispatches)} dispatches, {len(comments)} comments; old processes exited {old_codes}; "
-              f"log errors old {len(old_errors)}, new {len(new_errors)}")
+              f"log errors old {len(old_errors)}, new {len(new_errors)}; queue items done by {version}'s workers "
+              f"on the upgraded schema {old_after_migration}, by this release's {new_done}")
 
         # Every delivery accepted, no 5xx and no unanswered request at any point.
         assert statuses and all(status in (200, 202) for status in statuses), statuses
@@ -266,5 +281,7 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
         assert all(c["status"] == "completed" and c["conclusion"] == "success" for c in check_runs)
         assert len(creates) == len(dispatches) == len(comments) == heads
         assert old_codes == [0, 0], f"the old processes did not stop cleanly: {old_codes}"
+        # Both releases' workers did work on the upgraded schema (the test upgraded under load).
+        assert old_after_migration > 0 and new_done > 0
         assert not old_errors, old_errors
         assert not new_errors, new_errors
