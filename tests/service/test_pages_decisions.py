@@ -10,7 +10,7 @@ import re
 import pytest
 
 from app import database
-from tests.service.sessionkit import decided_run, finding
+from tests.service.sessionkit import AUTHOR_ID, decided_run, finding
 from tests.service.test_authority import ORG, Browser, _stack
 
 FP_ERROR = "e1" * 16
@@ -89,3 +89,54 @@ def test_the_previous_release_function_keeps_working_and_hides_a_comment_it_repl
     # The old comment is not shown under the newer request it was not written with.
     shown = history(reviewer.get(path).text)
     assert "changes requested" in shown and "Not yet" not in shown and "review-comment" not in shown
+
+
+# ---- the forms a viewer's permission allows ----------------------------------------------------
+
+def forms_of(page_html: str) -> dict:
+    """What the run page offers: each form's action and its buttons' values."""
+    return {"approve": 'name="status" value="approved"' in page_html,
+            "request_changes": 'name="status" value="changes_requested"' in page_html,
+            "waive": 'name="fingerprint"' in page_html,
+            "revoke": 'name="revoke"' in page_html,
+            "break_glass": 'name="break_glass"' in page_html,
+            "read_only": 'id="read-only"' in page_html}
+
+
+def test_forms_are_offered_only_to_viewers_whose_permission_allows_them(stack, owner, pool):
+    repo = stack.repos[0]
+    run = decided_run(owner, pool, repo["id"], readiness="blocked",
+                      findings=[finding(0, "error", FP_ERROR), finding(1, "high", "f1" * 16)])
+    path = f"/release-runs/{run['id']}"
+    admin = stack.sign_in("lead")
+    waived = post_form(admin, f"{path}/waivers", {"fingerprint": FP_ERROR, "reason": "A test point"})
+    assert "done=waived" in str(waived.url)
+    assert forms_of(waived.text) == {"approve": True, "request_changes": True, "waive": True, "revoke": True,
+                                     "break_glass": False, "read_only": False}
+
+    # Read-only people on the code host (pull, triage): the review and the findings, no form that answers 403.
+    for login, role in (("puller", "pull"), ("triager", "triage")):
+        reader = stack.sign_in(login, default_role=role)
+        page = reader.get(path)
+        assert page.status_code == 200 and "A test point" in page.text   # the waiver and its reason are read
+        assert forms_of(page.text) == {"approve": False, "request_changes": False, "waive": False, "revoke": False,
+                                       "break_glass": False, "read_only": True}
+        assert "need write (push) access to " + repo["full_name"] in " ".join(page.text.split())
+        # A form posted anyway (a page left open) is still refused by the right's check, nothing recorded.
+        refused = post_form(reader, f"{path}/approvals", {"status": "approved"})
+        assert refused.status_code == 403 and "insufficient_scope" in refused.text
+        assert forms_of(refused.text)["read_only"]
+    assert owner.execute("SELECT count(*) AS n FROM review_approvals").fetchone()["n"] == 0
+
+    # Push: decides and waives, no break-glass; the pull request's author with push cannot approve at all.
+    pusher = stack.sign_in("pusher", default_role="push")
+    assert forms_of(pusher.get(path).text) == {"approve": True, "request_changes": True, "waive": True,
+                                               "revoke": True, "break_glass": False, "read_only": False}
+    author = stack.sign_in("author", user_id=AUTHOR_ID, default_role="push")
+    offered = forms_of(author.get(path).text)
+    assert offered["request_changes"] and not offered["approve"] and not offered["break_glass"]
+    assert "cannot approve it" in author.get(path).text
+    # The author with admin on the code host (the lead's own pull request) is offered break-glass.
+    own = decided_run(owner, pool, repo["id"], pr_number=2, readiness="at-risk", author_id=admin.user_id)
+    offered = forms_of(admin.get(f"/release-runs/{own['id']}").text)
+    assert offered["break_glass"] and offered["approve"] and offered["request_changes"]

@@ -13,7 +13,10 @@ People are shown by login (app/web/pages/host_names.py). A waived finding
 shows who waived it, why and until when, with a button that revokes it; the
 waive form says what a waiver covers: this finding (its fingerprint) in
 every pull request of the repository, until it is revoked or expires.
-Approve is not offered to a viewer whose standing review is an approval.
+Approve is not offered to a viewer whose standing review is an approval; the
+forms to approve, request changes, waive and revoke are offered only to a
+viewer whose permission on the code host allows them (push or more; break-glass
+needs admin or maintain), the others read that their permission does not.
 
 The page reads through the JSON endpoints' responders (RunDetail,
 RunFindings) and the forms record through the same functions as
@@ -83,12 +86,16 @@ class RunPage:
         names = self.names.logins(actors, context["installation_id"])
         mine = next((e["what"] for e in history if e["kind"] == "approval" and e["actor"] == viewer.actor), None)
         web = f"{self.config.sign_in.web_url}/{run['repository']['fullName']}"
+        # The forms a viewer's permission on the code host allows (docs/security.md "Who may decide"):
+        # a form that could only answer 403 is not shown. The forms still check afresh when posted.
+        scopes = viewer.scopes_for(int(run["repository"]["id"]))
         render(req, resp, "run.html", status=status, title=f"{run['repository']['fullName']} #{run['pullRequestNumber']}",
                run=run, decision=detail["decision"], review=review, counts=detail["counts"],
                reasons=decision_reasons(detail),
                groups=[(s, items) for s, items in groups if items], next_findings=findings["nextCursor"],
                context=context, history=history, notice=notice, refusal=refusal, form=form or {},
                is_author=bool(review and review["createdBy"] == viewer.actor),
+               may_decide="reviews:write" in scopes, may_break_glass="admin" in scopes,
                waivers=waivers, name=lambda actor: names.get(actor, actor), my_review=mine,
                pull_request_url=f"{web}/pull/{run['pullRequestNumber']}",
                check_run_url=f"{web}/runs/{context['check_run_id']}" if context["check_run_id"] else None,
