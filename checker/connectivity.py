@@ -32,6 +32,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from .erc_library import symbol_signature
 from .sexpr import Location, Node, Points
 
 UNITS_PER_MM = 10_000
@@ -95,6 +96,8 @@ class LibSymbol:
     local_power: bool
     unit_count: int
     pins: tuple[LibPin, ...]
+    # What KiCad's ERC compares with the library's copy (erc_library.symbol_signature)
+    signature: tuple = field(default=(), compare=False, hash=False)
 
 
 @dataclass(eq=False)
@@ -232,7 +235,8 @@ def read_lib_symbols(file_node: Node) -> dict[str, LibSymbol]:
         for pin in definition.nodes("pin"):
             pins.append(_lib_pin(pin, 0, 0))
         libs[name] = LibSymbol(name=name, power=power, local_power=local_power,
-                               unit_count=max(units) if units else 1, pins=tuple(pins))
+                               unit_count=max(units) if units else 1, pins=tuple(pins),
+                               signature=symbol_signature(definition, embedded=True))
     return libs
 
 

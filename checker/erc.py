@@ -27,12 +27,15 @@ is not tied to a sheet once per screen, so such findings are reported once.
 """
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_right
 from collections import defaultdict
+from pathlib import Path
 
 from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_NONE, Connectivity, Item, Net, SegmentIndex,
                            SheetInstance, Subgraph, driver_priority, power_net_name, to_mm)
+from .erc_library import Libraries, available_libraries, signatures_match
 from .findings import Finding
 from .model import ProjectModel
 from .project_settings import DEFAULT_PIN_MAP, PIN_TYPES, read_project_settings
@@ -93,11 +96,14 @@ def describe(item: Item, graph: Connectivity, instance: SheetInstance) -> str:
 def check(model: ProjectModel) -> list[Finding]:
     if model.schematic is None or not model.schematic.instances:
         return []
-    return run(model.schematic, model.pro)
+    return run(model.schematic, model.pro, model.files.folder)
 
 
-def run(schematic: Schematic, pro: dict) -> list[Finding]:
-    """Every ERC finding of a loaded schematic, under the project file's settings (``pro``)."""
+def run(schematic: Schematic, pro: dict, project_folder: Path | None = None, reader=None) -> list[Finding]:
+    """Every ERC finding of a loaded schematic, under the project file's settings (``pro``).
+
+    With ``project_folder`` the embedded symbols are compared with the libraries
+    available (``lib_symbol_mismatch``)."""
     graph = schematic.connectivity
     settings = read_project_settings(pro)
     report = _Report(graph)
@@ -112,6 +118,13 @@ def run(schematic: Schematic, pro: dict) -> list[Finding]:
     _netclass_rules(graph, report, pro)
     _grid_rules(graph, report, pro)
     _unit_rules(graph, report, schematic)
+    if project_folder is not None:
+        from .limits import DEFAULT_LIMITS
+        from .project import InputReader
+
+        folder = Path(os.path.abspath(project_folder))
+        _library_rules(graph, report, available_libraries(folder, reader or InputReader(folder, DEFAULT_LIMITS)),
+                       reader or InputReader(folder, DEFAULT_LIMITS))
     return report.findings
 
 
@@ -133,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     pro_path = target.with_suffix(".kicad_pro")
     pro = reader.read_json(pro_path) if pro_path.exists() else {}
     schematic = load_schematic(target.with_suffix(".kicad_sch"), reader, target.stem)
-    findings = run(schematic, pro if isinstance(pro, dict) else {})
+    findings = run(schematic, pro if isinstance(pro, dict) else {}, target.parent, reader)
     counts = Counter(f.kicad_type for f in findings)
     print(json.dumps({"schematic": schematic.root_file, "findings": dict(sorted(counts.items())),
                       "seconds": round(time.perf_counter() - started, 3)}, indent=1))
@@ -632,14 +645,36 @@ def _unit_name(unit: int) -> str:
     return name
 
 
-def _placement_finding(report: _Report, kicad_type: str, message: str, placement, instance: SheetInstance) -> None:
+def _library_rules(graph: Connectivity, report: _Report, libraries: Libraries, reader) -> None:
+    """``lib_symbol_mismatch``: once per placed symbol of a screen (KiCad marks the screen's symbol)."""
+    seen_screens = set()
+    for instance in graph.instances:
+        if instance.screen.file in seen_screens:
+            continue
+        seen_screens.add(instance.screen.file)
+        for placement in instance.screen.placements:
+            if not placement.lib.signature:
+                continue
+            nickname, _, name = placement.lib_id.partition(":")
+            symbols, installed = libraries.symbols(nickname, reader)
+            library_symbol = symbols.get(name) if symbols is not None else None
+            if library_symbol is None or signatures_match(placement.lib.signature, library_symbol):
+                continue
+            _placement_finding(report, "lib_symbol_mismatch",
+                               f"Symbol '{name}' doesn't match copy in library '{nickname}'"
+                               + (" (the library installed where the checker ran)" if installed else ""),
+                               placement, instance, rule=rule_id("lib_symbol_mismatch") + ("-installed" if installed else ""))
+
+
+def _placement_finding(report: _Report, kicad_type: str, message: str, placement, instance: SheetInstance,
+                       rule: str | None = None) -> None:
     x, y = to_mm(placement.at[0]), to_mm(placement.at[1])
     key = (kicad_type, placement.uuid, instance.key)
     if key in report.seen:
         return
     report.seen.add(key)
     report.findings.append(Finding(
-        rule_id(kicad_type), f"{message} (sheet {instance.path})",
+        rule or rule_id(kicad_type), f"{message} (sheet {instance.path})",
         identity=(kicad_type, instance.key, placement.uuid), path=instance.screen.file,
         line=placement.location.line, column=placement.location.column, kicad_type=kicad_type,
         locations=[{"x": x, "y": y, "layer": None, "uuids": [placement.uuid]}],

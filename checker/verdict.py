@@ -59,7 +59,7 @@ DEFAULT_FAIL_ON = "gate"
 ENVIRONMENT_DEPENDENT_KICAD_TYPES = ("footprint_link_issues", "lib_symbol_issues", "lib_symbol_mismatch",
                                      "lib_footprint_issues", "lib_footprint_mismatch")
 ENVIRONMENT_DEPENDENT_RULES = frozenset(
-    {"sch.footprint-library-unknown"}
+    {"sch.footprint-library-unknown", "erc.lib-symbol-mismatch-installed"}
     | {f"kicad.{kind}.{kicad_type}" for kind in ("erc", "drc") for kicad_type in ENVIRONMENT_DEPENDENT_KICAD_TYPES})
 ENVIRONMENT_DEPENDENT_CEILING = "medium"
 

@@ -83,4 +83,14 @@ ERC_RULES = [
          "Connect every copy of the pin to the same net."),
     _erc("different_unit_footprint", "error", "Units with different footprints",
          "Units of one reference carry different footprints.", "Give every unit the same footprint."),
+    _erc("lib_symbol_mismatch", "medium", "Symbol differs from its library",
+         "A placed symbol's copy embedded in the schematic differs from the symbol in the project's own library "
+         "(sym-lib-table, inside the project) as KiCad's ERC compares them: power flag, units, graphics, pins, "
+         "fields, footprint filters, keywords, pin name offset.",
+         "Update the symbol from its library (Tools > Update Symbols from Library), or the library from it."),
+    Rule("erc.lib-symbol-mismatch-installed", "medium", "Symbol differs from the installed library",
+         "As erc.lib-symbol-mismatch, against KiCad's standard library of that name where it is installed on the "
+         "machine the checker runs on; never blocking, since what a machine has installed does not decide a release.",
+         "ERC lib_symbol_mismatch",
+         "Update the symbol from its library, or ignore if the installed library is not the one the design uses."),
 ]

@@ -1,0 +1,324 @@
+"""KiCad 9's ``lib_symbol_mismatch``: a symbol's copy embedded in the schematic
+against the symbol in its library, where that library is available here.
+
+KiCad (eeschema/erc/erc.cpp, TestLibSymbolIssues) looks each placed symbol's
+library nickname up in the symbol library table, flattens the library's
+symbol (a derived symbol takes its parent's drawing) and compares it with the
+schematic's embedded copy by ``LIB_SYMBOL::Compare`` under the EQUALITY and
+ERC flags: the power flag, the unit count, the graphic shapes (sorted), the
+pins (matched by number, unit and body style), the fields (mandatory ones by
+role, others by name; their positions are ignored), the footprint filters,
+the keywords and the pin name offset. Names, show-pin settings and the
+exclude-from flags are not compared under ERC. One marker per placed symbol.
+
+Which libraries are available decides what can be compared:
+
+* the project's own ``sym-lib-table`` libraries inside the project folder
+  (``${KIPRJMOD}/...``): part of the repository, so the finding is the
+  repository's (``erc.lib-symbol-mismatch``);
+* a library the project table does not list is KiCad's standard library of
+  that nickname, compared only when installed where the checker runs
+  (``KICAD9_SYMBOL_DIR`` or the usual install folders); such a finding
+  depends on that machine (``erc.lib-symbol-mismatch-installed``) and the
+  verdict never lets it block;
+* otherwise nothing is compared (KiCad reports ``lib_symbol_issues`` there,
+  which the checker does not mirror).
+
+The embedded copies are reduced to their signature when the schematic is read
+(``symbol_signature``), so no parse tree is kept for this.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import HostileInputError
+from .sexpr import Node
+
+UNITS_PER_MM = 10000
+DEFAULT_PIN_NAME_OFFSET = 5080          # 20 mil, KiCad's default when a symbol gives none
+_MANDATORY = {"reference": "Reference", "value": "Value", "footprint": "Footprint", "datasheet": "Datasheet",
+              "description": "Description", "ki_description": "Description"}
+_LEGACY_SIM_FIELDS = frozenset(("spice_primitive", "spice_model", "spice_netlist_enabled", "spice_node_sequence",
+                                "spice_lib_file"))
+_MIGRATED = "\0simulation model migrated"
+EPSILON = 2                 # EDA_SHAPE::Compare's tolerance for computed points and widths
+_SHAPES = ("polyline", "rectangle", "circle", "arc", "bezier")
+_INSTALLED_FOLDERS = ("/usr/share/kicad/symbols", "/usr/local/share/kicad/symbols",
+                      "/Applications/KiCad/KiCad.app/Contents/SharedSupport/symbols")
+
+
+def _iu(text: str | None) -> int:
+    try:
+        return round(float(text) * UNITS_PER_MM)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _unit_body(name: str) -> tuple[int, int]:
+    parts = name.rsplit("_", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return int(parts[1]), int(parts[2])
+    return 0, 0
+
+
+def _stroke_fill(node: Node) -> tuple:
+    stroke = node.first("stroke")
+    width = _iu(stroke.value("width")) if stroke is not None else 0
+    style = (stroke.value("type") or "default") if stroke is not None else "default"
+    fill = node.first("fill")
+    return width, style, (fill.value("type") or "none") if fill is not None else "none"
+
+
+def _shape(node: Node, unit: int, body: int) -> tuple:
+    kind = node[0]
+    if kind in ("polyline", "bezier"):
+        pts = node.first("pts")
+        geometry = tuple((_iu(xy.atom(0)), _iu(xy.atom(1))) for xy in pts.nodes("xy")) if pts is not None else ()
+    elif kind == "rectangle":
+        geometry = tuple((_iu(n.atom(0)), _iu(n.atom(1))) for n in (node.first("start"), node.first("end"))
+                         if n is not None)
+    elif kind == "circle":
+        center = node.first("center")
+        geometry = ((_iu(center.atom(0)), _iu(center.atom(1))) if center is not None else (0, 0),
+                    _iu(node.value("radius")))
+    else:
+        geometry = _arc(node)
+    return (unit, body, kind, geometry, _stroke_fill(node))
+
+
+def _arc(node: Node) -> tuple:
+    """An arc as KiCad keeps it: its two ends (in either order) and its centre.
+
+    A KiCad 6+ arc is written start, mid, end (the centre is computed); an older
+    library's arc gives its centre (``radius (at ..)``) and ends.
+    """
+    ends = [(_iu(n.atom(0)), _iu(n.atom(1))) for n in (node.first("start"), node.first("end")) if n is not None]
+    while len(ends) < 2:
+        ends.append((0, 0))
+    mid, radius = node.first("mid"), node.first("radius")
+    if mid is not None:
+        center = _circle_center(ends[0], (_iu(mid.atom(0)), _iu(mid.atom(1))), ends[1])
+    elif radius is not None and radius.first("at") is not None:
+        at = radius.first("at")
+        center = (_iu(at.atom(0)), _iu(at.atom(1)))
+    else:
+        center = ends[0]
+    return (*sorted(ends), center)
+
+
+def _circle_center(a: tuple[int, int], b: tuple[int, int], c: tuple[int, int]) -> tuple[int, int]:
+    ax, ay, bx, by, cx, cy = float(a[0]), float(a[1]), float(b[0]), float(b[1]), float(c[0]), float(c[1])
+    d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
+    if d == 0:
+        return b
+    ux = ((ax * ax + ay * ay) * (by - cy) + (bx * bx + by * by) * (cy - ay) + (cx * cx + cy * cy) * (ay - by)) / d
+    uy = ((ax * ax + ay * ay) * (cx - bx) + (bx * bx + by * by) * (ax - cx) + (cx * cx + cy * cy) * (bx - ax)) / d
+    return round(ux), round(uy)
+
+
+def _text_size(node: Node | None) -> tuple:
+    if node is None:
+        return ()
+    effects = node.first("effects")
+    font = effects.first("font") if effects is not None else None
+    size = font.first("size") if font is not None else None
+    return (_iu(size.atom(0)), _iu(size.atom(1))) if size is not None else ()
+
+
+def _pin(node: Node, unit: int, body: int) -> tuple[tuple, tuple]:
+    at = node.first("at")
+    name, number = node.first("name"), node.first("number")
+    key = ((number.atom(0) if number is not None else "") or "", unit, body)
+    hide = node.first("hide")
+    hidden = bool(node.flag("hide")) or (hide is not None and hide.atom(0) != "no")
+    value = (_iu(at.atom(0)) if at is not None else 0, _iu(at.atom(1)) if at is not None else 0,
+             round(float(at.atom(2) or 0)) if at is not None and at.atom(2) else 0,
+             _iu(node.value("length")), node.atom(0) or "", node.atom(1) or "",
+             (name.atom(0) if name is not None else "") or "", hidden, _text_size(name), _text_size(number),
+             tuple((alt.atom(0) or "", alt.atom(1) or "", alt.atom(2) or "") for alt in node.nodes("alternate")))
+    return key, value
+
+
+def _field(node: Node) -> tuple[str, tuple]:
+    name = node.atom(0) or ""
+    effects = node.first("effects")
+    hidden = bool(effects is not None and (effects.flag("hide") or (
+        effects.first("hide") is not None and effects.first("hide").atom(0) != "no")))
+    hide = node.first("hide")
+    hidden = hidden or (hide is not None and hide.atom(0) != "no")
+    return name, (node.atom(1) or "", hidden)
+
+
+def symbol_signature(definition: Node, parent: Node | None = None, embedded: bool = False) -> tuple:
+    """What KiCad's ERC compares of a library symbol, as one comparable value.
+
+    ``parent`` is the symbol a library symbol ``extends`` (flattened as KiCad's
+    LIB_SYMBOL::Flatten does); embedded copies (``embedded``: read from a
+    schematic) are flat already.
+    """
+    base = parent if parent is not None else definition
+    power = base.first("power")
+    power_kind = (power.atom(0) or "global") if power is not None else ("global" if base.flag("power") else "")
+    shapes: list[tuple] = []
+    pins: dict[tuple, tuple] = {}
+    units: set[int] = set()
+    for sub in base.nodes("symbol"):
+        unit, body = _unit_body(sub.atom(0) or "")
+        if unit:
+            units.add(unit)
+        for child in sub.nodes():
+            if child[0] in _SHAPES:
+                shapes.append(_shape(child, unit, body))
+            elif child[0] == "pin":
+                key, value = _pin(child, unit, body)
+                pins.setdefault(key, value)
+    fields: dict[str, tuple] = {}
+    keywords, filters = "", ""
+    legacy_sim = False
+    for source in ((base, definition) if parent is not None else (definition,)):
+        for prop in source.nodes("property"):
+            name, value = _field(prop)
+            if name == "ki_keywords":
+                keywords = value[0] if value[0] or source is base else keywords
+                continue
+            if name == "ki_fp_filters":
+                filters = value[0] if value[0] or source is base else filters
+                continue
+            if name.startswith("ki_") and name != "ki_description":
+                continue
+            if embedded and name.lower() in _LEGACY_SIM_FIELDS:
+                legacy_sim = True
+            role = _MANDATORY.get(name.lower(), name) if name.lower() in _MANDATORY else name
+            if source is not base and role in _MANDATORY.values() and not value[0]:
+                continue        # an empty mandatory field of a derived symbol inherits its parent's
+            fields[role] = value
+    if legacy_sim:
+        # KiCad 9 moves a schematic's legacy Spice_* fields to Sim.* fields on load
+        # (SCH_SCREEN::MigrateSimModels); the library's copy keeps them, so the two differ.
+        fields[_MIGRATED] = ("", False)
+    offset_node = base.first("pin_names")
+    offset = offset_node.value("offset") if offset_node is not None else None
+    return (power_kind, max(units) if units else 1, tuple(sorted(shapes)), tuple(sorted(pins.items())),
+            tuple(sorted(fields.items())), tuple(filters.split()), keywords,
+            _iu(offset) if offset is not None else DEFAULT_PIN_NAME_OFFSET)
+
+
+def signatures_match(embedded: tuple, library: tuple) -> bool:
+    """LIB_SYMBOL::Compare(...) == 0 under ERC: exact, except shapes' points and widths within EPSILON."""
+    if embedded[:2] != library[:2] or embedded[3:] != library[3:]:
+        return False
+    shapes_a, shapes_b = embedded[2], library[2]
+    return len(shapes_a) == len(shapes_b) and all(_shapes_match(a, b) for a, b in zip(shapes_a, shapes_b))
+
+
+def _shapes_match(a: tuple, b: tuple) -> bool:
+    unit_a, body_a, kind_a, geometry_a, (width_a, style_a, fill_a) = a
+    unit_b, body_b, kind_b, geometry_b, (width_b, style_b, fill_b) = b
+    if (unit_a, body_a, kind_a, style_a, fill_a) != (unit_b, body_b, kind_b, style_b, fill_b):
+        return False
+    if abs(width_a - width_b) > EPSILON or len(geometry_a) != len(geometry_b):
+        return False
+    for pa, pb in zip(geometry_a, geometry_b):
+        if isinstance(pa, int):
+            if abs(pa - pb) > EPSILON:
+                return False
+        elif abs(pa[0] - pb[0]) > EPSILON or abs(pa[1] - pb[1]) > EPSILON:
+            return False
+    return True
+
+
+# -- the libraries available here -----------------------------------------------------
+
+def project_library_paths(table: Node | None, project_folder: Path) -> dict[str, Path | None]:
+    """Nickname -> library file inside the project folder (None: listed but not readable here)."""
+    paths: dict[str, Path | None] = {}
+    if table is None:
+        return paths
+    folder = Path(os.path.abspath(project_folder))
+    for lib in table.nodes("lib"):
+        name = lib.value("name") or ""
+        uri = (lib.value("uri") or "").replace("\\", "/")
+        disabled = lib.first("disabled") is not None
+        path = None
+        if not disabled and uri.startswith("${KIPRJMOD}/") and (lib.value("type") or "KiCad") == "KiCad":
+            candidate = Path(os.path.normpath(folder / uri[len("${KIPRJMOD}/"):]))
+            if candidate.is_relative_to(folder) and candidate.suffix == ".kicad_sym":
+                path = candidate
+        paths.setdefault(name, path)
+    return paths
+
+
+def installed_library_folder() -> Path | None:
+    """KiCad's standard symbol libraries where the checker runs, if any."""
+    for variable in ("KICAD9_SYMBOL_DIR", "KICAD_SYMBOL_DIR"):
+        if os.environ.get(variable) and Path(os.environ[variable]).is_dir():
+            return Path(os.environ[variable])
+    for folder in _INSTALLED_FOLDERS:
+        if Path(folder).is_dir():
+            return Path(folder)
+    return None
+
+
+def library_signatures(library: Node) -> dict[str, tuple]:
+    """Every symbol of a ``.kicad_sym`` file, flattened, by name."""
+    # Old libraries write "nickname:name"; KiCad keeps the item name only.
+    definitions = {(node.atom(0) or "").rpartition(":")[2]: node for node in library.nodes("symbol")}
+    signatures = {}
+    for name, definition in definitions.items():
+        parent, seen = None, {name}
+        extends = (definition.value("extends") or "").rpartition(":")[2]
+        while extends and extends in definitions and extends not in seen:
+            seen.add(extends)
+            parent = definitions[extends]
+            extends = (parent.value("extends") or "").rpartition(":")[2]
+        signatures[name] = symbol_signature(definition, parent)
+    return signatures
+
+
+@dataclass
+class Libraries:
+    """The symbol libraries this run can compare against, read once each and on demand."""
+
+    project_folder: Path
+    project: dict[str, Path | None] = field(default_factory=dict)   # the project's sym-lib-table
+    installed: Path | None = None                                   # KiCad's standard libraries here
+    _read: dict[str, dict[str, tuple] | None] = field(default_factory=dict)
+
+    def symbols(self, nickname: str, reader) -> tuple[dict[str, tuple] | None, bool]:
+        """(flattened signatures by symbol name or None when unavailable, from an installed library)."""
+        if nickname in self.project:
+            path, installed = self.project[nickname], False
+        elif self.installed is not None and nickname and "/" not in nickname and "\\" not in nickname:
+            path, installed = self.installed / f"{nickname}.kicad_sym", True
+        else:
+            return None, False
+        if nickname not in self._read:
+            self._read[nickname] = _read_library(path, reader, installed)
+        return self._read[nickname], installed
+
+
+def _read_library(path: Path | None, reader, installed: bool) -> dict[str, tuple] | None:
+    if path is None or not path.is_file():
+        return None
+    try:
+        if installed:
+            from .project import InputReader     # a library outside the repository: its own bounded reader
+
+            reader = InputReader(path.parent, reader.limits)
+        return library_signatures(reader.read_sexpr(path))
+    except (HostileInputError, OSError, ValueError):
+        return None         # unreadable here: not compared, as KiCad would report it elsewhere
+
+
+def available_libraries(project_folder: Path, reader) -> Libraries:
+    table_path = project_folder / "sym-lib-table"
+    table = None
+    if table_path.is_file():
+        try:
+            table = reader.read_sexpr(table_path)
+        except (HostileInputError, OSError, ValueError):
+            table = None
+    return Libraries(project_folder=project_folder, project=project_library_paths(table, project_folder),
+                     installed=installed_library_folder())
