@@ -85,6 +85,16 @@ def private_user(base: str, user: User) -> dict:
     return shape
 
 
+#: The fields of a private-user that the public-user shape (GET /user/{account_id}) does not have.
+PRIVATE_USER_ONLY = ("private_gists", "total_private_repos", "owned_private_repos", "disk_usage", "collaborators",
+                     "two_factor_authentication")
+
+
+def public_user(base: str, user: User) -> dict:
+    """A person as anyone sees them (GET /user/{account_id}, GET /users/{username})."""
+    return {k: v for k, v in private_user(base, user).items() if k not in PRIVATE_USER_ONLY}
+
+
 def app_shape(base: str, app: App) -> dict:
     return {
         "id": app.id,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from emulator import shapes
-from emulator.auth import require_user_token
+from emulator.auth import credential_of, require_installation_token, require_user_token
 from emulator.errors import not_found
 from emulator.rest.common import RouteGroup, paginate
 from emulator.routing import Reply, RequestContext, route
@@ -78,3 +78,21 @@ class UserRoutes(RouteGroup):
                                   "permissions": shapes.role_permissions(user.role_on(r.full_name))} for r in page],
             }
         return Reply(200, body, headers)
+
+    @route("GET", "/user/{account_id}", "users/get-by-id")
+    def get_user_by_id(self, ctx: RequestContext) -> Reply:
+        """A person by their durable id, as anyone may read it (the pages resolve a login the
+        service did not keep with the installation's token). A credential, when sent, must be
+        valid; an id the emulator does not know is 404."""
+        if ctx.header("authorization") is not None:
+            token = self.state.tokens.get(credential_of(ctx.header("authorization")) or "")
+            kind = token.kind if token is not None else "installation"
+            (require_user_token if kind == "user" else require_installation_token)(
+                self.state, ctx.header("authorization"))
+        account_id = self._int_param(ctx, "account_id")
+        with self.state.lock:
+            user = self.state.users.get(account_id)
+            if user is None:
+                raise not_found()
+            body = shapes.public_user(ctx.base_url, user)
+        return Reply(200, body)

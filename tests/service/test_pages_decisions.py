@@ -2,14 +2,18 @@
 the code host emulator (its OAuth pages, permissions and REST answers): a
 request for changes keeps its comment (the run page's history shows it, the
 pull request gets it), beside the previous release's function that knows
-nothing of comments."""
+nothing of comments; the forms a viewer's permission allows; a person the
+service never kept a login for, named through the code host."""
 from __future__ import annotations
 
 import re
 
+import httpx
+
 import pytest
 
 from app import database
+from emulator import openapi_check
 from tests.service.sessionkit import AUTHOR_ID, decided_run, finding
 from tests.service.test_authority import ORG, Browser, _stack
 
@@ -140,3 +144,37 @@ def test_forms_are_offered_only_to_viewers_whose_permission_allows_them(stack, o
     own = decided_run(owner, pool, repo["id"], pr_number=2, readiness="at-risk", author_id=admin.user_id)
     offered = forms_of(admin.get(f"/release-runs/{own['id']}").text)
     assert offered["break_glass"] and offered["approve"] and offered["request_changes"]
+
+
+# ---- people by login, through the code host ---------------------------------------------------
+
+def test_the_run_page_names_a_person_through_the_code_host(stack, owner, pool):
+    repo = stack.repos[0]
+    run = decided_run(owner, pool, repo["id"], readiness="at-risk")
+    # A reviewer who never signed in to this service (a token of theirs approved, say): no session,
+    # no account, no pull request of theirs; the service keeps nothing that names them.
+    ghost = stack.host.create_user("quiet-reviewer", organizations=[ORG], sign_in=False)
+    actor = f"host-user:{ghost['id']}"
+    with pool.connection() as conn:
+        assert database.call_one(conn, "people_logins", p_actors=[actor])["shown"] is None
+        database.call_one(conn, "review_record_approval_v2", p_review_id=run["review_id"],
+                          p_repository_ids=[repo["id"]], p_actor=actor, p_status="approved", p_break_glass=False,
+                          p_break_glass_reason=None, p_limit=30)
+    viewer = stack.sign_in("lead")
+    shown = history(viewer.get(f"/release-runs/{run['id']}").text)
+    assert "quiet-reviewer" in shown and f">{actor}<" not in shown
+    # Asked of the code host with the installation's token, in its own shape (the REST description's).
+    [asked] = stack.host.requests(operation_id="users/get-by-id")
+    assert asked["path"] == f"/user/{ghost['id']}" and asked["status"] == 200
+    openapi_check.validate_request("GET", asked["path"], None)
+    assert "authorization" in asked["headers"]   # the installation token (the log redacts it)
+    # Kept: the next view does not ask again.
+    viewer.get(f"/release-runs/{run['id']}")
+    assert len(stack.host.requests(operation_id="users/get-by-id")) == 1
+    # The emulator's answer, as anyone may ask, is the code host's shape; an unknown id is 404.
+    answer = httpx.get(f"{stack.host.url}/user/{ghost['id']}", timeout=10)
+    openapi_check.validate_response("GET", f"/user/{ghost['id']}", answer.status_code, answer.json())
+    assert answer.json()["login"] == "quiet-reviewer" and "two_factor_authentication" not in answer.json()
+    missing = httpx.get(f"{stack.host.url}/user/999999999", timeout=10)
+    assert missing.status_code == 404
+    openapi_check.validate_response("GET", "/user/999999999", 404, missing.json())
