@@ -47,6 +47,11 @@ KICAD_DEFAULTS: dict[str, set[float]] = {
 }
 DEFAULT_NETCLASS = "Default"
 _DEFAULT_HOLE_TO_HOLE = 0.25
+# KiCad 6-9's built-in copper-to-edge clearance (``DEFAULT_COPPEREDGECLEARANCE`` in KiCad's
+# include/board_design_settings.h): a project that never set
+# ``rules.min_copper_edge_clearance`` is held to it. kicad-cli 9.0.8 reports "board setup
+# constraints edge clearance 0.5000 mm" on such a board (kicad_bot_examples/drc-violation).
+DEFAULT_COPPER_EDGE_CLEARANCE = 0.5
 
 
 def is_kicad_default(key: str, value: float) -> bool:
@@ -79,7 +84,7 @@ class BoardRules:
     min_clearance: float = 0.0
     min_track_width: float = 0.0
     min_hole_to_hole: float = _DEFAULT_HOLE_TO_HOLE
-    min_copper_edge_clearance: float = 0.0
+    min_copper_edge_clearance: float = DEFAULT_COPPER_EDGE_CLEARANCE
     min_via_diameter: float = 0.0
     min_through_hole: float = 0.0
     min_via_annular: float = 0.0

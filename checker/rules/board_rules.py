@@ -143,9 +143,8 @@ def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[F
         return []
     board_min = model.rules.min_copper_edge_clearance
     fab_min = model.profile.minimum("copper_edge_clearance_mm") or 0.0
-    required = max(board_min, fab_min)
-    if required <= 0:
-        return []
+    # Copper on or over the edge line is an error in KiCad even under a 0 mm rule (it collides).
+    required = max(board_min, fab_min, 0.0)
     lines = np.array([shapely.LineString(e.points) for e in board.edges], dtype=object)
     tree = shapely.STRtree(lines)
     # Every item by its core: fills by their whole polygon, so a cutout inside a fill is inside it.
@@ -155,7 +154,7 @@ def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[F
     gap = shapely.distance(copper.core[query_in], lines[query_tree]) - copper.radius[query_in]
     closest: dict[int, tuple[float, int]] = {}
     for item, edge, value in zip(query_in.tolist(), query_tree.tolist(), gap.tolist()):
-        if value < required - EPSILON and (item not in closest or value < closest[item][0]):
+        if (value < required - EPSILON or value <= EPSILON) and (item not in closest or value < closest[item][0]):
             closest[item] = (value, edge)
     # A via or pad split into its pad and its hole (layers where KiCad does not flash it) is one item.
     nearest: dict[str, tuple[float, int, int]] = {}
@@ -176,7 +175,7 @@ def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[F
         hits.sort()
         # Below the board's own minimum it is KiCad's copper_edge_clearance (an error there), one
         # finding with every such item; below the fab's only, it goes beyond KiCad (another one).
-        board_hits = [hit for hit in hits if board_min > 0 and hit[0] < board_min - EPSILON]
+        board_hits = [hit for hit in hits if hit[0] < board_min - EPSILON or hit[0] <= EPSILON]
         fab_hits = hits[len(board_hits):]
         if board_hits:
             findings.append(_edge_finding(board, copper, net, board_hits, lines, "high", board_min,
@@ -206,7 +205,8 @@ def _edge_finding(board: Board, copper: Copper, net: str, hits: list, lines: np.
     return Finding(
         "board.edge-clearance",
         f"{len(hits)} copper item(s) of net {net} ({', '.join(kinds)}) "
-        f"closer to the board edge than {limit:g} mm ({source}); closest: {copper.label(item)} at "
+        f"{f'closer to the board edge than {limit:g} mm' if limit > 0 else 'on or over the board edge'} "
+        f"({source}); closest: {copper.label(item)} at "
         f"{gap_value:.3g} mm on {layer}{refill}",
         identity=(board.file, key, net), severity=severity, path=board.file, line=line, column=column,
         kicad_type=kicad_type, locations=places if len(places) > 1 else [],

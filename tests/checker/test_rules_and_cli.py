@@ -81,16 +81,18 @@ def test_missing_sheet_file_is_a_finding_not_a_crash(copy_project):
 def test_config_chooses_profile_overrides_severity_and_waives(copy_project):
     folder = copy_project("v9/kicad_bot_examples/drc-violation")
     before = _run(folder)
-    crossing = next(f for f in before.findings if f.rule_id == "board.short")
+    edge = next(f for f in before.findings if f.rule_id == "board.edge-clearance")   # KiCad's default 0.5 mm
+    errors = [f.fingerprint for f in before.findings if f.severity == "error"]
+    assert edge.fingerprint in errors
     (folder / ".boardready.toml").write_text(
         'profile = "jlcpcb-2layer"\n[severity]\n"sch.title-date-missing" = "info"\n'
-        f'[waivers]\nfingerprints = ["{crossing.fingerprint}"]\n')
+        f'[waivers]\nfingerprints = {json.dumps(errors)}\n')
     after = _run(folder)
     assert after.result["profile"] == "jlcpcb-2layer"
-    waived = next(f for f in after.result["findings"] if f["ruleId"] == "board.short")
+    waived = next(f for f in after.result["findings"] if f["ruleId"] == "board.edge-clearance")
     assert waived["waived"] is True
     assert next(f for f in after.result["findings"] if f["ruleId"] == "sch.title-date-missing")["severity"] == "info"
-    assert after.result["readiness"] == "at-risk"  # the waived short no longer blocks; edge clearance remains
+    assert after.result["readiness"] == "at-risk"  # the waived errors no longer block; the dangling tracks remain
 
 
 def test_bad_config_exits_3(copy_project, capsys):
