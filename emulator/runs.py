@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from emulator import shapes
+from emulator.auth import issue_installation_token
 from emulator.state import (
     Account,
     Repository,
@@ -278,6 +279,12 @@ class RunEngine:
                 "ACTIONS_ID_TOKEN_REQUEST_TOKEN": attempt.id_token_request_token,
             }
         )
+        if repo.installation_id in self.state.installations:
+            # The job's GITHUB_TOKEN: this repository only, with what readiness-runner.yml's
+            # `permissions:` asks (contents and pull requests read), for the run's length.
+            env["GITHUB_TOKEN"] = issue_installation_token(
+                self.state, repo.installation_id, [repo.id],
+                {"contents": "read", "metadata": "read", "pull_requests": "read"}).value
         return env
 
     def shutdown(self, timeout: float = 5.0) -> None:

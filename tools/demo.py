@@ -5,8 +5,11 @@ host emulator, the API and the workers. The emulator installs the app on a
 repository whose content is a small KiCad project (tools/demo_board.py), opens a
 pull request and delivers the signed webhooks (plus a duplicate and a forged
 one); the service creates the check run and dispatches readiness-runner.yml;
-the emulator runs it as the code host would, executing `bin/check --runner`,
-which calls back with a signed result; the service decides, completes the
+the emulator runs it as the code host would, executing `bin/check --runner
+--base-ref <the pull request's base commit>` (tools/demo_runner.py, as
+readiness-runner.yml does: the repository's history is a base commit and the
+pull request's head), which calls back with a signed result and the report
+whose board diff the run page draws; the service decides, completes the
 check run with annotations and comments on the pull request. A second user
 of the emulator follows the check run's link to the run page, signs in with
 the code host (OAuth with PKCE) and lands back on that page, lists the runs
@@ -152,8 +155,18 @@ def walkthrough(host, service, url: str, log_path: str) -> str | None:
     # The repository holds the readiness workflow, as the README tells engineers to add it.
     (content / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "workflow" / "readiness-runner.yml", content / ".github" / "workflows")
-    host.create_repository(REPOSITORY, installation_id=installation["id"], content_dir=str(content), deliver=True)
-    pr = host.open_pull_request(REPOSITORY, title="Rev B: move the LED, add the connector", deliver=True)
+    # Its history: main (the base) and the pull request's head, which routes VIN closer under the
+    # parts; the runner checks the base too (tools/demo_runner.py), so the run page draws the diff.
+    commits = demo_board.commit_history(content)
+    base_sha, head_sha = commits or (None, None)
+    if commits is None:
+        print("  (git is not available: the pull request's board diff is left out)")
+    host.create_repository(REPOSITORY, installation_id=installation["id"], content_dir=str(content),
+                           head_sha=base_sha, deliver=True)
+    pr = host.open_pull_request(REPOSITORY, title="Rev B: VIN routed closer under the parts", head_sha=head_sha,
+                                deliver=True)
+    if commits:
+        print(f"  pull request #{pr['number']}: base {pr['base']['sha'][:7]} (main) <- head {pr['head']['sha'][:7]}")
     deliveries = host.deliveries()
     for delivery in deliveries:
         print(f"  {delivery['event']:<26} {delivery.get('action') or '':<10} -> {delivery['status']}")
@@ -162,7 +175,8 @@ def walkthrough(host, service, url: str, log_path: str) -> str | None:
     forged = forged_delivery(service.base_url, "pull_request", {"action": "opened"})
     print(f"  {'a forged signature':<37} -> {forged.status_code} {forged.json()['code']} (nothing stored)")
 
-    print("\n== the service queues a check run, dispatches readiness-runner.yml; the run executes bin/check --runner")
+    print("\n== the service queues a check run, dispatches readiness-runner.yml; the run executes "
+          "bin/check --runner --base-ref <the pull request's base commit>")
     completed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
                                   if c["head_sha"] == pr["head"]["sha"] and c["status"] == "completed"], 120,
                          "the check run to complete (the workflow runs bin/check, the service decides)",
@@ -222,6 +236,7 @@ def review_walkthrough(host, service, check_run: dict, links: list[str], explain
             landed = browser.get(html.unescape(button.group(1))) if button else sign_in_page
             print(f"  {links[0]} -> {sign_in_page.url.path} -> the code host's authorize page -> "
                   f"{landed.url.path} {landed.status_code} after sign-in")
+            show_board_diff(browser, links[0], landed.text)
         session = browser.get("/api/v1/session")
         if session.status_code != 200:
             print(f"  sign-in answered {session.status_code}: {session.text[:200]}")
@@ -249,6 +264,19 @@ def review_walkthrough(host, service, check_run: dict, links: list[str], explain
     if updated:
         print(f"  the check run: conclusion {check_run['conclusion']} -> {updated[0]['conclusion']} "
               f"(\"{updated[0]['title']}\")")
+
+
+def show_board_diff(browser: httpx.Client, run_page: str, page_html: str) -> None:
+    """What the run page draws: the board and what the pull request changed against its base."""
+    drawing = browser.get(run_page + "/board.json") if "data-board-view" in page_html else None
+    if drawing is None or drawing.status_code != 200:
+        print(f"  the run page draws no board ({drawing.status_code if drawing is not None else 'no report'})")
+        return
+    summary = drawing.json().get("summary") or []
+    if drawing.json().get("diff"):
+        print(f"  the run page draws the board diff against the base commit: {', '.join(summary)}")
+    else:
+        print("  the run page draws the board, without a diff (the checker had no base)")
 
 
 def repair_walkthrough(host, url: str, pr: dict, explain) -> None:
@@ -407,7 +435,8 @@ def main(argv: list[str] | None = None) -> None:
     with contextlib.ExitStack() as running:
         with step("the code host emulator: starting it and registering the app"):
             host = running.enter_context(emulator.start(
-                runner_command=[str(ROOT / "bin" / "check"), "--runner"],
+                # As the workflow: bin/check --runner --base-ref <the pull request's base commit>.
+                runner_command=[sys.executable, str(ROOT / "tools" / "demo_runner.py")],
                 runner_env={"SERVICE_URL": base_url, "SERVICE_OIDC_AUDIENCE": OIDC_AUDIENCE}))
             app = host.register_app(callback_urls=[f"{base_url}/auth/callback"])
         with step("the service: starting the API and the workers"):

@@ -13,6 +13,7 @@ on a machine without KiCad's standard libraries those checks would find
 every part."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 PROJECT = "blinky"
@@ -138,24 +139,35 @@ def _footprint(ref: str, value: str, footprint: str, uuid: str, x: float, nets: 
 # Footprints left to right: R1 at x 10, D1 at x 20 turned round (its pad 2, the anode, faces R1),
 # J1 at x 30. LED_A and GND run on F.Cu; VIN goes from J1 pad 2 round underneath to R1 pad 1.
 PLACEMENT = {"R1": (10, 0), "D1": (20, 180), "J1": (30, 0)}
-TRACKS = [  # (start, end, layer, net)
-    ((10.8, 15), (19.2, 15), "F.Cu", "LED_A"),
-    ((20.8, 15), (29.2, 15), "F.Cu", "GND"),
-    ((30.8, 15), (32.5, 15), "F.Cu", "VIN"),
-    ((32.5, 15), (32.5, 20), "B.Cu", "VIN"),
-    ((32.5, 20), (7.5, 20), "B.Cu", "VIN"),
-    ((7.5, 20), (7.5, 15), "B.Cu", "VIN"),
-    ((7.5, 15), (9.2, 15), "F.Cu", "VIN"),
-]
+# How far below the parts VIN runs on B.Cu: the pull request (head) brings it up from
+# the base commit's route near the board's edge, so the board diff has something to show.
+VIN_DETOUR_Y = {"head": 20, "base": 26}
+
+
+def tracks(revision: str = "head") -> list:
+    """(start, end, layer, net) of each track."""
+    y = VIN_DETOUR_Y[revision]
+    return [
+        ((10.8, 15), (19.2, 15), "F.Cu", "LED_A"),
+        ((20.8, 15), (29.2, 15), "F.Cu", "GND"),
+        ((30.8, 15), (32.5, 15), "F.Cu", "VIN"),
+        ((32.5, 15), (32.5, y), "B.Cu", "VIN"),
+        ((32.5, y), (7.5, y), "B.Cu", "VIN"),
+        ((7.5, y), (7.5, 15), "B.Cu", "VIN"),
+        ((7.5, 15), (9.2, 15), "F.Cu", "VIN"),
+    ]
+
+
+TRACKS = tracks()
 VIAS = [((32.5, 15), "VIN"), ((7.5, 15), "VIN")]
 
 
-def board() -> str:
+def board(revision: str = "head") -> str:
     footprints = "".join(_footprint(ref, value, fp, uuid, PLACEMENT[ref][0], nets, PLACEMENT[ref][1])
                          for ref, value, _lib, fp, uuid, _x, _mpn, nets in PARTS)
-    tracks = "".join(f'  (segment (start {a[0]} {a[1]}) (end {b[0]} {b[1]}) (width 0.25) (layer "{layer}") {_net(net, False)}'
+    tracks_text = "".join(f'  (segment (start {a[0]} {a[1]}) (end {b[0]} {b[1]}) (width 0.25) (layer "{layer}") {_net(net, False)}'
                      f' (uuid "00000000-0000-0000-0000-0000000000c{i}"))\n'
-                     for i, (a, b, layer, net) in enumerate(TRACKS, 1))
+                     for i, (a, b, layer, net) in enumerate(tracks(revision), 1))
     vias = "".join(f'  (via (at {at[0]} {at[1]}) (size 0.6) (drill 0.3) (layers "F.Cu" "B.Cu") {_net(net, False)}'
                    f' (uuid "00000000-0000-0000-0000-0000000000d{i}"))\n' for i, (at, net) in enumerate(VIAS, 1))
     nets = "".join(f"  {_net(name)}\n" for name in NETS)
@@ -173,17 +185,40 @@ def board() -> str:
   )
   (setup (pad_to_mask_clearance 0))
   (net 0 "")
-{nets}{footprints}{tracks}{vias}  (gr_rect (start 0 0) (end 40 30) (stroke (width 0.1) (type default)) (fill no) (layer "Edge.Cuts")
+{nets}{footprints}{tracks_text}{vias}  (gr_rect (start 0 0) (end 40 30) (stroke (width 0.1) (type default)) (fill no) (layer "Edge.Cuts")
     (uuid "00000000-0000-0000-0000-0000000000e1"))
 )
 """
 
 
-def write(folder: Path) -> Path:
-    """Write the project into folder/hardware/ and return folder."""
+def write(folder: Path, revision: str = "head") -> Path:
+    """Write the project (the pull request's head, or its base) into folder/hardware/ and return folder."""
     hardware = folder / "hardware"
     hardware.mkdir(parents=True, exist_ok=True)
     (hardware / f"{PROJECT}.kicad_pro").write_text(PRO)
     (hardware / f"{PROJECT}.kicad_sch").write_text(schematic())
-    (hardware / f"{PROJECT}.kicad_pcb").write_text(board())
+    (hardware / f"{PROJECT}.kicad_pcb").write_text(board(revision))
     return folder
+
+
+def commit_history(folder: Path) -> tuple[str, str] | None:
+    """Make `folder` (the project and whatever else it holds, written as the head) a git
+    repository of two commits: the base on `main`, then the pull request's head on top.
+    Returns (base sha, head sha); None when git cannot (the demo then runs without a diff)."""
+    git = ["git", "-C", str(folder), "-c", "user.name=Acme Hardware", "-c", "user.email=hw@acme.example",
+           "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+    try:
+        subprocess.run([*git, "init", "--quiet"], check=True, capture_output=True)
+        shas = []
+        for revision, message in (("base", "Rev A"), ("head", "Rev B: VIN routed closer under the parts")):
+            if revision == "head":   # the pull request's branch, from main
+                subprocess.run([*git, "checkout", "--quiet", "-b", "rev-b"], check=True, capture_output=True)
+            write(folder, revision)
+            subprocess.run([*git, "add", "--all"], check=True, capture_output=True)
+            subprocess.run([*git, "commit", "--quiet", "--no-verify", "-m", message], check=True, capture_output=True)
+            shas.append(subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True,
+                                       text=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        write(folder, "head")
+        return None
+    return shas[0], shas[1]

@@ -34,6 +34,9 @@ def test_demo_walks_a_pull_request_through_the_loop(db_url, tmp_path):
     run_path = link.removeprefix(f"http://{base}")
     assert f"{link} -> /sign-in -> the code host's authorize page -> {run_path} 200 after sign-in" in out
     assert "signed in as rita-reviewer (host-user:" in out
+    # The runner checked the pull request's base commit too, as the workflow does: the run page draws the diff.
+    assert re.search(r"pull request #1: base [0-9a-f]{7} \(main\) <- head [0-9a-f]{7}\n", out)
+    assert "the run page draws the board diff against the base commit: 3 tracks added, 3 tracks removed" in out
     assert "release decision PASS" in out
     assert "the check run: conclusion neutral -> success" in out
     # The repair: a dispatch answered 204 is found by its run name and its check run still completes.
