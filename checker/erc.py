@@ -33,8 +33,8 @@ from bisect import bisect_right
 from collections import defaultdict
 from pathlib import Path
 
-from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_NONE, Connectivity, Item, Net, SegmentIndex,
-                           SheetInstance, Subgraph, driver_priority, power_net_name, to_mm)
+from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_LOCAL_POWER_PIN, PRIORITY_NONE, Connectivity, Item, Net, SegmentIndex,
+                           SheetInstance, Subgraph, bus_members, driver_priority, power_net_name, to_mm)
 from .erc_library import Libraries, available_libraries, signatures_match
 from .findings import Finding
 from .model import ProjectModel
@@ -118,6 +118,7 @@ def run(schematic: Schematic, pro: dict, project_folder: Path | None = None, rea
     _netclass_rules(graph, report, pro)
     _grid_rules(graph, report, pro)
     _unit_rules(graph, report, schematic)
+    _bus_entry_rules(graph, report)
     if project_folder is not None:
         from .limits import DEFAULT_LIMITS
         from .project import InputReader
@@ -643,6 +644,76 @@ def _unit_name(unit: int) -> str:
         unit, rest = divmod(unit - 1, 26)
         name = chr(ord("A") + rest) + name
     return name
+
+
+# -- bus entries ------------------------------------------------------------------------
+
+def _bus_entry_rules(graph: Connectivity, report: _Report) -> None:
+    """``net_not_bus_member`` (CONNECTION_GRAPH::ercCheckBusToBusEntryConflicts): a wire joined to a
+    bus through a bus entry whose net is none of the bus's members, by full name: a member's name
+    carries the sheet path of what names the bus (a sheet pin: its sheet's; a global label: none),
+    the wire's the path of its own labels. A net named by a power pin or global label is exempt."""
+    aliases: dict[str, list[str]] = {}
+    for instance in graph.instances:
+        for name, members in instance.screen.bus_aliases.items():
+            aliases.setdefault(name, members)
+    child_path = {(id(instance.parent), instance.sheet.uuid): instance.path for instance in graph.instances
+                  if instance.parent is not None and instance.sheet is not None}
+    bus_index: dict[int, SegmentIndex] = {}
+    for sub in graph.subgraphs:
+        if sub.is_bus:
+            continue
+        entry = next((item for item in sub.items if item.kind == "bus_entry"), None)
+        if entry is None:
+            continue
+        screen = sub.instance.screen
+        index = bus_index.get(id(screen))
+        if index is None:
+            index = bus_index[id(screen)] = SegmentIndex([item for item in screen.items if item.kind == "bus"])
+        bus = next((found for found in map(index.first, entry.points) if found is not None), None)
+        if bus is None:
+            continue
+        bus_sub = graph.subgraph_of.get((id(sub.instance), id(bus)))
+        named = _bus_name(bus_sub, aliases, child_path) if bus_sub is not None else None
+        if named is None:
+            continue        # a bus no label names has no members to be one of
+        bus_name, members = named
+        driver = sub.driver
+        if driver is not None and driver_priority(driver) >= PRIORITY_LOCAL_POWER_PIN:
+            continue
+        names = {_full_name(item, sub.instance, child_path) for item in sub.items
+                 if item.kind in LABEL_KINDS or item.kind == "sheet_pin"}
+        if names & members:
+            continue
+        net = _full_name(driver, sub.instance, child_path) if driver is not None else "(unnamed net)"
+        report.add("net_not_bus_member",
+                   f"Net {net} is graphically connected to bus {bus_name} but is not a member of that bus",
+                   [(entry, sub.instance), (bus, sub.instance)], sheet_specific=True)
+
+
+def _full_name(item: Item, instance: SheetInstance, child_path: dict) -> str:
+    if item.kind == "global_label" or (item.kind == "pin" and item.is_global_power):
+        return item.text if item.kind == "global_label" else power_net_name(item)
+    if item.kind == "sheet_pin":
+        return child_path.get((id(instance), item.sheet_uuid), instance.path) + item.text
+    if item.kind == "pin":
+        return ""
+    return instance.path + item.text
+
+
+def _bus_name(bus_sub: Subgraph, aliases: dict, child_path: dict) -> tuple[str, set[str]] | None:
+    """The bus's name as KiCad shows it and its members' full names, from the label that names it
+    (a global label first, as KiCad's driver priority)."""
+    best = None
+    for item in bus_sub.items:
+        if (item.kind in LABEL_KINDS or item.kind == "sheet_pin") and item.is_bus and bus_members(item.text, aliases):
+            if best is None or driver_priority(item) > driver_priority(best):
+                best = item
+    if best is None:
+        return None
+    name = _full_name(best, bus_sub.instance, child_path)
+    prefix = name[:len(name) - len(best.text)]
+    return name, {prefix + member for _, member in bus_members(best.text, aliases)}
 
 
 def _library_rules(graph: Connectivity, report: _Report, libraries: Libraries, reader) -> None:

@@ -40,6 +40,7 @@ UNITS_PER_MM = 10000
 DEFAULT_PIN_NAME_OFFSET = 5080          # 20 mil, KiCad's default when a symbol gives none
 _MANDATORY = {"reference": "Reference", "value": "Value", "footprint": "Footprint", "datasheet": "Datasheet",
               "description": "Description", "ki_description": "Description"}
+_MANDATORY_DEFAULT_HIDDEN = {"Reference": False, "Footprint": True, "Datasheet": True, "Description": True}
 _LEGACY_SIM_FIELDS = frozenset(("spice_primitive", "spice_model", "spice_netlist_enabled", "spice_node_sequence",
                                 "spice_lib_file"))
 _MIGRATED = "\0simulation model migrated"
@@ -193,7 +194,11 @@ def symbol_signature(definition: Node, parent: Node | None = None, embedded: boo
             role = _MANDATORY.get(name.lower(), name) if name.lower() in _MANDATORY else name
             if source is not base and role in _MANDATORY.values() and not value[0]:
                 continue        # an empty mandatory field of a derived symbol inherits its parent's
+            if role == "Value":
+                continue        # the embedded copy's Value is its (possibly renamed, R_1) cache name; KiCad 9.0.8 does not flag that
             fields[role] = value
+    for role, hidden in _MANDATORY_DEFAULT_HIDDEN.items():
+        fields.setdefault(role, ("", hidden))       # KiCad creates every mandatory field, empty
     if legacy_sim:
         # KiCad 9 moves a schematic's legacy Spice_* fields to Sim.* fields on load
         # (SCH_SCREEN::MigrateSimModels); the library's copy keeps them, so the two differ.

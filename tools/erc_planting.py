@@ -66,6 +66,16 @@ def _label_v9(text: str, x: float, y: float, name: str) -> str:
             f"\t\t\t)\n\t\t\t(justify left bottom)\n\t\t)\n\t\t(uuid \"{_uuid(name)}\")\n\t)\n")
 
 
+def _bus_entry_v9(x: float, y: float, name: str) -> str:
+    return (f"\t(bus_entry\n\t\t(at {x} {y})\n\t\t(size 2.54 2.54)\n\t\t(stroke\n\t\t\t(width 0)\n"
+            f"\t\t\t(type default)\n\t\t)\n\t\t(uuid \"{_uuid(name)}\")\n\t)\n")
+
+
+def _wire_v9(x1: float, y1: float, x2: float, y2: float, name: str) -> str:
+    return (f"\t(wire\n\t\t(pts\n\t\t\t(xy {x1} {y1}) (xy {x2} {y2})\n\t\t)\n\t\t(stroke\n\t\t\t(width 0)\n"
+            f"\t\t\t(type default)\n\t\t)\n\t\t(uuid \"{_uuid(name)}\")\n\t)\n")
+
+
 def _delete_v9_symbol(text: str, unit_line: str) -> str:
     """Delete the tab-indented (symbol ...) placement whose lines include ``unit_line``."""
     at = text.index(unit_line)
@@ -179,6 +189,16 @@ PLANTS = {
                              + _label_v9("PLANTED_NET", 125.73, 60.96, "net-label-on-bus-label")),
         "a bus from (120.65, 60.96) to (135.89, 60.96) carrying only a net label PLANTED_NET",
         "bus_to_net_conflict"),
+    "net-not-bus-member": (
+        DIVIDER, "resistor_divider.kicad_sch",
+        lambda t: _insert_v9(t, _bus_v9(120.65, 60.96, 135.89, 60.96, "net-not-bus-member")
+                             + _label_v9("PLANTED{A B}", 120.65, 60.96, "net-not-bus-member-bus-label")
+                             + _bus_entry_v9(123.19, 60.96, "net-not-bus-member-entry-1")
+                             + _wire_v9(125.73, 63.5, 125.73, 68.58, "net-not-bus-member-wire-1")
+                             + _label_v9("PLANTED.C", 125.73, 68.58, "net-not-bus-member-outsider")),
+        "a bus PLANTED{A B} from (120.65, 60.96) to (135.89, 60.96) with a bus entry at (123.19, 60.96) to a "
+        "wire labelled PLANTED.C, not a member (KiCad 9.0.8 says nothing when the label is PLANTED.A)",
+        "net_not_bus_member (a warning in KiCad 9) for PLANTED.C"),
 }
 
 
@@ -212,11 +232,14 @@ def kicad_erc(schematic: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
+    """``python -m tools.erc_planting [OUT [PLANT ...]]``: every plant, or only those named."""
     out = Path(argv[0]) if argv else ROOT / "tests" / "fixtures" / "kicad-planted-erc"
+    only = set(argv[1:])
     out.mkdir(parents=True, exist_ok=True)
     listing = {}
     for name, (_source, _edited, _edit, planted, expected) in PLANTS.items():
-        kicad_erc(plant(out, name))
+        if not only or name in only:
+            kicad_erc(plant(out, name))
         listing[name] = {"planted": planted, "expected": expected}
     (out / "plants.json").write_text(json.dumps(listing, indent=2) + "\n", encoding="utf-8")
     return 0

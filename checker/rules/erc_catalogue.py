@@ -83,6 +83,10 @@ ERC_RULES = [
          "Connect every copy of the pin to the same net."),
     _erc("different_unit_footprint", "error", "Units with different footprints",
          "Units of one reference carry different footprints.", "Give every unit the same footprint."),
+    _erc("net_not_bus_member", "medium", "Net on a bus entry is not a bus member",
+         "A wire joined to a bus through a bus entry whose net is none of the bus's members (by full name: "
+         "a member carries the sheet path of what names the bus); a net named by a power symbol or global label "
+         "is exempt.", "Rename the net to a member of the bus, or add it to the bus."),
     _erc("lib_symbol_mismatch", "medium", "Symbol differs from its library",
          "A placed symbol's copy embedded in the schematic differs from the symbol in the project's own library "
          "(sym-lib-table, inside the project) as KiCad's ERC compares them: power flag, units, graphics, pins, "

@@ -96,8 +96,21 @@ def test_a_moved_field_is_no_mismatch_but_changed_text_is(tmp_path):
     at = text.index("(at ", value)
     library.write_text(text[:at] + "(at 9.99 " + text[at + 4:], encoding="utf-8")
     assert not _ours(check(RunOptions(path=pro, root=tmp_path, run_kicad_cli=False)))
-    _edit(library, '(property "Value" "R"', '(property "Value" "Rx"')
+    _edit(library, '(property "Reference" "R"', '(property "Reference" "RX"')
     assert len(_ours(check(RunOptions(path=pro, root=tmp_path, run_kicad_cli=False)))) == 4
+
+
+def test_a_mandatory_field_the_library_lacks_is_kicads_empty_default(tmp_path):
+    # KiCad creates every mandatory field; a KiCad 6 library has no Description, a KiCad 8+
+    # schematic's copy has an empty one: no mismatch (KiCad 9.0.8 on the v_i_sources demo).
+    pro = _ecc83_copy(tmp_path)
+    schematic = tmp_path / "ecc83-pp.kicad_sch"
+    text = schematic.read_text(encoding="utf-8")
+    start = text.index('(symbol "ecc83_schlib:R"')
+    at = text.index('(property "Datasheet"', start)
+    schematic.write_text(text[:at] + '(property "Description" "" (id 9) (at 0 0 0) (effects (font (size 1.27 1.27)) hide))\n'
+                         + text[at:], encoding="utf-8")
+    assert not _ours(check(RunOptions(path=pro, root=tmp_path, run_kicad_cli=False)))
 
 
 def test_the_projects_severity_applies_to_its_own_library(tmp_path):
