@@ -27,6 +27,7 @@ member resolution is not modelled.
 """
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
 from collections import defaultdict
@@ -588,6 +589,51 @@ class _Line:
         return found
 
 
+class _Diagonals:
+    """The segments that are neither horizontal nor vertical, bucketed in a grid of cells along
+    each segment (not its bounding box), so a point is tested against the few segments crossing
+    its cell, not all of them: a hostile file with many slanted wires stays linear. The cell size
+    grows with the segments' total length, keeping the buckets about 4 per segment; candidates
+    come back in file order, as KiCad attaches a label to the first wire it finds."""
+
+    __slots__ = ("segments", "cell", "cells")
+    MIN_CELL = 12700            # 1.27 mm
+
+    def __init__(self, segments: list[Item]):
+        self.segments = segments
+        total = sum(max(abs(s.points[1][0] - s.points[0][0]), abs(s.points[1][1] - s.points[0][1]))
+                    for s in segments)
+        self.cell = max(self.MIN_CELL, total // (4 * len(segments)) + 1) if segments else self.MIN_CELL
+        self.cells: dict[tuple[int, int], list[int]] = defaultdict(list)
+        for index, segment in enumerate(segments):
+            for key in self._cells_along(segment.points[0], segment.points[1]):
+                self.cells[key].append(index)
+
+    def _cells_along(self, a: tuple[int, int], b: tuple[int, int]) -> set[tuple[int, int]]:
+        """Every cell the segment passes within one unit of (column by column)."""
+        cell = self.cell
+        (ax, ay), (bx, by) = (a, b) if a[0] <= b[0] else (b, a)
+        slope = (by - ay) / (bx - ax)
+        keys = set()
+        for column in range((ax - 1) // cell, (bx + 1) // cell + 1):
+            x_low, x_high = max(ax, column * cell - 1), min(bx, (column + 1) * cell + 1)
+            y_a, y_b = ay + slope * (x_low - ax), ay + slope * (x_high - ax)
+            for row in range(math.floor(min(y_a, y_b) - 1) // cell, math.ceil(max(y_a, y_b) + 1) // cell + 1):
+                keys.add((column, row))
+        return keys
+
+    def near(self, point: tuple[int, int]) -> list[Item]:
+        """The segments that may pass within one unit of ``point``, in file order."""
+        if not self.segments:
+            return []
+        x, y, cell = point[0], point[1], self.cell
+        found: set[int] = set()
+        for key in {((x - 1) // cell, (y - 1) // cell), ((x + 1) // cell, (y - 1) // cell),
+                    ((x - 1) // cell, (y + 1) // cell), ((x + 1) // cell, (y + 1) // cell)}:
+            found.update(self.cells.get(key, ()))
+        return [self.segments[index] for index in sorted(found)]
+
+
 class SegmentIndex:
     """Wires (or buses) of a screen, found by a point lying on them."""
 
@@ -605,6 +651,7 @@ class SegmentIndex:
                 self.other.append(segment)
         self.horizontal = {y: _Line(spans) for y, spans in horizontal.items()}
         self.vertical = {x: _Line(spans) for x, spans in vertical.items()}
+        self.diagonals = _Diagonals(self.other)
 
     def first(self, point: tuple[int, int]) -> Item | None:
         """One segment the point lies on (KiCad attaches a label to one), or None."""
@@ -614,8 +661,9 @@ class SegmentIndex:
         if found is None:
             line = self.vertical.get(x)
             found = line.first(y) if line is not None else None
-        if found is None:
-            found = next((segment for segment in self.other if _on_segment(point, *segment.points)), None)
+        if found is None and self.other:
+            found = next((segment for segment in self.diagonals.near(point) if _on_segment(point, *segment.points)),
+                         None)
         return found
 
     def at(self, point: tuple[int, int], limit: int = 8) -> list[Item]:
@@ -628,11 +676,12 @@ class SegmentIndex:
         line = self.vertical.get(x)
         if line is not None and len(found) < limit:
             found += line.all(y, limit - len(found))
-        for segment in self.other:
-            if len(found) >= limit:
-                break
-            if _on_segment(point, *segment.points):
-                found.append(segment)
+        if self.other and len(found) < limit:
+            for segment in self.diagonals.near(point):
+                if _on_segment(point, *segment.points):
+                    found.append(segment)
+                    if len(found) >= limit:
+                        break
         return found
 
 

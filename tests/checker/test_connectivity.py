@@ -108,3 +108,34 @@ def test_a_labels_netclass_field_names_a_class_the_project_must_define(tmp_path)
     assert "Planted_Label_Class" in finding.message and finding.severity == "error"
     label = next(i for s in outcome.models[0].schematic.connectivity.subgraphs for i in s.items if i.text == "VOUT")
     assert finding.uuids == [label.uuid]
+
+
+def test_slanted_wires_are_found_through_their_grid_as_by_testing_every_one():
+    # Slanted wires are bucketed along their length (a hostile file with many of them must not
+    # make every label scan every wire); the answers must be those of testing each wire in file order.
+    import random
+
+    from checker.connectivity import Item, SegmentIndex, _on_segment
+
+    rng = random.Random(27)
+    wires = []
+    for i in range(1500):
+        a = (rng.randint(-200_000, 200_000), rng.randint(-200_000, 200_000))
+        b = (a[0] + rng.choice((-1, 1)) * rng.randint(1, 60_000), a[1] + rng.choice((-1, 1)) * rng.randint(1, 60_000))
+        wires.append(Item("wire", f"w{i}", (a, b), None))
+    wires += [Item("wire", f"long{i}", ((-10**6, -10**6 + 777 * i), (10**6, 10**6 - 333 * i)), None) for i in range(10)]
+    index = SegmentIndex(wires)
+    points = []
+    for wire in rng.sample(wires, 600):
+        (ax, ay), (bx, by) = wire.points
+        t = rng.random()
+        points.append((round(ax + t * (bx - ax)) + rng.randint(-1, 1), round(ay + t * (by - ay)) + rng.randint(-1, 1)))
+    points += [(rng.randint(-200_000, 200_000), rng.randint(-200_000, 200_000)) for _ in range(600)]
+    on_some = 0
+    for point in points:
+        hits = [wire for wire in wires if _on_segment(point, *wire.points)]
+        assert index.first(point) is (hits[0] if hits else None)
+        assert set(map(id, index.at(point, limit=100))) == set(map(id, hits))
+        on_some += bool(hits)
+    assert on_some >= 300          # many sampled points do lie on wires (a unit off may be off it)
+    assert sum(map(len, index.diagonals.cells.values())) < 20 * len(index.other)   # buckets stay linear
