@@ -460,7 +460,8 @@ BEGIN
   SELECT * INTO v_row FROM review_record_approval_v2(p_review_id, p_repository_ids, p_actor, p_status, p_break_glass,
                                                      p_break_glass_reason, p_limit, p_now) a;
   IF v_row.outcome = 'recorded' OR (v_row.outcome = 'already_applied' AND p_comment IS NOT NULL) THEN
-    UPDATE review_approvals a SET comment = p_comment, comment_at = CASE WHEN p_comment IS NOT NULL THEN a.updated_at END
+    UPDATE review_approvals a
+       SET comment = p_comment, comment_at = CASE WHEN p_comment IS NOT NULL THEN a.updated_at END
      WHERE a.id = v_row.approval_id;
   END IF;
   RETURN QUERY SELECT v_row.outcome, v_row.approval_id, v_row.status, v_row.break_glass, v_row.review_decision,

@@ -93,6 +93,14 @@ def test_the_previous_release_function_keeps_working_and_hides_a_comment_it_repl
     # The old comment is not shown under the newer request it was not written with.
     shown = history(reviewer.get(path).text)
     assert "changes requested" in shown and "Not yet" not in shown and "review-comment" not in shown
+    # A comment goes only with a request for changes: with an approval it is refused, nothing recorded.
+    with pool.connection() as conn:
+        refused = database.call_one(conn, "review_record_approval_comment_v2", p_review_id=run["review_id"],
+                                    p_repository_ids=[repo["id"]], p_actor=actor, p_status="approved",
+                                    p_break_glass=False, p_break_glass_reason=None, p_comment="fine", p_limit=30)
+    assert refused["outcome"] == "invalid_comment"
+    assert owner.execute("SELECT status FROM review_approvals WHERE review_id = %s",
+                         (run["review_id"],)).fetchone()["status"] == "changes_requested"
 
 
 # ---- the forms a viewer's permission allows ----------------------------------------------------
