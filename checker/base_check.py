@@ -101,7 +101,7 @@ class BaseCheck:
         return compare(models, base, head_bom, findings, self._root)
 
 
-_INPUT_NAMES = (".boardready.toml", "fp-lib-table", "sym-lib-table")
+_INPUT_NAMES = (".boardready.toml", "fp-lib-table", "sym-lib-table")   # and the project's .kicad_sym libraries (ERC)
 _MAX_COMPARED_FILES = 500
 
 
@@ -115,7 +115,7 @@ def _kicad_files(root: Path, target: Path) -> dict[str, Path] | None:
     folder = target if target.is_dir() else target.parent
     for where, _, names in os.walk(folder):
         for name in names:
-            if name.endswith(KICAD_SUFFIXES) or name in _INPUT_NAMES:
+            if name.endswith(KICAD_SUFFIXES) or name in _INPUT_NAMES or name.endswith(".kicad_sym"):
                 path = Path(where) / name
                 files[os.path.relpath(path, root)] = path
                 if len(files) > _MAX_COMPARED_FILES:

@@ -156,3 +156,17 @@ def test_the_installed_folder_comes_from_kicads_variable(tmp_path, monkeypatch):
     monkeypatch.undo()
     monkeypatch.setenv("KICAD9_SYMBOL_DIR", str(tmp_path))
     assert erc_library.installed_library_folder() == tmp_path
+
+
+def test_a_library_changed_since_the_base_makes_a_new_finding(tmp_path):
+    # The base check is skipped only when the base has the head's inputs byte for byte; a project
+    # library is one of them, or an edited library's mismatches would pass as existing debt.
+    base, head = tmp_path / "base", tmp_path / "head"
+    base.mkdir()
+    head.mkdir()
+    _ecc83_copy(base)
+    pro = _ecc83_copy(head)
+    _edit(head / "ecc83_schlib.kicad_sym", C_PIN, C_PIN.replace("passive", "input"))
+    outcome = check(RunOptions(path=pro, root=head, base=base, run_kicad_cli=False))
+    [finding] = _ours(outcome)
+    assert finding.baseline == "new"
