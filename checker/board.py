@@ -74,6 +74,7 @@ class Pad(Located):
     mask_margin: float | None = None                # solder_mask_margin: the pad's own
     zone_connect: int | None = None     # 0 none, 1 thermal, 2 solid, 3 thermal for THT only; None: inherit
     thermal_gap: float | None = None
+    pin_type: str = ""                  # the schematic pin's electrical type (pintype), KiCad 6+
     uuid: str = ""
     location: Location | None = field(default=None, repr=False)
 
@@ -509,6 +510,7 @@ def _pad(node: Node, placement: tuple[float, float, float], board: Board) -> Pad
               zone_connect=_int(_leaf_text(fields.get("zone_connect")) or None),
               mask_margin=_leaf_number(fields.get("solder_mask_margin")),
               thermal_gap=_leaf_number(fields.get("thermal_gap")),
+              pin_type=_leaf_text(fields.get("pintype")),
               uuid=_leaf_text(fields.get("uuid")) or _leaf_text(fields.get("tstamp")), location=node.location)
     primitives = fields.get("primitives")
     if primitives is not None:

@@ -336,13 +336,107 @@ def build_copper(board: Board) -> Copper:
     names = [""] * len(net_index)
     for name, index in net_index.items():
         names[index] = name
-    return Copper(
+    copper = Copper(
         layer_names=order, net_names=names, kind=kind, net=groups.column("net", np.int32),
         layers=groups.column("layers", np.int64), core=core, radius=radius,
         anchor=groups.column("anchor", np.float64).reshape(-1, 2),
         local_clearance=groups.column("local", np.float64), footprint=groups.column("footprint", np.int32),
         owner=owner, unit_geom=np.concatenate(unit_geom), unit_item=unit_item_array,
         unit_radius=radius[unit_item_array], fills=fills, grow=grow, hole_of=hole_of)
+    propagate_nets(copper)
+    return copper
+
+
+def propagate_nets(copper: Copper) -> None:
+    """Give each cluster of touching copper one net, as KiCad 9 does when it loads a board
+    (CONNECTIVITY_DATA::RecalculateRatsnest -> CN_CONNECTIVITY_ALGO::PropagateNets), so every
+    check sees the nets KiCad's DRC sees.
+
+    KiCad's rule (pcbnew/connectivity: SearchClusters(CSM_PROPAGATE), CN_CLUSTER::Add,
+    propagateConnections): clusters are touching tracks, arcs, vias, pads and board copper
+    shapes of any net, zones left out; two pads of different nets never join. A cluster whose
+    pads (on a net, not "free") carry two nets is conflicting and left alone (its shorts are
+    reported). Otherwise the cluster's origin net is its pads' net, or, with no pad, the net of
+    its first item: the cluster is searched from its earliest item (tracks and vias in file
+    order, then pads, then shapes) breadth first. Every track, arc, via and board shape then
+    takes the origin net; pads and zones keep theirs. kicad-cli 9.0.8 names both crossing
+    pad-less tracks of kicad_bot_examples/drc-violation "Track [NET_A]" and reports no short.
+    """
+    changeable = np.isin(copper.kind, (TRACK, ARC, VIA)) | ((copper.kind == SHAPE) & (copper.footprint < 0))
+    members = np.flatnonzero(changeable | (copper.kind == PAD))
+    if not changeable.any() or len(members) < 2:
+        return
+    grown = copper.radius[members] + copper.grow[members] + _ON_COPPER
+    bounds = shapely.bounds(copper.core[members]) + np.outer(grown, (-1, -1, 1, 1))
+    boxes = shapely.box(bounds[:, 0], bounds[:, 1], bounds[:, 2], bounds[:, 3])
+    firsts, seconds = [], []
+    for bit in range(len(copper.layer_names)):     # per layer: an envelope test in C
+        on = np.flatnonzero((copper.layers[members] >> bit) & 1)
+        if len(on) < 2:
+            continue
+        left, right = shapely.STRtree(boxes[on]).query(boxes[on])
+        keep = left < right
+        firsts.append(on[left[keep]])
+        seconds.append(on[right[keep]])
+    if not firsts:
+        return
+    key = np.unique(np.concatenate(firsts).astype(np.int64) * len(members) + np.concatenate(seconds))
+    a, b = members[key // len(members)], members[key % len(members)]
+    keep = np.ones(len(a), dtype=bool)
+    # Two pads of different nets never join (neither can change its net).
+    keep &= ~((copper.kind[a] == PAD) & (copper.kind[b] == PAD) & (copper.net[a] != copper.net[b]))
+    a, b = a[keep], b[keep]
+
+    def touching(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        gap = shapely.distance(copper.core[x], copper.core[y]) - copper.radius[x] - copper.radius[y] \
+            - copper.grow[x] - copper.grow[y]
+        return gap < _ON_COPPER
+
+    # Only a cluster joining two nets (or no-net copper) can change: most boards have none.
+    other = copper.net[a] != copper.net[b]
+    if not touching(a[other], b[other]).any():
+        return
+    joined = touching(a, b)
+    a, b = a[joined], b[joined]
+    # A pad or via split into its pad and its hole item is one item.
+    a = np.concatenate([a, copper.hole_of[0]])
+    b = np.concatenate([b, copper.hole_of[1]])
+    neighbours: dict[int, list[int]] = {}
+    for x, y in zip(a.tolist(), b.tolist()):
+        neighbours.setdefault(x, []).append(y)
+        neighbours.setdefault(y, []).append(x)
+    rank = {PAD: 1, SHAPE: 2}
+    key = {item: (rank.get(int(copper.kind[item]), 0), copper.where(item)) for item in neighbours}
+    seen: set[int] = set()
+    net = copper.net.copy()
+    for root in sorted(neighbours, key=key.__getitem__):
+        if root in seen:
+            continue
+        seen.add(root)
+        cluster, queue = [], [root]
+        while queue:                       # breadth first, as KiCad's search
+            item = queue.pop(0)
+            cluster.append(item)
+            for other in sorted(neighbours[item], key=key.__getitem__):
+                if other not in seen:
+                    seen.add(other)
+                    queue.append(other)
+        pad_nets = {int(copper.net[i]) for i in cluster
+                    if copper.kind[i] == PAD and copper.net[i] > 0 and not _free_pad(copper, i)}
+        if len(pad_nets) > 1:
+            continue                       # conflicting: KiCad leaves it as drawn
+        origin = next(iter(pad_nets), 0) or next((int(copper.net[i]) for i in cluster if copper.net[i] > 0), 0)
+        if origin:
+            for item in cluster:
+                if changeable[item]:
+                    net[item] = origin
+    copper.net = net
+
+
+def _free_pad(copper: Copper, item: int) -> bool:
+    """KiCad's PAD::IsFreePad: a pad on a net KiCad made for a no-connect pin ("unconnected-(...")."""
+    return copper.net_names[copper.net[item]].startswith("unconnected-(") and \
+        copper.owner[item][1].pin_type == "no_connect"
 
 
 # Connectivity's own slack: an anchor this close to an item's copper is on it.

@@ -81,7 +81,28 @@ def add_track(pcbnew, board, net: str, start, end, width: float, layer: str):
     track.SetLayer(board.GetLayerID(layer))
     track.SetNet(board.FindNet(net))
     board.Add(track)
+    _PLANTED_NETS[track.m_Uuid.AsString()] = board.FindNet(net).GetNetCode()
     return track
+
+
+# The net each planted track was given (uuid -> net code). pcbnew gives every cluster of
+# touching copper one net before it saves (as it does on load), so a plant about nets that
+# disagree writes them back into the saved file as planted.
+_PLANTED_NETS: dict[str, int] = {}
+
+
+def restore_planted_nets(path: Path) -> None:
+    text = path.read_text()
+    for uuid, code in _PLANTED_NETS.items():
+        at = text.find(f'(uuid "{uuid}")')
+        start = text.rfind("\t(segment", 0, at)
+        if at < 0 or start < 0:
+            continue
+        block = text[start:at]
+        net = block.rfind("(net ")
+        end = block.index(")", net)
+        text = text[:start] + block[:net] + f"(net {code})" + block[end + 1:] + text[at:]
+    path.write_text(text)
 
 
 def coldfire_inner_planes(pcbnew, board) -> None:
@@ -119,6 +140,17 @@ def ecc83_track_over_edge(pcbnew, board) -> None:
     # edge at x = 173.355.
     add_track(pcbnew, board, "Net-(P1-Pad2)", (164.465, 117.475), (175.0, 117.475), 0.8, "B.Cu")
     refill(pcbnew, board)
+
+
+def ecc83_padless_crossings(pcbnew, board) -> None:
+    # On F.Cu (no zone there, so nothing to refill), 0.25 mm wide:
+    # two pad-less tracks of two nets crossing at (135, 98): KiCad 9 gives both one net;
+    add_track(pcbnew, board, "Net-(R1-Pad1)", (135.0, 96.0), (135.0, 100.0), 0.25, "F.Cu")
+    add_track(pcbnew, board, "Net-(C2-Pad2)", (133.0, 98.0), (137.0, 98.0), 0.25, "F.Cu")
+    # and a pad-less Net-(C2-Pad2) track across a Net-(P1-Pad2) track out of pad 1 of R4:
+    # it takes the pad's net.
+    add_track(pcbnew, board, "Net-(P1-Pad2)", (164.465, 117.475), (170.0, 117.475), 0.25, "F.Cu")
+    add_track(pcbnew, board, "Net-(C2-Pad2)", (168.0, 115.5), (168.0, 119.5), 0.25, "F.Cu")
 
 
 def ecc83_footprint_checks(pcbnew, board) -> None:
@@ -198,6 +230,14 @@ PLANTS = {
         "a Net-(P1-Pad2) track on B.Cu from pad 1 of R4 (164.465, 117.475) to (175, 117.475), across the "
         "right edge (x = 173.355); zones refilled",
         "copper_edge_clearance (an error), and the end beyond the edge dangles"),
+    "ecc83-padless-crossings": (
+        ECC83, ECC83_BOARD, ecc83_padless_crossings,
+        "on F.Cu, 0.25 mm wide: a pad-less Net-(R1-Pad1) track (135, 96)-(135, 100) crossed by a pad-less "
+        "Net-(C2-Pad2) track (133, 98)-(137, 98); a Net-(P1-Pad2) track from pad 1 of R4 (164.465, 117.475) to "
+        "(170, 117.475) crossed by a pad-less Net-(C2-Pad2) track (168, 115.5)-(168, 119.5); not refilled",
+        "no short: KiCad 9 gives each cluster of touching copper one net on load (a pad's, else its first "
+        "track's), so the crossing tracks share a net; the pad-less pair is an island of that net "
+        "(unconnected_items) and the loose ends dangle"),
     "ecc83-footprint-checks": (
         ECC83, ECC83_BOARD, ecc83_footprint_checks,
         "R3's front courtyard grown 1 mm to the right over C2's, and U1 (a through-hole DIP-8) typed SMD; no "
@@ -230,6 +270,8 @@ def main(argv: list[str]) -> int:
         shutil.copy(folder / f"{board_name}.kicad_pro", target / f"{board_name}.kicad_pro")
         # SaveBoard writes the board setup back into the project file beside it.
         pcbnew.SaveBoard(str(target / f"{board_name}.kicad_pcb"), board)
+        restore_planted_nets(target / f"{board_name}.kicad_pcb")
+        _PLANTED_NETS.clear()
         print(f"{name}: {target}")
     return 0
 

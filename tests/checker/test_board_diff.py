@@ -360,15 +360,18 @@ def test_runner_with_the_base_commit_marks_new_findings_and_sends_the_diff(runne
     import subprocess
 
     workspace = Path(runner_env["GITHUB_WORKSPACE"])
+    [board] = workspace.glob("hw/*.kicad_pcb")
+    # The base has a lone NET_B stub away from the crossing tracks (which share a net, as in KiCad).
+    board.write_text(board.read_text().rstrip()[:-1] + '\t(segment\n\t\t(start 3 15)\n\t\t(end 6 15)\n\t\t(width 0.25)'
+                     '\n\t\t(layer "F.Cu")\n\t\t(net 2)\n\t\t(uuid "2f0c2a4e-0003-4000-8000-000000000003")\n\t)\n)\n')
     git = ["git", "-C", str(workspace), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
     base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
-    [board] = workspace.glob("hw/*.kicad_pcb")
     text = board.read_text()
-    assert "\t(segment\n" in text
-    board.write_text(text.replace("\t(segment\n", "\t(not_a_segment\n", 1))   # the head deletes a track
+    stub = text.rindex("\t(segment\n")
+    board.write_text(text[:stub] + "\t(not_a_segment\n" + text[stub + len("\t(segment\n"):])   # the head deletes it
     assert main(["--runner", "--no-kicad-cli", "--base-ref", base]) in (0, 1)   # 4 would be a refused result
     callback = next(r for r in service.requests if r["path"] == "/api/v1/runs/github-actions-result")
     findings = callback["body"]["result"]["findings"]

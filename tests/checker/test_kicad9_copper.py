@@ -217,3 +217,24 @@ def test_vias_that_join_nothing_are_kicads_dangling_vias():
     assert sum(f.extra["count"] for f in ours) == len(kicad)
     for violation in kicad:
         assert any(_names(violation, f) for f in ours), violation["items"]
+
+
+def test_touching_copper_takes_one_net_as_kicad_gives_it_on_load():
+    """ecc83-padless-crossings: the file gives each crossing track its own net. KiCad 9 gives a
+    cluster of touching copper its pad's net, or with no pad its first track's (file order),
+    and reports no short; every track it names carries the net the checker gives it."""
+    report = _report("ecc83-padless-crossings")
+    outcome = check(RunOptions(path=PLANTED / "ecc83-padless-crossings", run_kicad_cli=False))
+    copper = outcome.models[0].copper
+    net_of = {copper.uuid(i): copper.net_names[copper.net[i]] for i in range(len(copper)) if copper.uuid(i)}
+    named = {item["uuid"]: item["description"].split("[", 1)[1].split("]", 1)[0]
+             for v in report["violations"] + report["unconnected_items"] for item in v["items"]
+             if item["description"].startswith("Track [")}
+    # The Net-(R1-Pad1) track is "Track [Net-(C2-Pad2)]" in KiCad's report.
+    assert set(named.values()) == {"Net-(C2-Pad2)", "Net-(P1-Pad2)"} and len(named) >= 4
+    assert {u: net_of[u] for u in named} == named
+    assert not [f for f in outcome.findings if f.kicad_type in ("shorting_items", "tracks_crossing")]
+    # The pad-less pair is an island of Net-(C2-Pad2) (KiCad's one error), its loose ends dangle.
+    (island,) = _mirroring(outcome.findings, "unconnected_items")
+    assert "Net-(C2-Pad2)" in island.message
+    assert outcome.result["readiness"] == "blocked"

@@ -37,7 +37,7 @@ def browser():
 @pytest.mark.browser
 def test_finding_click_highlights_marker_offline(browser, tmp_path):
     page_file, outcome = _report(tmp_path, "v9/kicad_bot_examples/drc-violation")
-    crossing = next(f for f in outcome.findings if f.rule_id == "board.short")
+    crossing = next(f for f in outcome.findings if f.rule_id == "board.edge-clearance")
     context = browser.new_context(offline=True)
     page = context.new_page()
     problems: list[str] = []
