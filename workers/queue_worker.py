@@ -198,10 +198,22 @@ class QueueWorker:
                     # item per finished item (each claim is a commit).
                     self._wait_for_free_slots(max(1, self.concurrency // 2))
                     continue
-                self.wake.wait(self.poll_seconds)
+                self._pause(self.poll_seconds)
             # SIGTERM: no new claims; the executor's exit waits for running items,
             # and items not yet started release their lease in _run_one.
         log("worker.stopped", queue=self.queue.name, worker=self.worker_id, processed=self.processed)
+
+    #: How often a pause looks at the stop event: a long poll interval (a
+    #: schedule's) must not keep a stopping worker waiting.
+    STOP_CHECK_SECONDS = 0.5
+
+    def _pause(self, seconds: float) -> None:
+        """Until a NOTIFY wakes the loop, the poll interval passes, or a stop."""
+        deadline = time.monotonic() + seconds
+        while not self.stop.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.wake.wait(min(remaining, self.STOP_CHECK_SECONDS)):
+                return
 
     def _wait_for_free_slots(self, wanted: int) -> None:
         """Until `wanted` slots are free, the poll interval passes, or a stop."""
