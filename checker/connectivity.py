@@ -33,7 +33,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .erc_library import symbol_signature
+from .erc_library import file_version, symbol_signature
 from .sexpr import Location, Node, Points
 
 UNITS_PER_MM = 10_000
@@ -218,6 +218,7 @@ def read_lib_symbols(file_node: Node) -> dict[str, LibSymbol]:
     block = file_node.first("lib_symbols")
     if block is None:
         return libs
+    version = file_version(file_node)
     for definition in block.nodes("symbol"):
         name = definition.atom(0) or ""
         power_node = definition.first("power")
@@ -237,7 +238,7 @@ def read_lib_symbols(file_node: Node) -> dict[str, LibSymbol]:
             pins.append(_lib_pin(pin, 0, 0))
         libs[name] = LibSymbol(name=name, power=power, local_power=local_power,
                                unit_count=max(units) if units else 1, pins=tuple(pins),
-                               signature=symbol_signature(definition, embedded=True))
+                               signature=symbol_signature(definition, embedded=True, version=version))
     return libs
 
 

@@ -29,6 +29,7 @@ The embedded copies are reduced to their signature when the schematic is read
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,7 +73,7 @@ def _stroke_fill(node: Node) -> tuple:
     return width, style, (fill.value("type") or "none") if fill is not None else "none"
 
 
-def _shape(node: Node, unit: int, body: int) -> tuple:
+def _shape(node: Node, unit: int, body: int, version: int) -> tuple:
     kind = node[0]
     if kind in ("polyline", "bezier"):
         pts = node.first("pts")
@@ -85,28 +86,82 @@ def _shape(node: Node, unit: int, body: int) -> tuple:
         geometry = ((_iu(center.atom(0)), _iu(center.atom(1))) if center is not None else (0, 0),
                     _iu(node.value("radius")))
     else:
-        geometry = _arc(node)
+        geometry = _arc(node, version)
     return (unit, body, kind, geometry, _stroke_fill(node))
 
 
-def _arc(node: Node) -> tuple:
-    """An arc as KiCad keeps it: its two ends (in either order) and its centre.
+def _arc(node: Node, version: int) -> tuple:
+    """An arc as KiCad 9 loads it (SCH_IO_KICAD_SEXPR_PARSER::parseSymbolArc): its ends (in
+    either order) and its centre, with Y pointing down.
 
-    A KiCad 6+ arc is written start, mid, end (the centre is computed); an older
-    library's arc gives its centre (``radius (at ..)``) and ends.
+    A KiCad 6+ arc is written start, mid, end and its centre computed; in a file older than
+    KiCad 7 (version 20230121 or less) an arc of more than 180 degrees is turned into its
+    complement and one of exactly 180 degrees is redrawn as 179.5. An older library's arc gives
+    its centre (``radius (at ..)``).
     """
-    ends = [(_iu(n.atom(0)), _iu(n.atom(1))) for n in (node.first("start"), node.first("end")) if n is not None]
-    while len(ends) < 2:
-        ends.append((0, 0))
+    def point(n: Node | None) -> tuple[int, int]:
+        return (_iu(n.atom(0)), -_iu(n.atom(1))) if n is not None else (0, 0)
+
+    start, end = point(node.first("start")), point(node.first("end"))
     mid, radius = node.first("mid"), node.first("radius")
     if mid is not None:
-        center = _circle_center(ends[0], (_iu(mid.atom(0)), _iu(mid.atom(1))), ends[1])
+        center = _circle_center(start, point(mid), end)
+        if version <= 20230121:
+            angle = _arc_angle(start, end, center)
+            if angle > 180:
+                start, end = end, start
+                center = _center_for_angle(start, end, 360 - angle)
+            elif angle == 180:
+                center = _center_for_angle(start, end, 179.5)
     elif radius is not None and radius.first("at") is not None:
-        at = radius.first("at")
-        center = (_iu(at.atom(0)), _iu(at.atom(1)))
+        center = point(radius.first("at"))
     else:
-        center = ends[0]
-    return (*sorted(ends), center)
+        center = start
+    # The ends are compared in either order: a file saved since has them the other way round
+    # (the pspice demo's INDUCTOR, which KiCad 9.0.8 does not flag).
+    return (*sorted((start, end)), center)
+
+
+def _angle_of(x: float, y: float) -> float:
+    """EDA_ANGLE( VECTOR2D ) in degrees (exact on the axes, -180 on the negative X axis)."""
+    if x == 0:
+        return 0.0 if y == 0 else (-90.0 if y < 0 else 90.0)
+    if y == 0:
+        return -180.0 if x < 0 else 0.0
+    return math.degrees(math.atan2(y, x))
+
+
+def _arc_angle(start: tuple[int, int], end: tuple[int, int], center: tuple[int, int]) -> float:
+    """EDA_SHAPE::CalcArcAngles: end angle minus start angle, in (0, 360]."""
+    a_start = _angle_of(start[0] - center[0], start[1] - center[1])
+    a_end = _angle_of(end[0] - center[0], end[1] - center[1])
+    if a_end == a_start:
+        a_end = a_start + 360
+    while a_end < a_start:
+        a_end += 360
+    return a_end - a_start
+
+
+def _center_for_angle(start: tuple[int, int], end: tuple[int, int], angle: float) -> tuple[int, int]:
+    """CalcArcCenter( start, end, angle ): the centre of the arc from start to end through ``angle``."""
+    if angle > 180:
+        start, end = end, start
+        angle = 360 - angle
+    dx, dy = end[0] - start[0], end[1] - start[1]
+    chord = math.hypot(dx, dy)
+    if chord == 0:
+        return start
+    r = (chord / 2) / math.sin(math.radians(angle / 2))
+    d = math.sqrt(max(r * r - chord * chord / 4, 0.0))
+    ux, uy = dx / chord, dy / chord
+    # the half-chord along the chord, then d along the chord rotated by -90 degrees (x, y) -> (-y, x)
+    cx = start[0] + ux * chord / 2 - uy * d
+    cy = start[1] + uy * chord / 2 + ux * d
+    return _round(cx), _round(cy)
+
+
+def _round(value: float) -> int:
+    return int(math.floor(value + 0.5)) if value >= 0 else -int(math.floor(-value + 0.5))
 
 
 def _circle_center(a: tuple[int, int], b: tuple[int, int], c: tuple[int, int]) -> tuple[int, int]:
@@ -116,7 +171,7 @@ def _circle_center(a: tuple[int, int], b: tuple[int, int], c: tuple[int, int]) -
         return b
     ux = ((ax * ax + ay * ay) * (by - cy) + (bx * bx + by * by) * (cy - ay) + (cx * cx + cy * cy) * (ay - by)) / d
     uy = ((ax * ax + ay * ay) * (cx - bx) + (bx * bx + by * by) * (ax - cx) + (cx * cx + cy * cy) * (bx - ax)) / d
-    return round(ux), round(uy)
+    return _round(ux), _round(uy)
 
 
 def _text_size(node: Node | None) -> tuple:
@@ -152,12 +207,14 @@ def _field(node: Node) -> tuple[str, tuple]:
     return name, (node.atom(1) or "", hidden)
 
 
-def symbol_signature(definition: Node, parent: Node | None = None, embedded: bool = False) -> tuple:
+def symbol_signature(definition: Node, parent: Node | None = None, embedded: bool = False,
+                     version: int = 99999999) -> tuple:
     """What KiCad's ERC compares of a library symbol, as one comparable value.
 
     ``parent`` is the symbol a library symbol ``extends`` (flattened as KiCad's
     LIB_SYMBOL::Flatten does); embedded copies (``embedded``: read from a
-    schematic) are flat already.
+    schematic) are flat already. ``version`` is the file's format version (its arcs load
+    differently before KiCad 7).
     """
     base = parent if parent is not None else definition
     power = base.first("power")
@@ -171,7 +228,7 @@ def symbol_signature(definition: Node, parent: Node | None = None, embedded: boo
             units.add(unit)
         for child in sub.nodes():
             if child[0] in _SHAPES:
-                shapes.append(_shape(child, unit, body))
+                shapes.append(_shape(child, unit, body, version))
             elif child[0] == "pin":
                 key, value = _pin(child, unit, body)
                 pins.setdefault(key, value)
@@ -234,6 +291,13 @@ def _shapes_match(a: tuple, b: tuple) -> bool:
     return True
 
 
+def file_version(file_node: Node) -> int:
+    try:
+        return int(file_node.value("version") or 99999999)
+    except ValueError:
+        return 99999999
+
+
 # -- the libraries available here -----------------------------------------------------
 
 def project_library_paths(table: Node | None, project_folder: Path) -> dict[str, Path | None]:
@@ -270,6 +334,7 @@ def library_signatures(library: Node) -> dict[str, tuple]:
     """Every symbol of a ``.kicad_sym`` file, flattened, by name."""
     # Old libraries write "nickname:name"; KiCad keeps the item name only.
     definitions = {(node.atom(0) or "").rpartition(":")[2]: node for node in library.nodes("symbol")}
+    version = file_version(library)
     signatures = {}
     for name, definition in definitions.items():
         parent, seen = None, {name}
@@ -278,7 +343,7 @@ def library_signatures(library: Node) -> dict[str, tuple]:
             seen.add(extends)
             parent = definitions[extends]
             extends = (parent.value("extends") or "").rpartition(":")[2]
-        signatures[name] = symbol_signature(definition, parent)
+        signatures[name] = symbol_signature(definition, parent, version=version)
     return signatures
 
 
