@@ -489,7 +489,7 @@ def _multiple_names(net, graph: Connectivity, report: _Report) -> None:
     for sub in net.subgraphs:
         strong = [item for item in sub.items if driver_priority(item) >= PRIORITY_HIER_LABEL
                   and (item.kind != "pin" or item.is_global_power)]
-        if len(strong) < 2 or sub.is_bus:
+        if len(strong) < 2:
             continue
         strong.sort(key=lambda item: (-driver_priority(item), _driver_name(item)))
         primary = strong[0]

@@ -76,6 +76,11 @@ def _wire_v9(x1: float, y1: float, x2: float, y2: float, name: str) -> str:
             f"\t\t\t(type default)\n\t\t)\n\t\t(uuid \"{_uuid(name)}\")\n\t)\n")
 
 
+def _hier_label_v9(text: str, x: float, y: float, name: str) -> str:
+    return (f"\t(hierarchical_label \"{text}\"\n\t\t(shape input)\n\t\t(at {x} {y} 0)\n\t\t(effects\n\t\t\t(font\n"
+            f"\t\t\t\t(size 1.27 1.27)\n\t\t\t)\n\t\t\t(justify left)\n\t\t)\n\t\t(uuid \"{_uuid(name)}\")\n\t)\n")
+
+
 def _delete_v9_symbol(text: str, unit_line: str) -> str:
     """Delete the tab-indented (symbol ...) placement whose lines include ``unit_line``."""
     at = text.index(unit_line)
@@ -199,6 +204,15 @@ PLANTS = {
         "a bus PLANTED{A B} from (120.65, 60.96) to (135.89, 60.96) with a bus entry at (123.19, 60.96) to a "
         "wire labelled PLANTED.C, not a member (KiCad 9.0.8 says nothing when the label is PLANTED.A)",
         "net_not_bus_member (a warning in KiCad 9) for PLANTED.C"),
+    "bus-two-names": (
+        DIVIDER, "resistor_divider.kicad_sch",
+        lambda t: _insert_v9(t, _bus_v9(120.65, 60.96, 135.89, 60.96, "bus-two-names")
+                             + _label_v9("PLANTED[0..3]", 123.19, 60.96, "bus-two-names-label")
+                             + _hier_label_v9("OTHER[0..3]", 135.89, 60.96, "bus-two-names-hier")),
+        "a bus from (120.65, 60.96) to (135.89, 60.96) named by a label PLANTED[0..3] and a hierarchical "
+        "label OTHER[0..3] (no member in common)",
+        "multiple_net_names (a warning) for the two bus names, and pin_not_connected for the root's "
+        "hierarchical label"),
 }
 
 

@@ -34,13 +34,16 @@ EXPECTED = {
                            KICAD / "v9/kicad_sch_api_reference_projects/multi_unit_7400/multi_unit_7400.kicad_pro"),
     "net-label-on-bus": ("bus_to_net_conflict",
                          KICAD / "v9/kicad_sch_api_reference_projects/resistor_divider/resistor_divider.kicad_pro"),
+    "bus-two-names": ("multiple_net_names",
+                      KICAD / "v9/kicad_sch_api_reference_projects/resistor_divider/resistor_divider.kicad_pro"),
     "net-not-bus-member": ("net_not_bus_member",
                            KICAD / "v9/kicad_sch_api_reference_projects/resistor_divider/resistor_divider.kicad_pro"),
 }
 # KiCad 9 warnings: found, at-risk but not blocking. missing-unit blocks through the pins the
 # deleted unit left unconnected (pin_not_connected), as in KiCad.
-WARNINGS = {"two-net-names", "missing-unit", "no-connect-dangling", "similar-labels", "net-not-bus-member"}
-AT_RISK = WARNINGS - {"missing-unit", "net-not-bus-member"}    # these leave pins or labels unconnected too
+WARNINGS = {"two-net-names", "missing-unit", "no-connect-dangling", "similar-labels", "net-not-bus-member",
+            "bus-two-names"}
+AT_RISK = WARNINGS - {"missing-unit", "net-not-bus-member", "bus-two-names"}    # these leave pins or labels unconnected too
 
 
 def _run(pro):
@@ -131,3 +134,14 @@ def test_a_bus_member_through_a_bus_entry_is_no_conflict(tmp_path):
     _set_erc(pro, rule_severities={"net_not_bus_member": "ignore"})
     schematic.write_text(text, encoding="utf-8")
     assert not _of_type(_run(pro), "net_not_bus_member")
+
+
+def test_two_names_on_one_bus_are_reported_even_when_one_contains_the_other(tmp_path):
+    # KiCad 9.0.8 reported multiple_net_names for PLANTED[0..3] with PLANTED[0..7] on one bus too.
+    pro = _copy(tmp_path, "bus-two-names")
+    schematic = pro.with_suffix(".kicad_sch")
+    text = schematic.read_text(encoding="utf-8")
+    assert '"OTHER[0..3]"' in text
+    schematic.write_text(text.replace('"OTHER[0..3]"', '"PLANTED[0..7]"'), encoding="utf-8")
+    [finding] = _of_type(_run(pro), "multiple_net_names")
+    assert "PLANTED[0..3]" in finding.message and "PLANTED[0..7]" in finding.message
