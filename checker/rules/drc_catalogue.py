@@ -49,6 +49,12 @@ DRC_RULES = [
          "two nets side by side. Once per side. Pads of one footprint that allows solder mask bridges are "
          "not compared with each other; openings drawn as shapes on a mask layer are not checked.",
          "Shrink the mask margin, move the copper, or allow bridges in the footprint if they are meant."),
+    _drc("board.silk-edge-clearance", "silk_edge_clearance", "medium", "Silkscreen clipped by the board edge",
+         "A line, arc, circle, rectangle or polygon on F.SilkS or B.SilkS (the board's or a footprint's) "
+         "touching or crossing an Edge.Cuts item (its centreline), or nearer it than the board setup's silk "
+         "clearance: the fab clips it. One place per silk item, one finding per footprint and side. Texts are "
+         "not checked (the checker does not draw KiCad's stroke font).",
+         "Move or shorten the silkscreen so it stays inside the board."),
     _drc("board.dangling-via", "via_dangling", "medium", "Via joins nothing",
          "A via that fewer than two items of its net (tracks, pads, zone fills, other vias) touch, so it "
          "joins nothing to anything. One finding per net listing every via.",

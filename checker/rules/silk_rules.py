@@ -1,0 +1,85 @@
+"""Silkscreen against the board edge: KiCad 9's ``silk_edge_clearance`` (a warning).
+
+What KiCad 9 does (pcbnew/drc/drc_test_provider_edge_clearance.cpp): every item on
+F.SilkS or B.SilkS is collided with the Edge.Cuts items, the edges taken as their
+centrelines (stroke width 0), with the board setup's silk clearance
+(``rules.min_silk_clearance``, KiCad's default 0) less the DRC epsilon. A line, arc or
+outline is its centreline grown by half its stroke; a filled shape its area. One
+violation per silk item ("one is enough"), naming the edge and the item: "Silkscreen
+clipped by board edge". Silk wholly outside the board is not reported.
+
+Texts (references, values) are drawn by KiCad's stroke font, which the checker does not
+render: they are left out, so a reference field crossing the edge is not reported here.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import shapely
+
+from ..board import Board, CopperShape
+from ..findings import Finding
+
+# KiCad's DRC epsilon (BOARD_DESIGN_SETTINGS::GetDRCEpsilon), as in copper_rules.
+DRC_EPSILON = 0.0005
+
+
+def min_silk_clearance(pro: dict) -> float:
+    """The board setup's silk clearance (``board.design_settings.rules.min_silk_clearance``), 0 when unset."""
+    board = pro.get("board") if isinstance(pro, dict) else None
+    settings = board.get("design_settings") if isinstance(board, dict) else None
+    rules = settings.get("rules") if isinstance(settings, dict) else None
+    value = rules.get("min_silk_clearance") if isinstance(rules, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0.0
+
+
+def _shape(item: CopperShape) -> shapely.Geometry:
+    if item.filled and len(item.points) >= 4:
+        return shapely.Polygon(item.points)
+    return shapely.LineString(item.points)
+
+
+def silk_edge_findings(board: Board, clearance: float = 0.0) -> list[Finding]:
+    """One finding per footprint (or for the board's own silk) and side, listing every silk
+    item that collides with the board edge, each with the first edge item it meets."""
+    if not board.silk_shapes or not board.edges:
+        return []
+    edges = np.array([shapely.LineString(e.points) for e in board.edges], dtype=object)
+    tree = shapely.STRtree(edges)
+    silk = np.array([_shape(item) for item in board.silk_shapes], dtype=object)
+    reach = np.array([item.width / 2 for item in board.silk_shapes]) + max(0.0, clearance - DRC_EPSILON)
+    query_in, query_tree = tree.query(silk, predicate="dwithin", distance=float(reach.max()) + DRC_EPSILON)
+    if not len(query_in):
+        return []
+    gap = shapely.distance(silk[query_in], edges[query_tree])
+    hit = (gap < reach[query_in]) | (gap == 0)
+    first: dict[int, int] = {}
+    for item, edge in zip(query_in[hit].tolist(), query_tree[hit].tolist()):
+        if item not in first or edge < first[item]:
+            first[item] = edge            # KiCad names one edge per item
+    groups: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
+    for item, edge in sorted(first.items()):
+        shape = board.silk_shapes[item]
+        owner = shape.footprint.reference if shape.footprint is not None else ""
+        groups[(owner, shape.layer)].append((item, edge))
+    findings = []
+    for (owner, layer), hits in sorted(groups.items()):
+        places = []
+        for item, edge in hits:
+            shape = board.silk_shapes[item]
+            point = shapely.get_coordinates(shapely.shortest_line(silk[item], edges[edge]))[-1]
+            places.append({"x": round(float(point[0]), 4), "y": round(float(point[1]), 4), "layer": layer,
+                           "uuids": [u for u in (board.edges[edge].uuid, shape.uuid) if u]})
+        shape = board.silk_shapes[hits[0][0]]
+        whose = f"of {owner} " if owner else ""
+        findings.append(Finding(
+            "board.silk-edge-clearance",
+            f"{len(hits)} silkscreen item(s) {whose}on {layer} clipped by the board edge; first at "
+            f"({places[0]['x']:.4g}, {places[0]['y']:.4g})",
+            identity=(board.file, owner, layer, *sorted(board.silk_shapes[i].uuid for i, _ in hits)),
+            path=board.file, line=shape.line, column=shape.column, kicad_type="silk_edge_clearance",
+            locations=places if len(places) > 1 else [],
+            extra={"x": places[0]["x"], "y": places[0]["y"], "layer": layer, "count": len(hits),
+                   "uuids": places[0]["uuids"]}))
+    return findings
