@@ -17,7 +17,7 @@ from ..copper import PAD, ZONE, Copper, build_copper
 from ..findings import Finding, where_in
 from ..model import ProjectModel
 from . import footprint_rules, keepout_rules
-from .silk_rules import min_silk_clearance, silk_edge_findings
+from .silk_rules import min_silk_clearance, silk_edge_findings, silk_mask_findings
 from .schematic_rules import is_unannotated
 
 # KiCad chains outline items whose ends are within a few micrometres; we use
@@ -42,6 +42,7 @@ def check(model: ProjectModel) -> list[Finding]:
     findings += footprint_rules.check(board)
     findings += keepout_rules.check(board, model.copper)
     findings += silk_edge_findings(board, min_silk_clearance(model.pro))
+    findings += silk_mask_findings(board, model.copper, min_silk_clearance(model.pro))
     return findings
 
 

@@ -55,6 +55,13 @@ DRC_RULES = [
          "clearance: the fab clips it. One place per silk item, one finding per footprint and side. Texts are "
          "not checked (the checker does not draw KiCad's stroke font).",
          "Move or shorten the silkscreen so it stays inside the board."),
+    _drc("board.silk-over-mask", "silk_over_copper", "medium", "Silkscreen clipped by the solder mask",
+         "A line, arc, circle, rectangle or polygon on F.SilkS or B.SilkS reaching a solder mask opening on its "
+         "side (a pad's copper grown by its solder mask margin: the pad's, its footprint's or the board "
+         "setup's), or nearer it than the board setup's silk clearance: the fab does not print silk on bare "
+         "copper. One place per silk item, one finding per footprint and side. Via openings and shapes drawn on "
+         "a mask layer are not taken as openings; texts are not checked.",
+         "Move the silkscreen off the pad's opening."),
     _drc("board.dangling-via", "via_dangling", "medium", "Via joins nothing",
          "A via that fewer than two items of its net (tracks, pads, zone fills, other vias) touch, so it "
          "joins nothing to anything. One finding per net listing every via.",

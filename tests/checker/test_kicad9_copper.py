@@ -240,22 +240,29 @@ def test_touching_copper_takes_one_net_as_kicad_gives_it_on_load():
     assert outcome.result["readiness"] == "blocked"
 
 
-@pytest.mark.parametrize("report", [r for r in FIXTURE_REPORTS if "silk_edge_clearance" in (FIXTURES / r).read_text()])
-def test_silkscreen_clipped_by_the_board_edge_is_kicads_warning_item_for_item(report):
-    """Every silk line KiCad 9 reports across the edge is a place of a medium finding naming its
-    uuid and the edge's; no more places than KiCad's (texts are not drawn, so not reported)."""
+SILK = ("silk_edge_clearance", "silk_over_copper")
+
+
+@pytest.mark.parametrize("report", [r for r in FIXTURE_REPORTS
+                                    if any(kind in (FIXTURES / r).read_text() for kind in SILK)])
+def test_silkscreen_clipped_by_the_edge_or_the_mask_is_kicads_warning_item_for_item(report):
+    """Every silk line or polygon KiCad 9 reports clipped by the board edge or a solder mask
+    opening is a place of a medium finding naming its uuid (and the edge's); no more places
+    than KiCad's (texts are not drawn, so not reported)."""
     path = FIXTURES / report
     name = path.name
     project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
     if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
         pytest.skip("no single project beside the report")
-    kicad = [v for v in json.loads(path.read_text())["violations"] if v["type"] == "silk_edge_clearance"]
-    findings = [f for f in check(RunOptions(path=project, run_kicad_cli=False)).findings
-                if f.kicad_type == "silk_edge_clearance"]
-    assert {f.severity for f in findings} <= {"medium"}
-    places = [set(place["uuids"]) for f in findings for place in f.all_locations()]
-    for violation in kicad:
-        if any(item["description"].startswith("Reference field") for item in violation["items"]):
-            continue
-        assert {item["uuid"] for item in violation["items"]} in places, violation["items"]
-    assert len(places) <= len(kicad)
+    violations = json.loads(path.read_text())["violations"]
+    outcome = check(RunOptions(path=project, run_kicad_cli=False)).findings
+    for kind in SILK:
+        kicad = [v for v in violations if v["type"] == kind]
+        findings = [f for f in outcome if f.kicad_type == kind]
+        assert {f.severity for f in findings} <= {"medium"}
+        places = [set(place["uuids"]) for f in findings for place in f.all_locations()]
+        for violation in kicad:
+            if any(item["description"].startswith("Reference field") for item in violation["items"]):
+                continue
+            assert {item["uuid"] for item in violation["items"]} in places, violation["items"]
+        assert len(places) <= len(kicad)
