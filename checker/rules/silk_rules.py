@@ -67,23 +67,26 @@ def silk_edge_findings(board: Board, clearance: float = 0.0) -> list[Finding]:
         return []
     gap = shapely.distance(silk[query_in], edges[query_tree])
     hit = (gap < reach[query_in]) | (gap == 0)
-    first: dict[int, int] = {}
+    # KiCad names one edge per item, the first its search meets (in no order the file gives):
+    # every edge the item meets is named, so KiCad's pair is among them.
+    met: dict[int, list[int]] = defaultdict(list)
     for item, edge in zip(query_in[hit].tolist(), query_tree[hit].tolist()):
-        if item not in first or edge < first[item]:
-            first[item] = edge            # KiCad names one edge per item
-    groups: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
-    for item, edge in sorted(first.items()):
+        met[item].append(edge)
+    groups: dict[tuple[str, str], list[tuple[int, list[int]]]] = defaultdict(list)
+    for item, edge in sorted(met.items()):
         shape = board.silk_shapes[item]
         owner = shape.footprint.reference if shape.footprint is not None else ""
         groups[(owner, shape.layer)].append((item, edge))
     findings = []
     for (owner, layer), hits in sorted(groups.items()):
         places = []
-        for item, edge in hits:
+        for item, met_edges in hits:
             shape = board.silk_shapes[item]
+            edge = min(met_edges)
             point = shapely.get_coordinates(shapely.shortest_line(silk[item], edges[edge]))[-1]
+            uuids = [board.edges[e].uuid for e in sorted(met_edges)] + [shape.uuid]
             places.append({"x": round(float(point[0]), 4), "y": round(float(point[1]), 4), "layer": layer,
-                           "uuids": [u for u in (board.edges[edge].uuid, shape.uuid) if u]})
+                           "uuids": [u for u in dict.fromkeys(uuids) if u]})
         shape = board.silk_shapes[hits[0][0]]
         whose = f"of {owner} " if owner else ""
         findings.append(Finding(
