@@ -138,7 +138,8 @@ _RULES = [
          kicad_type="track_dangling"),
     Rule("board.edge-clearance", "high", "Copper too close to the board edge",
          "Copper (tracks, vias, pads, zone fills as last saved) closer to Edge.Cuts, outline or cutout, than "
-         "the board's own copper-to-edge minimum (KiCad's copper_edge_clearance, an error there) or only the "
+         "the board's own copper-to-edge minimum (KiCad 9's 0.5 mm when the project sets none; copper on the "
+         "edge line even under 0 mm: KiCad's copper_edge_clearance, an error there) or only the "
          "fab profile's (fab severity, no KiCad type). Copper meant to reach the edge is not reported: "
          "edge-connector pads (pad type connector, or surface pads when the board sets an edge connector), "
          "castellated pads and edge-mount footprints. One finding per net and limit, listing every item.",
