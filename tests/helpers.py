@@ -18,6 +18,20 @@ def webhook_fixture_json(name: str) -> dict:
     return json.loads(webhook_fixture(name))
 
 
+def screenshot_folder() -> Path:
+    """Where browser tests put their pictures: docs/img/ when asked
+    (BOARDREADY_UPDATE_SCREENSHOTS=1, to refresh the documentation's
+    pictures), else .data/screenshots/, so that a test run leaves the
+    checkout as it found it."""
+    import os
+
+    if os.environ.get("BOARDREADY_UPDATE_SCREENSHOTS") == "1":
+        return REPO_ROOT / "docs" / "img"
+    folder = REPO_ROOT / ".data" / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

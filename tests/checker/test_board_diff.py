@@ -15,7 +15,7 @@ from checker.cli import main
 from checker.runner import RunOptions, check
 from checker_fixtures import FIXTURES, KICAD
 from test_runner_mode import runner_env, service  # noqa: F401  (fixtures: the runner's environment and service)
-from tests.helpers import headless_chromium
+from tests.helpers import headless_chromium, screenshot_folder
 
 PAIR = FIXTURES / "kicad-diff"
 
@@ -342,7 +342,7 @@ def test_the_changed_sheet_is_drawn_with_its_changed_symbol_and_the_new_erc_find
     x, y, w, h = [float(v) for v in sheets.locator("svg").get_attribute("viewBox").split()]
     assert w < whole[2] and x < erc.extra["x"] < x + w and y < erc.extra["y"] < y + h
     assert "active" in pin.get_attribute("class")
-    sheets.locator(".bv-svg").screenshot(path=str(FIXTURES.parent.parent / "docs" / "img" / "board-diff-sheet.png"))
+    sheets.locator(".bv-svg").screenshot(path=str(screenshot_folder() / "board-diff-sheet.png"))
     # The report (an at-risk one here) passes axe: nothing serious or critical.
     from axe_playwright_python.sync_playwright import Axe
 

@@ -7,7 +7,8 @@ the signed-result callback and the artifact upload, a reviewer signs in through
 the emulator, and the run page draws the board from the report's data with
 exactly those three changes; selecting the new finding zooms to its pin; a
 layer toggle and the keyboard zoom work; axe finds nothing serious or critical.
-The screenshots go to docs/img/ (docs/board-diff.md shows them)."""
+The screenshots go to docs/img/ with BOARDREADY_UPDATE_SCREENSHOTS=1 (docs/board-diff.md
+shows them), else to .data/screenshots/."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,7 +22,7 @@ from app.web.wsgi import create_app
 from checker.publish import report_reference
 from checker.report_html import render_html
 from checker.runner import RunOptions, check
-from tests.helpers import headless_chromium
+from tests.helpers import headless_chromium, screenshot_folder
 from tests.service.helpers import free_port
 from tests.service.hostkit import REPOSITORY, make_hostkit
 from tests.service.resultkit import DispatchedRun, envelope
@@ -30,7 +31,7 @@ from tests.service.test_pages_browser import ORG, signed_in_through_the_code_hos
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIR = ROOT / "tests" / "fixtures" / "kicad-diff"
-SHOTS = ROOT / "docs" / "img"
+SHOTS = screenshot_folder()
 SIGNING_KEY = "board-diff-test-signing-key-0123456789abcdef"
 
 
