@@ -51,3 +51,18 @@ def headless_chromium():
         instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield instance
         instance.close()
+
+
+def offline_page(browser, uri: str, **context_options):
+    """A page opened offline on `uri`, with the lists the test asserts stay
+    empty: console errors and page errors (`problems`) and every request that
+    left the file (`requests`)."""
+    context = browser.new_context(offline=True, **context_options)
+    page = context.new_page()
+    problems: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda message: message.type == "error" and problems.append(message.text))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("request", lambda request: not request.url.startswith("file:") and requests.append(request.url))
+    page.goto(uri)
+    return page, problems, requests

@@ -15,7 +15,7 @@ from checker.cli import main
 from checker.runner import RunOptions, check
 from checker_fixtures import FIXTURES, KICAD
 from test_runner_mode import runner_env, service  # noqa: F401  (fixtures: the runner's environment and service)
-from tests.helpers import headless_chromium, screenshot_folder
+from tests.helpers import headless_chromium, offline_page, screenshot_folder
 
 PAIR = FIXTURES / "kicad-diff"
 
@@ -196,14 +196,7 @@ def test_the_report_draws_the_change_and_pins_the_new_finding_offline(browser, t
     outcome = _compare(PAIR / "head", PAIR / "base")
     page_file = tmp_path / "report.html"
     page_file.write_text(render_html(outcome), encoding="utf-8")
-    context = browser.new_context(offline=True, viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    problems: list[str] = []
-    requests: list[str] = []
-    page.on("console", lambda message: message.type == "error" and problems.append(message.text))
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.on("request", lambda request: not request.url.startswith("file:") and requests.append(request.url))
-    page.goto(page_file.as_uri())
+    page, problems, requests = offline_page(browser, page_file.as_uri(), viewport={"width": 1400, "height": 1000})
     page.wait_for_selector("[data-board-view][data-ready=true]")
     # Exactly the three planted edits, drawn and listed.
     marked = page.locator("svg .bv-change").evaluate_all("els => els.map(e => e.dataset.change)")
@@ -242,7 +235,7 @@ def test_the_report_draws_the_change_and_pins_the_new_finding_offline(browser, t
     page.select_option('select[data-action="severity"]', "error")
     assert page.locator(".bv-findings li:not([hidden])").count() == sum(f.severity == "error" for f in outcome.findings)
     assert problems == [] and requests == []
-    context.close()
+    page.context.close()
 
 
 def test_kicads_findings_are_left_unmarked_the_base_is_not_given_to_kicad():

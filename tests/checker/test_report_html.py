@@ -9,7 +9,7 @@ import pytest
 from checker.report_html import render_html
 from checker.runner import RunOptions, check
 from checker_fixtures import KICAD, REPO_ROOT
-from tests.helpers import headless_chromium
+from tests.helpers import headless_chromium, offline_page
 
 
 
@@ -38,21 +38,14 @@ def browser():
 def test_finding_click_highlights_marker_offline(browser, tmp_path):
     page_file, outcome = _report(tmp_path, "v9/kicad_bot_examples/drc-violation")
     crossing = next(f for f in outcome.findings if f.rule_id == "board.edge-clearance")
-    context = browser.new_context(offline=True)
-    page = context.new_page()
-    problems: list[str] = []
-    requests: list[str] = []
-    page.on("console", lambda message: message.type == "error" and problems.append(message.text))
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.on("request", lambda request: not request.url.startswith("file:") and requests.append(request.url))
-    page.goto(page_file.as_uri())
+    page, problems, requests = offline_page(browser, page_file.as_uri())
     assert page.locator("#verdict").inner_text() == "BLOCKED"
     marker = page.locator(f"#marker-{crossing.fingerprint}")
     assert "active" not in (marker.get_attribute("class") or "")
     page.locator(f'li[data-fingerprint="{crossing.fingerprint}"] button').click()
     assert "active" in marker.get_attribute("class")
     assert problems == [] and requests == []
-    context.close()
+    page.context.close()
 
 
 @pytest.mark.browser
