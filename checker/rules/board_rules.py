@@ -48,8 +48,11 @@ def check(model: ProjectModel) -> list[Finding]:
 
 def _outline(board: Board) -> list[Finding]:
     if not board.edges:
+        # KiCad 9 reports "Board has malformed outline (no edges found on Edge.Cuts layer)"
+        # (invalid_outline) naming the board itself, whose position is the origin.
         return [Finding("board.outline-missing", "nothing is drawn on Edge.Cuts: the board has no outline",
-                        identity=(board.file,), path=board.file, line=1, column=1)]
+                        identity=(board.file,), path=board.file, line=1, column=1,
+                        extra={"x": 0.0, "y": 0.0, "layer": "Edge.Cuts"})]
     cell = OUTLINE_TOLERANCE_MM
     ends: dict[tuple[int, int], int] = defaultdict(int)
     open_items = [edge for edge in board.edges if not edge.closed]

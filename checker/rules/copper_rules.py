@@ -458,7 +458,7 @@ def _finding(board: Board, copper: Copper, v: Violation, count: int = 1, nets: t
     return Finding(v.rule, text, identity=identity, severity=v.severity, path=board.file, line=line, column=column,
                    kicad_type=_kicad_type(copper, v),
                    locations=[_place(copper, p) for p in (v, *v.also)] if v.also else [],
-                   extra={"x": v.x, "y": v.y, "layer": v.layer, "actual_mm": round(distance, 4),
+                   extra={"x": _point(copper, v)[0], "y": _point(copper, v)[1], "layer": v.layer, "actual_mm": round(distance, 4),
                           "required_mm": round(v.required, 4), "rule": v.rule_name, "count": count,
                           "uuids": _uuids(copper, first, second),
                           "nets": sorted({copper.net_names[copper.net[first]], copper.net_names[copper.net[second]]})})
@@ -483,7 +483,21 @@ def _uuids(copper: Copper, *items: int) -> list[str]:
 
 
 def _place(copper: Copper, v: Violation) -> dict:
-    return {"x": v.x, "y": v.y, "layer": v.layer, "uuids": _uuids(copper, v.a, v.b)}
+    x, y = _point(copper, v)
+    return {"x": x, "y": y, "layer": v.layer, "uuids": _uuids(copper, v.a, v.b)}
+
+
+def _point(copper: Copper, v: Violation) -> tuple[float, float]:
+    """Where the violation is shown: where the copper meets, or, for a pad shorted to copper of
+    another net (KiCad's shorting_items), the pad's own position: the pad is what is moved or
+    re-netted, and it is the place KiCad's report gives for the pad (boards without item uuids,
+    such as KiCad 5 files, can only be matched with KiCad's report by that place)."""
+    if v.rule == "board.short" and _kicad_type(copper, v) == "shorting_items":
+        pads = [i for i in (v.a, v.b) if copper.kind[i] == PAD]
+        if len(pads) == 1:
+            pad = copper.owner[pads[0]][1]
+            return round(float(pad.x), 4), round(float(pad.y), 4)
+    return v.x, v.y
 
 
 # -- connectivity -----------------------------------------------------------------
@@ -560,12 +574,21 @@ def _missing_links(copper: Copper, items: np.ndarray, root: np.ndarray) -> list[
         candidates = np.where(joined, np.inf, reach)
         nxt = int(np.argmin(candidates))
         a, b = pair[source[nxt], nxt]
-        edges.append((int(owners[a]), int(owners[b]), float(candidates[nxt]), tuple(points[a]), tuple(points[b])))
+        edges.append((int(owners[a]), int(owners[b]), float(candidates[nxt]), tuple(points[a]), tuple(points[b]),
+                      _at_anchor(points, owners, island, a) + _at_anchor(points, owners, island, b)))
         joined[nxt] = True
         closer = best[nxt] < reach
         reach = np.where(closer, best[nxt], reach)
         source = np.where(closer, nxt, source)
     return edges
+
+
+def _at_anchor(points: np.ndarray, owners: np.ndarray, island: np.ndarray, anchor: int) -> list[int]:
+    """The items of the anchor's island that have an anchor on the same point (two tracks
+    meeting at a corner): KiCad names one of them, chosen by its own node order."""
+    here = np.flatnonzero((island == island[anchor])
+                          & (np.hypot(points[:, 0] - points[anchor, 0], points[:, 1] - points[anchor, 1]) < 1e-6))
+    return [int(owners[anchor])] + [int(i) for i in dict.fromkeys(owners[here].tolist()) if i != owners[anchor]]
 
 
 def _components(count: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -594,7 +617,7 @@ def _components(count: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _unconnected(board: Board, copper: Copper, net: int, root: np.ndarray, edge) -> Finding:
     """KiCad's "Missing connection between items": one edge of the net's ratsnest, between
     the anchors of two of its islands."""
-    here, there, length, (x1, y1), (x2, y2) = edge
+    here, there, length, (x1, y1), (x2, y2), at_ends = edge
     # Name the island with fewer pads: "pad 8 of U1 not joined to the rest of the net".
     sides = []
     for item in (here, there):
@@ -617,13 +640,11 @@ def _unconnected(board: Board, copper: Copper, net: int, root: np.ndarray, edge)
                    f"({x1:.4g}, {y1:.4g}) and ({x2:.4g}, {y2:.4g}), {length:.4g} mm apart",
                    identity=(board.file, name, *sorted(copper.identity(i) for i in named)),
                    path=board.file, line=line, column=column, kicad_type="unconnected_items",
-                   locations=[{"x": round(float(x1), 4), "y": round(float(y1), 4), "layer": layer,
-                               "uuids": _uuids(copper, here)},
-                              {"x": round(float(x2), 4), "y": round(float(y2), 4), "layer": to_layer,
-                               "uuids": _uuids(copper, there)}],
+                   # One missing connection is one place (as KiCad's one violation of two items):
+                   # its near end, naming the items at both ends (all that meet at an end point).
                    extra={"x": round(float(x1), 4), "y": round(float(y1), 4), "layer": layer,
-                          "to_x": round(float(x2), 4), "to_y": round(float(y2), 4), "nets": [name],
-                          "uuids": _uuids(copper, here, there)})
+                          "to_x": round(float(x2), 4), "to_y": round(float(y2), 4), "to_layer": to_layer,
+                          "nets": [name], "uuids": _uuids(copper, here, there, *at_ends)})
 
 
 # -- dangling track ends ------------------------------------------------------------

@@ -267,3 +267,74 @@ def test_silkscreen_clipped_by_the_edge_or_the_mask_is_kicads_warning_item_for_i
             assert any({item["uuid"] for item in violation["items"]} <= place for place in places), \
                 violation["items"]
         assert len(places) <= len(kicad)
+
+
+# The blocking KiCad types of the checker's board checks, compared place for place below.
+BLOCKING_COPPER = COMPLETE + ("copper_edge_clearance", "solder_mask_bridge", "invalid_outline")
+# KiCad's report gives each item's own position (a track's start, a pad's centre), not the
+# marker's: a place the report can confirm stands on one of them.
+AT_ITEM_MM = 0.1
+
+
+def _stands_at(location: dict, violation: dict) -> bool:
+    """The place names one of the violation's items by uuid, or stands at one of them."""
+    if set(location.get("uuids") or ()) & {item.get("uuid") for item in violation["items"]}:
+        return True
+    x, y = location.get("x"), location.get("y")
+    return x is not None and y is not None and any(
+        math.hypot(x - item["pos"]["x"], y - item["pos"]["y"]) <= AT_ITEM_MM for item in violation["items"])
+
+
+@pytest.mark.parametrize("report", FIXTURE_REPORTS)
+def test_no_blocking_board_finding_goes_beyond_kicads_count_or_places(report):
+    """Issue 26: on every fixture board, each place of the checker's blocking finding of a KiCad
+    copper type is one of KiCad 9's own errors of that type, and there are no more places than
+    KiCad's errors (one missing connection is one place, naming the items at both its ends)."""
+    path = FIXTURES / report
+    name = path.name
+    project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
+    if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
+        pytest.skip("no single project beside the report")
+    data = json.loads(path.read_text())
+    findings = check(RunOptions(path=project, run_kicad_cli=False)).findings
+    for kind in BLOCKING_COPPER:
+        kicad = _kicad_errors(data, kind)
+        places = [place for f in _mirroring(findings, kind) if f.counts for place in f.all_locations()]
+        assert len(places) <= len(kicad), f"{report}: {len(places)} {kind} places, KiCad {len(kicad)}"
+        for place in places:
+            assert any(_stands_at(place, v) for v in kicad), f"{report}: {kind} at {place} is not KiCad's"
+
+
+def test_copper_of_no_net_touching_copper_of_no_net_is_a_short_as_in_kicad():
+    """KiCad 9 treats two items of no net (net code 0) as different nets: microwave's POLY pads
+    touching the footprint's copper polygons are its 8 shorting_items errors ("nets  and ")."""
+    folder = FIXTURES / "kicad/v6/microwave"
+    kicad = _kicad_errors(json.loads((folder / "kicad-drc.json").read_text()), "shorting_items")
+    assert len(kicad) == 8 and all("<no net>" in item["description"] for v in kicad for item in v["items"])
+    (short,) = _mirroring(check(RunOptions(path=folder, run_kicad_cli=False)).findings, "shorting_items")
+    assert short.extra["count"] == 8 and short.extra["nets"] == [""]
+    places = short.all_locations()
+    # The file has no uuids (KiCad 5 format): each place is the shorted pad, as KiCad names it.
+    assert all(any(_stands_at(place, v) for v in kicad) for place in places)
+    assert {(round(p["x"], 2), round(p["y"], 2)) for p in places} == \
+        {(round(i["pos"]["x"], 2), round(i["pos"]["y"], 2)) for v in kicad for i in v["items"]
+         if i["description"].startswith("Pad")}
+
+
+def test_a_missing_connection_names_every_track_that_ends_where_it_starts():
+    """The unrouted plant: KiCad names the Net-(C2-Pad2) track a8f7b422 of the two that meet at the
+    gap's far end (137.16, 115.57); the checker names both and reports one place."""
+    (violation,) = _kicad_errors(_report("unrouted"), "unconnected_items")
+    (finding,) = _mirroring(_findings("unrouted"), "unconnected_items")
+    assert len(finding.all_locations()) == 1
+    assert {item["uuid"] for item in violation["items"]} <= set(finding.uuids)
+    assert {"85fe529e-0f31-4426-90fb-f0a251407089", "a8f7b422-101c-4965-915d-e5dd69e04c9f"} <= set(finding.uuids)
+    assert (finding.extra["to_x"], finding.extra["to_y"]) == (137.16, 115.57)
+
+
+def test_a_board_with_nothing_on_edge_cuts_is_kicads_invalid_outline_at_the_board():
+    folder = FIXTURES / "kicad/v9/kinet2pcb_test"
+    (violation,) = _kicad_errors(json.loads((folder / "kicad-drc.json").read_text()), "invalid_outline")
+    (finding,) = _mirroring(check(RunOptions(path=folder, run_kicad_cli=False)).findings, "invalid_outline")
+    assert finding.rule_id == "board.outline-missing"
+    assert _stands_at(finding.all_locations()[0], violation)
