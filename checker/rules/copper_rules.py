@@ -638,7 +638,9 @@ def _unconnected(board: Board, copper: Copper, net: int, root: np.ndarray, edge)
     return Finding("board.unconnected",
                    f"net {name}: {labels} not joined to the rest of the net; nearest points "
                    f"({x1:.4g}, {y1:.4g}) and ({x2:.4g}, {y2:.4g}), {length:.4g} mm apart",
-                   identity=(board.file, name, *sorted(copper.identity(i) for i in named)),
+                   # Both islands: one island can lack several links (two edges of the tree).
+                   identity=(board.file, name, *sorted(copper.identity(i) for i in named), "to",
+                             min(copper.identity(i) for i in (sides[1] or [there]))),
                    path=board.file, line=line, column=column, kicad_type="unconnected_items",
                    # One missing connection is one place (as KiCad's one violation of two items):
                    # its near end, naming the items at both ends (all that meet at an end point).

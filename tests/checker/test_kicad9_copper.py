@@ -338,3 +338,24 @@ def test_a_board_with_nothing_on_edge_cuts_is_kicads_invalid_outline_at_the_boar
     (finding,) = _mirroring(check(RunOptions(path=folder, run_kicad_cli=False)).findings, "invalid_outline")
     assert finding.rule_id == "board.outline-missing"
     assert _stands_at(finding.all_locations()[0], violation)
+
+
+def _kicad_net(violation: dict) -> str:
+    description = violation["items"][0]["description"]
+    return description[description.index("[") + 1:description.index("]")]
+
+
+@pytest.mark.parametrize("report", [r for r in FIXTURE_REPORTS if '"Missing connection' in (FIXTURES / r).read_text()])
+def test_each_net_lacks_as_many_connections_as_kicads_ratsnest_says(report):
+    """KiCad's ratsnest is a spanning tree over a net's islands (pad-less track islands too):
+    islands - 1 missing connections per net. One island can lack two of them (a track joining
+    nothing between two pads), which are two findings, not one."""
+    path = FIXTURES / report
+    name = path.name
+    project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
+    if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
+        pytest.skip("no single project beside the report")
+    kicad = Counter(_kicad_net(v) for v in _kicad_errors(json.loads(path.read_text()), "unconnected_items"))
+    ours = Counter(f.extra["nets"][0] for f in _mirroring(check(RunOptions(path=project, run_kicad_cli=False)).findings,
+                                                          "unconnected_items"))
+    assert ours == kicad
