@@ -673,8 +673,12 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
             shapely.prepare(polygon)
             near = shapely.dwithin(polygon, shapely.points(ends[open_ends]), copper.radius[end_item[open_ends]])
             connected[open_ends[near]] = True
+    # KiCad reports a track once, at its start when that is open, else at its end.
+    open_ends = np.flatnonzero(~connected)
+    both_open = open_ends >= len(tracks)
+    both_open[both_open] = ~connected[open_ends[both_open] - len(tracks)]
     by_net: dict[str, list[int]] = defaultdict(list)
-    for end in np.flatnonzero(~connected).tolist():
+    for end in open_ends[~both_open].tolist():
         by_net[_net(copper, end_item[end])].append(end)
     findings = []
     for net, open_ends in sorted(by_net.items()):
@@ -686,7 +690,7 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
                    "layer": copper.first_layer(int(copper.layers[end_item[e]])),
                    "uuids": _uuids(copper, end_item[e])} for e in open_ends]
         findings.append(Finding("board.dangling-track",
-                                f"{len(open_ends)} track end(s) of net {net} touch nothing; first at "
+                                f"{len(open_ends)} track(s) of net {net} end on nothing; first at "
                                 f"({x:.4g}, {y:.4g}) on {layer}",
                                 identity=(board.file, net, *sorted({copper.identity(int(end_item[e])) for e in open_ends})),
                                 path=board.file, line=line, column=column, kicad_type="track_dangling",
@@ -699,8 +703,11 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
 
 def _touching_copper(copper: Copper, ends: np.ndarray, end_item: np.ndarray, open_ends: np.ndarray,
                      connected: np.ndarray) -> None:
-    """Mark the open ends that touch other copper of their net and layer (a pad, a track's
-    end, a via, a fill's edge)."""
+    """Mark the open ends that touch other copper of their layer (a pad, a track's end, a via,
+    a fill's edge), of any net: KiCad 9's connectivity joins a track to whatever touches it
+    (a track can take another net; only two items that cannot, pads and fills, stay apart by
+    net), and a track end is dangling only when nothing it is joined to lies under it. Copper
+    of another net under the end is a short, reported as such."""
     points = shapely.points(ends[open_ends])
     end_radius = copper.radius[end_item]
     # Candidates from the copper's side: each unit's box grown by its own radius and the widest
@@ -710,7 +717,7 @@ def _touching_copper(copper: Copper, ends: np.ndarray, end_item: np.ndarray, ope
     query_in = open_ends[local]
     other = copper.unit_item[query_tree]
     mine = end_item[query_in]
-    keep = (other != mine) & (copper.net[other] == copper.net[mine]) & ((copper.layers[other] & copper.layers[mine]) != 0)
+    keep = (other != mine) & ((copper.layers[other] & copper.layers[mine]) != 0)
     local, query_in, query_tree = local[keep], query_in[keep], query_tree[keep]
     # A track end joins another track at that track's ends (the two ends' copper touching) or
     # anywhere along it when the end's point lies on its copper: KiCad 9 takes a T-junction
@@ -727,7 +734,47 @@ def _touching_copper(copper: Copper, ends: np.ndarray, end_item: np.ndarray, ope
         distance = shapely.distance(points[local], target)
     # Elsewhere the end counts with its track's half width, as KiCad hit-tests it.
     gap = distance - copper.unit_radius[query_tree] - end_radius[query_in]
-    connected[query_in[(gap < TOUCHING) | (is_track & on_it)]] = True
+    hit = (gap < TOUCHING) | (is_track & on_it)
+    # KiCad 9 (CONNECTIVITY_DATA::TestTrackEndpointDangling, as DRC calls it): a pad, via or
+    # fill under both ends of a short track joins the whole track; another track under both
+    # counts for the end nearer to it only, so a stub lying on one track, and on nothing else,
+    # still dangles at its far end.
+    half = len(ends) // 2
+    opposite = np.where(query_in < half, query_in + half, query_in - half)
+    far = shapely.points(ends[opposite[hit]])
+    far_distance = shapely.distance(far, target[hit])
+    far_gap = far_distance - copper.unit_radius[query_tree[hit]] - end_radius[opposite[hit]]
+    far_on = shapely.distance(far, copper.unit_geom[query_tree[hit]]) - copper.unit_radius[query_tree[hit]] < TOUCHING
+    both = (far_gap < TOUCHING) | (is_track[hit] & far_on)
+    under = both & ~np.isin(copper.kind[other[hit]], (TRACK, ARC))
+    connected[opposite[hit][under]] = True
+    both &= ~under
+    if both.any():
+        items = other[hit][both]
+        here = _item_distance(copper, items, ends[query_in[hit][both]])
+        there = _item_distance(copper, items, ends[opposite[hit][both]])
+        at_start = query_in[hit][both] < half
+        # A tie goes to the end (KiCad: start only when strictly nearer).
+        mine = np.where(at_start, here < there, here <= there)
+        keep = np.ones(int(hit.sum()), dtype=bool)
+        keep[np.flatnonzero(both)[~mine]] = False
+        hit[np.flatnonzero(hit)[~keep]] = False
+    connected[query_in[hit]] = True
+
+
+def _item_distance(copper: Copper, items: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """KiCad's getMinDist: from a point to a track's nearer end, else to the item's position
+    (a pad's or via's centre)."""
+    out = np.empty(len(items))
+    for k, (item, (x, y)) in enumerate(zip(items.tolist(), points)):
+        kind = copper.kind[item]
+        if kind in (TRACK, ARC):
+            (x0, y0), (x1, y1) = copper.anchor[item], shapely.get_coordinates(shapely.get_point(copper.core[item], -1))[0]
+            out[k] = min(np.hypot(x - x0, y - y0), np.hypot(x - x1, y - y1))
+        else:
+            cx, cy = (copper.owner[item][1].x, copper.owner[item][1].y) if kind == PAD else copper.anchor[item]
+            out[k] = np.hypot(x - cx, y - cy)
+    return out
 
 
 def _on_a_track_end_or_via(copper: Copper, ends: np.ndarray, end_item: np.ndarray) -> np.ndarray:

@@ -359,3 +359,36 @@ def test_each_net_lacks_as_many_connections_as_kicads_ratsnest_says(report):
     ours = Counter(f.extra["nets"][0] for f in _mirroring(check(RunOptions(path=project, run_kicad_cli=False)).findings,
                                                           "unconnected_items"))
     assert ours == kicad
+
+
+@pytest.mark.parametrize("report", [r for r in FIXTURE_REPORTS if '"track_dangling"' in (FIXTURES / r).read_text()])
+def test_every_dangling_track_end_is_one_kicad_reports(report):
+    """A track end on copper of another net is joined for KiCad 9's connectivity (a track can
+    take another net), so not dangling: the tracks-crossing plant's stub ends on a
+    Net-(R1-Pad1) track (a short) and KiCad reports no dangling end for it."""
+    path = FIXTURES / report
+    name = path.name
+    project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
+    if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
+        pytest.skip("no single project beside the report")
+    kicad = [v for v in json.loads(path.read_text())["violations"] if v["type"] == "track_dangling"]
+    findings = [f for f in check(RunOptions(path=project, run_kicad_cli=False)).findings
+                if f.kicad_type == "track_dangling"]
+    places = [place for f in findings for place in f.all_locations()]
+    assert len(places) <= len(kicad)   # one per track, as KiCad: a track with two open ends is one
+    for place in places:
+        assert any(_stands_at(place, v) for v in kicad), f"{report}: dangling end at {place} is not KiCad's"
+    for violation in kicad:
+        assert any(_stands_at(place, violation) for place in places), f"{report}: missed {violation['items']}"
+
+
+def test_a_stub_lying_on_one_track_only_dangles_at_its_far_end():
+    """The pad-clearance plant's 0.25 mm Net-(R1-Pad1) stub starts on the middle of a track of
+    its net and ends on that same track's copper: KiCad counts that track for the nearer end
+    only, so the stub dangles (KiCad 9 reports it); a pad or via under both ends would join it."""
+    (violation,) = [v for v in _report("pad-clearance")["violations"] if v["type"] == "track_dangling"]
+    (finding,) = [f for f in _findings("pad-clearance") if f.kicad_type == "track_dangling"]
+    assert finding.uuids == ["35a1a7ec-1fe2-4a1b-95ba-8145bdaf8448"] == [i["uuid"] for i in violation["items"]]
+    assert (finding.extra["x"], finding.extra["y"]) == (135.76, 120.095)
+    # The unrouted plant's stub lies within pad 8 of U1 at both ends: not dangling (KiCad neither).
+    assert [f for f in _findings("unrouted") if f.kicad_type == "track_dangling"] == []
