@@ -330,21 +330,51 @@ def installed_library_folder() -> Path | None:
     return None
 
 
-def library_signatures(library: Node) -> dict[str, tuple]:
-    """Every symbol of a ``.kicad_sym`` file, flattened, by name."""
+def library_signatures(library: Node) -> "LibrarySignatures":
+    """Every symbol of a ``.kicad_sym`` file, flattened, by name (each worked out when first asked for)."""
     # Old libraries write "nickname:name"; KiCad keeps the item name only.
     definitions = {(node.atom(0) or "").rpartition(":")[2]: node for node in library.nodes("symbol")}
-    version = file_version(library)
-    signatures = {}
-    for name, definition in definitions.items():
-        parent, seen = None, {name}
+    return LibrarySignatures(definitions, file_version(library))
+
+
+class LibrarySignatures:
+    """A library's flattened symbol signatures by name, each made on its first ``get``.
+
+    A schematic places a few of a library's symbols (40 of the video demo's 128):
+    the rest are never compared, so never flattened. A symbol whose text cannot be
+    read as numbers is None, not compared, like a library that cannot be read."""
+
+    def __init__(self, definitions: dict[str, Node], version: int):
+        self._definitions = definitions
+        self._version = version
+        self._made: dict[str, tuple | None] = {}
+
+    def __len__(self) -> int:
+        return len(self._definitions)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._definitions
+
+    def get(self, name: str, default=None):
+        if name not in self._definitions:
+            return default
+        if name not in self._made:
+            self._made[name] = self._signature(name)
+        made = self._made[name]
+        return default if made is None else made
+
+    def _signature(self, name: str) -> tuple | None:
+        definitions = self._definitions
+        definition, parent, seen = definitions[name], None, {name}
         extends = (definition.value("extends") or "").rpartition(":")[2]
         while extends and extends in definitions and extends not in seen:
             seen.add(extends)
             parent = definitions[extends]
             extends = (parent.value("extends") or "").rpartition(":")[2]
-        signatures[name] = symbol_signature(definition, parent, version=version)
-    return signatures
+        try:
+            return symbol_signature(definition, parent, version=self._version)
+        except ValueError:
+            return None
 
 
 @dataclass
@@ -354,9 +384,9 @@ class Libraries:
     project_folder: Path
     project: dict[str, Path | None] = field(default_factory=dict)   # the project's sym-lib-table
     installed: Path | None = None                                   # KiCad's standard libraries here
-    _read: dict[str, dict[str, tuple] | None] = field(default_factory=dict)
+    _read: dict[str, LibrarySignatures | None] = field(default_factory=dict)
 
-    def symbols(self, nickname: str, reader) -> tuple[dict[str, tuple] | None, bool]:
+    def symbols(self, nickname: str, reader) -> tuple[LibrarySignatures | None, bool]:
         """(flattened signatures by symbol name or None when unavailable, from an installed library)."""
         if nickname in self.project:
             path, installed = self.project[nickname], False
@@ -369,7 +399,7 @@ class Libraries:
         return self._read[nickname], installed
 
 
-def _read_library(path: Path | None, reader, installed: bool) -> dict[str, tuple] | None:
+def _read_library(path: Path | None, reader, installed: bool) -> LibrarySignatures | None:
     if path is None or not path.is_file():
         return None
     try:
