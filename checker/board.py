@@ -202,6 +202,8 @@ class Board:
     # Lines, arcs, circles, rectangles and polygons drawn on F.SilkS / B.SilkS (the board's and
     # the footprints'), as CopperShape (no net); texts are not drawn here.
     silk_shapes: list[CopperShape] = field(default_factory=list)
+    # Shapes drawn on F.Mask / B.Mask: openings in the solder mask (KiCad's solder_mask_bridge).
+    mask_shapes: list[CopperShape] = field(default_factory=list)
     nets: dict[str, str] = field(default_factory=dict)
     title_block: dict[str, str] = field(default_factory=dict)
     edge_connector: str = ""            # stackup (edge_connector yes|bevelled)
@@ -287,6 +289,10 @@ def load_board(path: Path, reader: InputReader) -> Board:
                 item = _copper_shape(child, (0.0, 0.0, 0.0), SILK_LAYERS[layer], None, board)
                 if item is not None:
                     board.silk_shapes.append(item)
+            elif layer in MASK_LAYERS:
+                item = _copper_shape(child, (0.0, 0.0, 0.0), layer, None, board)
+                if item is not None:
+                    board.mask_shapes.append(item)
         elif name == "zone":
             item = _zone(child, board)
             board.zones.append(item)
@@ -383,6 +389,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
     copper: list[tuple[Node, str]] = []
     courtyard: list[tuple[Node, str]] = []
     silk: list[tuple[Node, str]] = []
+    mask: list[tuple[Node, str]] = []
     uuid = path = layer = ""
     # One pass over the children: a footprint holds dozens of graphics we skip.
     for item in node[1:-2]:
@@ -403,6 +410,8 @@ def _footprint(node: Node, board: Board) -> Footprint:
                 courtyard.append((item, shape_layer))
             elif shape_layer in SILK_LAYERS:
                 silk.append((item, SILK_LAYERS[shape_layer]))
+            elif shape_layer in MASK_LAYERS:
+                mask.append((item, shape_layer))
         elif name in ("fp_text", "property"):
             kind, text = item.atom(0), item.atom(1) or ""
             if kind in ("reference", "Reference") and not reference:
@@ -461,6 +470,10 @@ def _footprint(node: Node, board: Board) -> Footprint:
         shape = _copper_shape(child, placement, shape_layer, footprint, board)
         if shape is not None:
             board.silk_shapes.append(shape)
+    for child, shape_layer in mask:
+        shape = _copper_shape(child, placement, shape_layer, footprint, board)
+        if shape is not None:
+            board.mask_shapes.append(shape)
     for child, shape_layer in courtyard:
         outline = _edge(child, placement, reference)
         if outline is not None:
@@ -468,6 +481,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
     return footprint
 
 
+MASK_LAYERS = ("F.Mask", "B.Mask")
 SILK_LAYERS = {"F.SilkS": "F.SilkS", "B.SilkS": "B.SilkS", "F.Silkscreen": "F.SilkS", "B.Silkscreen": "B.SilkS"}
 _COURTYARDS = {"F.CrtYd": "F.CrtYd", "B.CrtYd": "B.CrtYd", "F.Courtyard": "F.CrtYd", "B.Courtyard": "B.CrtYd"}
 

@@ -30,7 +30,7 @@ from ..findings import Finding
 from ..model import ProjectModel
 from ..rulebook import DEFAULT_NETCLASS, BoardRules
 from .hole_rules import hole_clearance_findings
-from .mask_rules import mask_bridge_findings
+from .mask_rules import mask_bridge_findings, mask_shape_findings
 from .thermal_rules import min_resolved_spokes, starved_thermal_findings
 
 # KiCad's DRC epsilon (BOARD_DESIGN_SETTINGS::GetDRCEpsilon): distances within
@@ -75,6 +75,7 @@ def check(model: ProjectModel) -> list[Finding]:
         findings += _connectivity_findings(board, copper, pairs)
         findings += mask_bridge_findings(board, copper, pairs.a, pairs.b, pairs.distance,
                                          _tested(copper, pairs.a, pairs.b))
+        findings += mask_shape_findings(board, copper)
         same = (copper.net[pairs.a] == copper.net[pairs.b]) & (pairs.distance < TOUCHING)
         findings += _dangling_via_findings(board, copper, pairs.a[same], pairs.b[same])
         findings += starved_thermal_findings(board, copper, pairs.a[same], pairs.b[same],
