@@ -203,6 +203,11 @@ def pic_track_near_hole(pcbnew, board) -> None:
     refill(pcbnew, board)
 
 
+def ecc83_track_in_other_fill(pcbnew, board) -> None:
+    # 1 mm of Net-(C2-Pad2) on B.Cu inside the GND fill, 6 mm from any other copper; not refilled.
+    add_track(pcbnew, board, "Net-(C2-Pad2)", (134.0, 93.5), (135.0, 93.5), 0.25, "B.Cu")
+
+
 # name -> (board folder, board name, edit, what is planted, what KiCad 9 and the checker say)
 PLANTS = {
     "coldfire-inner-planes": (
@@ -248,6 +253,12 @@ PLANTS = {
         "a B.Cu rule area (149, 116)-(151, 118) allowing no tracks, over the Net-(P4-Pad2) track at x = 149.86; "
         "zones refilled",
         "items_not_allowed for that track"),
+    "ecc83-track-in-other-fill": (
+        ECC83, ECC83_BOARD, ecc83_track_in_other_fill,
+        "a 1 mm, 0.25 mm wide Net-(C2-Pad2) track on B.Cu from (134, 93.5) to (135, 93.5), inside the GND fill; "
+        "not refilled",
+        "clearance (the track on the GND fill) and unconnected_items (a pad-less island); no dangling track: "
+        "KiCad 9 joins a track to the fill under it whatever its net"),
     "pic-track-near-hole": (
         PIC, PIC_BOARD, pic_track_near_hole,
         "board setup hole clearance 0.25 mm (was 0), and a 0.25 mm GND track on F.Cu from (156, 133.515) to "

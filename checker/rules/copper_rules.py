@@ -666,9 +666,8 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
     open_ends = np.flatnonzero(~connected)
     if len(open_ends):
         _touching_copper(copper, ends, end_item, open_ends, connected)
-    for fill in copper.fills:   # an end inside its net's fill
-        open_ends = np.flatnonzero(~connected & (copper.net[end_item] == copper.net[fill])
-                                   & ((copper.layers[end_item] & copper.layers[fill]) != 0))
+    for fill in copper.fills:   # an end inside a fill (of any net, as above: KiCad joins them)
+        open_ends = np.flatnonzero(~connected & ((copper.layers[end_item] & copper.layers[fill]) != 0))
         if len(open_ends):
             polygon = copper.core[fill]
             shapely.prepare(polygon)

@@ -403,3 +403,17 @@ def test_a_window_drawn_on_the_mask_over_two_nets_bridges_them():
     (finding,) = _mirroring(check(RunOptions(path=folder, run_kicad_cli=False)).findings, "solder_mask_bridge")
     assert {item["uuid"] for item in violation["items"]} <= set(finding.uuids)
     assert finding.extra["layer"] == "B.Mask" and finding.extra["nets"] == ["Net-(J1-Pad1)", "VIN"]
+
+
+def test_a_track_inside_a_fill_of_another_net_is_a_short_and_does_not_dangle():
+    """KiCad 9's connectivity joins a track to a fill of another net under it (the track could
+    take the fill's net): the fill under both its ends, the track is not dangling. It is still
+    copper on another net's fill (clearance) and an island of its own net (unconnected)."""
+    report = _report("ecc83-track-in-other-fill")
+    findings = _findings("ecc83-track-in-other-fill")
+    assert [v for v in report["violations"] if v["type"] == "track_dangling"] == []
+    assert [f.message for f in findings if f.kicad_type == "track_dangling"] == []
+    for kind in ("clearance", "unconnected_items"):
+        (violation,) = _kicad_errors(report, kind)
+        (finding,) = _mirroring(findings, kind)
+        assert _names(violation, finding)
