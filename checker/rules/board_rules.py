@@ -17,6 +17,7 @@ from ..copper import PAD, ZONE, Copper, build_copper
 from ..findings import Finding, where_in
 from ..model import ProjectModel
 from . import footprint_rules, keepout_rules
+from .copper_rules import grown_boxes
 from .silk_rules import min_silk_clearance, silk_edge_findings, silk_mask_findings
 from .schematic_rules import is_unannotated
 
@@ -154,10 +155,12 @@ def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[F
     lines = np.array([shapely.LineString(e.points) for e in board.edges], dtype=object)
     tree = shapely.STRtree(lines)
     # Every item by its core: fills by their whole polygon, so a cutout inside a fill is inside it.
-    query_in, query_tree = tree.query(copper.core, predicate="dwithin", distance=copper.radius + required)
+    # Candidates by their boxes grown by the reach (an envelope test in C; a "dwithin" query
+    # prepares every item, 8 ms on the video demo): the gaps below keep only the near ones.
+    query_in, query_tree = tree.query(grown_boxes(copper.core, copper.radius + required))
     if not len(query_in):
         return []
-    gap = shapely.distance(copper.core[query_in], lines[query_tree]) - copper.radius[query_in]
+    gap = _gaps(copper, query_in, lines, query_tree, copper.radius + required)
     closest: dict[int, tuple[float, int]] = {}
     for item, edge, value in zip(query_in.tolist(), query_tree.tolist(), gap.tolist()):
         if (value < required - EPSILON or value <= EPSILON) and (item not in closest or value < closest[item][0]):
@@ -192,6 +195,27 @@ def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[F
                                           f"{model.profile.name}'s minimum", "",
                                           "edge-fab" if board_hits else "edge"))
     return findings
+
+
+def _gaps(copper: Copper, items: np.ndarray, lines: np.ndarray, edges: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """Each item's copper to its edge line, less the item's radius.
+
+    A zone fill is first clipped to the line's box grown by the item's reach: its part
+    farther away cannot be nearest when the gap counts, and GEOS measures every segment
+    pair (a fill against the board outline: 10 ms of the video demo's check, 3 clipped).
+    An empty clip is nothing that near, measured whole all the same."""
+    cores = copper.core[items]
+    fills = np.flatnonzero(copper.kind[items] == ZONE)
+    if len(fills):
+        cores = cores.copy()
+        box = shapely.bounds(lines[edges[fills]])
+        margin = reach[items[fills]]
+        # One call a fill: clip_by_rect takes one rectangle (scalars) per call.
+        clipped = np.array([shapely.clip_by_rect(core, x0 - m, y0 - m, x1 + m, y1 + m) for core, (x0, y0, x1, y1), m
+                            in zip(cores[fills], box.tolist(), margin.tolist())], dtype=object)
+        kept = ~shapely.is_empty(clipped)
+        cores[fills[kept]] = clipped[kept]
+    return shapely.distance(cores, lines[edges]) - copper.radius[items]
 
 
 def _edge_finding(board: Board, copper: Copper, net: str, hits: list, lines: np.ndarray, severity: str,
