@@ -163,6 +163,25 @@ class CopperShape(Located):
 
 
 @dataclass(eq=False)
+class SilkText(Located):
+    """A visible text on F.SilkS / B.SilkS (a footprint's field or text, or the board's own),
+    with its font as KiCad 9 checks it (text_height, text_thickness)."""
+
+    kind: str               # KiCad's words: "Reference field", "Value field", "Footprint text", "Text"
+    text: str
+    layer: str
+    height: float           # the font's height (KiCad writes (size height width))
+    width: float
+    thickness: float | None  # the pen width as written; None when the file gives none
+    bold: bool
+    x: float
+    y: float
+    uuid: str
+    footprint: "Footprint | None"
+    location: Location = field(repr=False)
+
+
+@dataclass(eq=False)
 class Zone(Located):
     net: str
     layers: list[str]
@@ -204,6 +223,7 @@ class Board:
     silk_shapes: list[CopperShape] = field(default_factory=list)
     # Shapes drawn on F.Mask / B.Mask: openings in the solder mask (KiCad's solder_mask_bridge).
     mask_shapes: list[CopperShape] = field(default_factory=list)
+    silk_texts: list[SilkText] = field(default_factory=list)
     nets: dict[str, str] = field(default_factory=dict)
     title_block: dict[str, str] = field(default_factory=dict)
     edge_connector: str = ""            # stackup (edge_connector yes|bevelled)
@@ -293,6 +313,10 @@ def load_board(path: Path, reader: InputReader) -> Board:
                 item = _copper_shape(child, (0.0, 0.0, 0.0), layer, None, board)
                 if item is not None:
                     board.mask_shapes.append(item)
+        elif name == "gr_text":
+            text = _silk_text(child, (0.0, 0.0, 0.0), None)
+            if text is not None:
+                board.silk_texts.append(text)
         elif name == "zone":
             item = _zone(child, board)
             board.zones.append(item)
@@ -390,6 +414,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
     courtyard: list[tuple[Node, str]] = []
     silk: list[tuple[Node, str]] = []
     mask: list[tuple[Node, str]] = []
+    texts: list[Node] = []
     uuid = path = layer = ""
     # One pass over the children: a footprint holds dozens of graphics we skip.
     for item in node[1:-2]:
@@ -413,6 +438,7 @@ def _footprint(node: Node, board: Board) -> Footprint:
             elif shape_layer in MASK_LAYERS:
                 mask.append((item, shape_layer))
         elif name in ("fp_text", "property"):
+            texts.append(item)
             kind, text = item.atom(0), item.atom(1) or ""
             if kind in ("reference", "Reference") and not reference:
                 reference = text
@@ -474,6 +500,10 @@ def _footprint(node: Node, board: Board) -> Footprint:
         shape = _copper_shape(child, placement, shape_layer, footprint, board)
         if shape is not None:
             board.mask_shapes.append(shape)
+    for child in texts:
+        text = _silk_text(child, placement, footprint)
+        if text is not None:
+            board.silk_texts.append(text)
     for child, shape_layer in courtyard:
         outline = _edge(child, placement, reference)
         if outline is not None:
@@ -487,6 +517,54 @@ _COURTYARDS = {"F.CrtYd": "F.CrtYd", "B.CrtYd": "B.CrtYd", "F.Courtyard": "F.Crt
 
 
 _EDGE_SHAPES = frozenset(("fp_line", "fp_arc", "fp_circle", "fp_rect", "fp_poly", "fp_curve"))
+
+
+_TEXT_KINDS = {"reference": "Reference field", "value": "Value field", "Reference": "Reference field",
+               "Value": "Value field"}
+
+
+def _silk_text(node: Node, placement: tuple[float, float, float], footprint) -> SilkText | None:
+    """A visible text on a silkscreen layer, else None."""
+    layer_node = node.first("layer")
+    layer = SILK_LAYERS.get(layer_node.atom(0) or "") if layer_node is not None else None
+    if layer is None or _hidden(node):
+        return None
+    if node.name == "gr_text":
+        kind, text = "Text", node.atom(0) or ""
+    else:
+        key, text = node.atom(0) or "", node.atom(1) or ""
+        kind = _TEXT_KINDS.get(key, "Footprint text")
+        if node.name == "property" and key not in _TEXT_KINDS and not text:
+            return None
+    effects = node.first("effects")
+    font = effects.first("font") if effects is not None else None
+    size = font.first("size") if font is not None else None
+    if size is None:
+        return None
+    height = to_float(size.atom(0)) or 0.0
+    width = to_float(size.atom(1)) or height
+    thickness_node = font.first("thickness")
+    thickness = to_float(thickness_node.atom(0)) if thickness_node is not None else None
+    bold_node = font.first("bold")
+    bold = "bold" in font.atoms() or (bold_node is not None and bold_node.atom(0) in (None, "yes"))
+    at = node.first("at")
+    local = ((to_float(at.atom(0)) or 0.0, to_float(at.atom(1)) or 0.0) if at is not None else (0.0, 0.0))
+    x, y = _place(local, placement)
+    return SilkText(kind=kind, text=text, layer=layer, height=height, width=width, thickness=thickness, bold=bold,
+                    x=x, y=y, uuid=_uuid(node), footprint=footprint, location=node.location)
+
+
+def _hidden(node: Node) -> bool:
+    """KiCad 5-7 write a bare ``hide`` (in the text or its effects); KiCad 8+ ``(hide yes)``."""
+    for holder in (node, node.first("effects")):
+        if holder is None:
+            continue
+        if "hide" in holder.atoms():
+            return True
+        flag = holder.first("hide")
+        if flag is not None and flag.atom(0) in (None, "yes"):
+            return True
+    return False
 
 
 def _place(point: Point, placement: tuple[float, float, float]) -> Point:

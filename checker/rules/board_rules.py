@@ -19,6 +19,7 @@ from ..model import ProjectModel
 from . import footprint_rules, keepout_rules
 from .copper_rules import grown_boxes
 from .silk_rules import min_silk_clearance, silk_edge_findings, silk_mask_findings
+from .text_rules import text_dims_findings
 from .schematic_rules import is_unannotated
 
 # KiCad chains outline items whose ends are within a few micrometres; we use
@@ -44,6 +45,7 @@ def check(model: ProjectModel) -> list[Finding]:
     findings += keepout_rules.check(board, model.copper)
     findings += silk_edge_findings(board, min_silk_clearance(model.pro))
     findings += silk_mask_findings(board, model.copper, min_silk_clearance(model.pro))
+    findings += text_dims_findings(board, model.pro)
     return findings
 
 

@@ -47,7 +47,8 @@ DRC_RULES = [
          "footprint's or the board setup's) reaching copper of another net on the same side (track, via, "
          "zone fill, pad), or nearer another pad's opening than the board's minimum mask web: bare copper of "
          "two nets side by side. Once per side. Pads of one footprint that allows solder mask bridges are "
-         "not compared with each other; openings drawn as shapes on a mask layer are not checked.",
+         "not compared with each other. A shape drawn on F.Mask / B.Mask (a solder jumper's window) is an "
+         "opening too: copper of two nets under it is bridged.",
          "Shrink the mask margin, move the copper, or allow bridges in the footprint if they are meant."),
     _drc("board.silk-edge-clearance", "silk_edge_clearance", "medium", "Silkscreen clipped by the board edge",
          "A line, arc, circle, rectangle or polygon on F.SilkS or B.SilkS (the board's or a footprint's) "
@@ -62,6 +63,16 @@ DRC_RULES = [
          "copper. One place per silk item, one finding per footprint and side. Via openings and shapes drawn on "
          "a mask layer are not taken as openings; texts are not checked.",
          "Move the silkscreen off the pad's opening."),
+    _drc("board.text-height", "text_height", "medium", "Silkscreen text too small",
+         "A visible text on F.SilkS or B.SilkS (footprint fields and texts, board texts) whose font height is "
+         "below the board setup's minimum text height (KiCad 9's 0.8 mm when the project sets none). One "
+         "finding listing every text.",
+         "Make the text larger, or hide it."),
+    _drc("board.text-thickness", "text_thickness", "medium", "Silkscreen text too thin",
+         "A visible text on F.SilkS or B.SilkS whose pen width, as KiCad draws it (the written thickness, at "
+         "most a quarter of the font's smaller size), is below the board setup's minimum text thickness "
+         "(KiCad 9's 0.08 mm when the project sets none). One finding listing every text.",
+         "Make the text's stroke (and so its size) larger."),
     _drc("board.dangling-via", "via_dangling", "medium", "Via joins nothing",
          "A via that fewer than two items of its net (tracks, pads, zone fills, other vias) touch, so it "
          "joins nothing to anything. One finding per net listing every via.",
