@@ -344,10 +344,12 @@ class Node(tuple):
 
     def value(self, name: str, default: str | None = None) -> str | None:
         """First atom of the child list ``name``: ``(layer "F.Cu")`` -> ``F.Cu``."""
-        child = self.first(name)
-        if child is None:
-            return default
-        return child.atom(0, default)
+        for child in self[1:-2]:   # first(name) and atom(0), inlined: 25 000 calls on the video demo
+            if type(child) is not str and child[0] == name:
+                if len(child) > 3 and type(child[1]) is str:
+                    return child[1]
+                return child.atom(0, default)
+        return default
 
     def number(self, name: str, index: int = 0) -> float | None:
         child = self.first(name)
