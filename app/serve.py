@@ -90,6 +90,20 @@ def stop_processes(processes: list[subprocess.Popen], timeout: float = 30) -> No
             process.wait()
 
 
+def memory_folder() -> str | None:
+    """/dev/shm when this machine has it (tmpfs), else None (the default temporary folder).
+
+    Every request writes its counts into prometheus-client's files (three mmap
+    writes, app/web/request_metrics.py). On a disk filesystem the kernel's
+    writeback cleans those shared pages while other disk writes are pending,
+    and each next write faults; on the benchmark's loaded machine the metrics
+    cost the webhook intake tens of microseconds of CPU per request where they
+    cost 6 us in one thread (docs/benchmarks.md). The files live only as long as
+    the service, so memory is where they belong."""
+    folder = "/dev/shm"
+    return folder if os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK) else None
+
+
 class Service:
     """The API and worker processes, started and stopped together."""
 
@@ -104,7 +118,7 @@ class Service:
         # gunicorn worker adds up all of them (app/telemetry.py; docs/operations.md).
         self.metrics_dir = None
         if not self.env.get(telemetry.MULTIPROCESS_DIR):
-            self.metrics_dir = tempfile.mkdtemp(prefix="boardready-metrics-")
+            self.metrics_dir = tempfile.mkdtemp(prefix="boardready-metrics-", dir=memory_folder())
             self.env[telemetry.MULTIPROCESS_DIR] = self.metrics_dir
 
     def start(self) -> "Service":
