@@ -94,12 +94,11 @@ def memory_folder() -> str | None:
     """/dev/shm when this machine has it (tmpfs), else None (the default temporary folder).
 
     Every request writes its counts into prometheus-client's files (three mmap
-    writes, app/web/request_metrics.py). On a disk filesystem the kernel's
-    writeback cleans those shared pages while other disk writes are pending,
-    and each next write faults; on the benchmark's loaded machine the metrics
-    cost the webhook intake tens of microseconds of CPU per request where they
-    cost 6 us in one thread (docs/benchmarks.md). The files live only as long as
-    the service, so memory is where they belong."""
+    writes, app/web/request_metrics.py). On a disk filesystem those are shared
+    file pages the kernel's writeback cleans, after which the next write
+    faults again; in memory nothing is written back. The files live only as
+    long as the service, so memory is where they belong (docs/benchmarks.md,
+    "Session 6", for what the metrics cost the intake)."""
     folder = "/dev/shm"
     return folder if os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK) else None
 
