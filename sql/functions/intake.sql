@@ -2,21 +2,7 @@
 -- <provider>:<delivery_id>. One row each: a lifecycle event's job is made from
 -- it by the workers (lifecycle_jobs_from_inbox in jobs.sql, migration 0017).
 
--- p_acceptance_ms (0010): how long the request took to get here, kept for
--- the SLO's acceptance p95. The signature without it is dropped, so that a
--- call by name resolves to one function; so is the one that returned the
--- job id (before 0017), since a function's result type cannot be replaced.
-DROP FUNCTION IF EXISTS boardready.intake_accept_delivery(text, text, text, text, bigint, jsonb, text, integer,
-                                                          timestamptz);
-DO $$
-BEGIN
-  IF EXISTS (SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-              WHERE n.nspname = 'boardready' AND p.proname = 'intake_accept_delivery'
-                AND 'job_id' = ANY (p.proargnames)) THEN
-    DROP FUNCTION boardready.intake_accept_delivery(text, text, text, text, bigint, jsonb, text, integer, integer,
-                                                    timestamptz);
-  END IF;
-END $$;
+-- Older signatures of intake_accept_delivery are dropped by migration 0031.
 
 -- A batch of deliveries in one transaction: the API stores the deliveries
 -- that arrive together with one call and one commit (app/web/intake_batch.py),

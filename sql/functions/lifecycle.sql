@@ -60,11 +60,7 @@ RETURNS integer LANGUAGE sql AS $$
 $$;
 
 -- Each apply function gets the event's installation made sure of
--- (lifecycle_job_process), which every event the service acts on names. Their
--- signatures before, which each made sure of it first:
-DROP FUNCTION IF EXISTS boardready.lifecycle_apply_installation(text, jsonb, timestamptz);
-DROP FUNCTION IF EXISTS boardready.lifecycle_apply_installation_repositories(text, jsonb, timestamptz);
-DROP FUNCTION IF EXISTS boardready.lifecycle_apply_pull_request(text, jsonb, timestamptz);
+-- (lifecycle_job_process), which every event the service acts on names.
 
 CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_installation(
   p_action text, p_installation_id bigint, p_actions jsonb, p_now timestamptz)

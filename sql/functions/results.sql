@@ -265,10 +265,9 @@ $$;
 
 -- What the check run and the comment show: the result and its findings in
 -- order, with the decision its completion shows (run_result_completion_decision).
--- (Dropped first: its columns grew source and api_token_id, so that a
--- token-published result says so on the check run.)
-DROP FUNCTION IF EXISTS boardready.run_result_publication(bigint);
-CREATE FUNCTION boardready.run_result_publication(p_run_result_id bigint)
+-- (source and api_token_id: a token-published result says so on the check
+-- run; the older shape is dropped by migration 0031.)
+CREATE OR REPLACE FUNCTION boardready.run_result_publication(p_run_result_id bigint)
 RETURNS TABLE (readiness text, score integer, decision text, conclusion text, tool_name text, tool_version text,
                kicad_version text, head_sha text, source text, api_token_id text, findings jsonb)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$

@@ -360,7 +360,6 @@ END $$;
 
 -- The check run's decision update is reported through outbox_report
 -- (outbox.sql, decision_published).
-DROP FUNCTION IF EXISTS boardready.outbox_decision_published(bigint, uuid, text, timestamptz);
 
 -- For operators: reviews with their standing approvals, and waivers (reasons
 -- are tenant text and stay out).

@@ -439,12 +439,12 @@ def test_without_a_cursor_secret_one_is_generated_into_the_data_folder(pool, own
     repos = seed_repositories(owner, 1)
     for n in range(3):
         decided_run(owner, pool, repos[0], pr_number=n + 1)
-    shared, other = tmp_path / "shared", tmp_path / "other"
+    one_folder, other = tmp_path / "data", tmp_path / "other"
     first, second, elsewhere = (testing.TestClient(create_app(make_config(SERVICE_DATA_DIR=str(folder)), pool))
-                                for folder in (shared, shared, other))
+                                for folder in (one_folder, one_folder, other))
     session = Session(pool, repos)
     cursor = first.simulate_get("/api/v1/runs", params={"limit": "1"}, headers=session.headers()).json["nextCursor"]
-    assert (shared / "cursor-secret").stat().st_mode & 0o777 == 0o600
+    assert (one_folder / "cursor-secret").stat().st_mode & 0o777 == 0o600
     # Every process of the folder shares the key; another folder's does not.
     assert second.simulate_get("/api/v1/runs", params={"cursor": cursor}, headers=session.headers()).status_code == 200
     refused = elsewhere.simulate_get("/api/v1/runs", params={"cursor": cursor}, headers=session.headers())
