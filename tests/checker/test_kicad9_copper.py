@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,18 @@ PLANTED = FIXTURES / "kicad-planted"
 # A place matches KiCad's when it is this close (KiCad names an item by its anchor; the
 # checker by the point where two items come closest).
 NEAR_MM = 1.0
+
+
+def _project_beside(report: str) -> tuple[Path, Path]:
+    """A committed kicad-cli report and the project it was made of: the folder's one project for
+    `kicad-drc.json`, `<name>.kicad_pro` for `<name>.kicad-drc.json` (a folder of two projects)."""
+    path = FIXTURES / report
+    name = path.name
+    if name != "kicad-drc.json":
+        return path, path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
+    if len(list(path.parent.glob("*.kicad_pro"))) != 1:
+        pytest.skip("no single project beside the report")
+    return path, path.parent
 
 
 def _report(name: str) -> dict:
@@ -152,11 +165,7 @@ COMPLETE = ("clearance", "shorting_items", "unconnected_items", "starved_thermal
 
 @pytest.mark.parametrize("report", FIXTURE_REPORTS)
 def test_every_fixture_board_kicad_copper_error_is_found(report):
-    path = FIXTURES / report
-    name = path.name
-    project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
-    if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
-        pytest.skip("no single project beside the report")
+    path, project = _project_beside(report)
     data = json.loads(path.read_text())
     findings = check(RunOptions(path=project, run_kicad_cli=False)).findings
     for kind in COMPLETE:
@@ -249,11 +258,7 @@ def test_silkscreen_clipped_by_the_edge_or_the_mask_is_kicads_warning_item_for_i
     """Every silk line or polygon KiCad 9 reports clipped by the board edge or a solder mask
     opening is a place of a medium finding naming its uuid (and the edges it meets); no more places
     than KiCad's (texts are not drawn, so not reported)."""
-    path = FIXTURES / report
-    name = path.name
-    project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
-    if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
-        pytest.skip("no single project beside the report")
+    path, project = _project_beside(report)
     violations = json.loads(path.read_text())["violations"]
     outcome = check(RunOptions(path=project, run_kicad_cli=False)).findings
     for kind in SILK:
@@ -290,11 +295,7 @@ def test_no_blocking_board_finding_goes_beyond_kicads_count_or_places(report):
     """Issue 26: on every fixture board, each place of the checker's blocking finding of a KiCad
     copper type is one of KiCad 9's own errors of that type, and there are no more places than
     KiCad's errors (one missing connection is one place, naming the items at both its ends)."""
-    path = FIXTURES / report
-    name = path.name
-    project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
-    if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
-        pytest.skip("no single project beside the report")
+    path, project = _project_beside(report)
     data = json.loads(path.read_text())
     findings = check(RunOptions(path=project, run_kicad_cli=False)).findings
     for kind in BLOCKING_COPPER:
@@ -350,11 +351,7 @@ def test_each_net_lacks_as_many_connections_as_kicads_ratsnest_says(report):
     """KiCad's ratsnest is a spanning tree over a net's islands (pad-less track islands too):
     islands - 1 missing connections per net. One island can lack two of them (a track joining
     nothing between two pads), which are two findings, not one."""
-    path = FIXTURES / report
-    name = path.name
-    project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
-    if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
-        pytest.skip("no single project beside the report")
+    path, project = _project_beside(report)
     kicad = Counter(_kicad_net(v) for v in _kicad_errors(json.loads(path.read_text()), "unconnected_items"))
     ours = Counter(f.extra["nets"][0] for f in _mirroring(check(RunOptions(path=project, run_kicad_cli=False)).findings,
                                                           "unconnected_items"))
@@ -366,11 +363,7 @@ def test_every_dangling_track_end_is_one_kicad_reports(report):
     """A track end on copper of another net is joined for KiCad 9's connectivity (a track can
     take another net), so not dangling: the tracks-crossing plant's stub ends on a
     Net-(R1-Pad1) track (a short) and KiCad reports no dangling end for it."""
-    path = FIXTURES / report
-    name = path.name
-    project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
-    if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
-        pytest.skip("no single project beside the report")
+    path, project = _project_beside(report)
     kicad = [v for v in json.loads(path.read_text())["violations"] if v["type"] == "track_dangling"]
     findings = [f for f in check(RunOptions(path=project, run_kicad_cli=False)).findings
                 if f.kicad_type == "track_dangling"]
@@ -427,11 +420,7 @@ TEXT_TYPES = ("text_height", "text_thickness")
 def test_silkscreen_texts_too_small_are_kicads_warnings_text_for_text(report):
     """KiCad 9's text_height / text_thickness on visible silkscreen texts (the pen clamped to a
     quarter of the font size: microwave's 0.0762 mm texts with a 0.2 mm pen are 0.019 mm thin)."""
-    path = FIXTURES / report
-    name = path.name
-    project = path.parent if name == "kicad-drc.json" else path.parent / (name[:-len(".kicad-drc.json")] + ".kicad_pro")
-    if name == "kicad-drc.json" and len(list(path.parent.glob("*.kicad_pro"))) != 1:
-        pytest.skip("no single project beside the report")
+    path, project = _project_beside(report)
     violations = json.loads(path.read_text())["violations"]
     findings = check(RunOptions(path=project, run_kicad_cli=False)).findings
     for kind in TEXT_TYPES:
