@@ -104,7 +104,7 @@ def _time_to_ready(url: str, repeat: int) -> list[float]:
     sys.path.insert(0, str(ROOT))
     from playwright.sync_api import sync_playwright
 
-    from tests.helpers import CHROMIUM, CHROMIUM_ARGS
+    from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 
     times = []
     with sync_playwright() as playwright:

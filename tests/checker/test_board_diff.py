@@ -15,7 +15,7 @@ from checker.cli import main
 from checker.runner import RunOptions, check
 from checker_fixtures import FIXTURES, KICAD
 from test_runner_mode import runner_env, service  # noqa: F401  (fixtures: the runner's environment and service)
-from tests.helpers import headless_chromium, offline_page, screenshot_folder
+from tests.helpers.browser import headless_chromium, offline_page, screenshot_folder
 
 PAIR = FIXTURES / "kicad-diff"
 

@@ -9,7 +9,7 @@ import pytest
 from checker.report_html import render_html
 from checker.runner import RunOptions, check
 from checker_fixtures import KICAD, REPO_ROOT
-from tests.helpers import headless_chromium, offline_page
+from tests.helpers.browser import headless_chromium, offline_page
 
 
 

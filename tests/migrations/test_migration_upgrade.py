@@ -1,0 +1,68 @@
+"""The previous release's database, upgraded by this release's migrations:
+every SQL function that release calls is still there with the same signature
+and result, and the upgraded schema is the one a database migrated from empty
+gets (no drift between the two paths).
+
+The previous release is the one CHANGELOG.md names; its tree is checked out
+with `git worktree` and its own bin/migrate builds the database.
+"""
+from __future__ import annotations
+
+import uuid
+from contextlib import contextmanager
+
+import pytest
+
+from app import migrations
+from tests.helpers.releases import catalog, checked_out, function_signatures, migrate_with, previous_release
+
+
+@contextmanager
+def empty_database(pg_server):
+    janitor = pg_server.janitor(f"boardready_up_{uuid.uuid4().hex[:10]}")
+    janitor.init()
+    try:
+        yield pg_server.url(janitor.dbname)
+    finally:
+        janitor.drop()
+
+
+@pytest.fixture(scope="module")
+def databases(pg_server):
+    """(previous release's functions, upgraded database's catalog and functions, fresh database's catalog)."""
+    _, commit = previous_release()
+    with checked_out(commit) as tree, empty_database(pg_server) as upgraded, empty_database(pg_server) as fresh:
+        migrate_with(tree, upgraded)
+        before = function_signatures(upgraded)
+        migrations.migrate(upgraded)
+        migrations.migrate(fresh)
+        yield {"before": before, "after": function_signatures(upgraded),
+               "upgraded": catalog(upgraded), "fresh": catalog(fresh), "fresh_functions": function_signatures(fresh)}
+
+
+def test_every_function_the_previous_release_calls_survives_the_upgrade(databases):
+    before, after = databases["before"], databases["after"]
+    assert len(before) > 100, "the previous release's database holds its functions"
+    missing = sorted(set(before) - set(after))
+    changed = sorted(name for name in set(before) & set(after) if before[name] != after[name])
+    print(f"previous release: {len(before)} functions; after the upgrade: {len(after)}; "
+          f"missing {len(missing)}, result changed {len(changed)}")
+    assert not missing, f"functions the previous release calls were dropped or re-signed: {missing}"
+    assert not changed, {name: (before[name], after[name]) for name in changed}
+
+
+def test_a_database_built_from_empty_has_the_functions_the_previous_release_calls(databases):
+    missing = sorted(set(databases["before"]) - set(databases["fresh_functions"]))
+    assert not missing, f"a fresh database lacks what a previous-release process still calls: {missing}"
+
+
+def test_upgraded_and_fresh_databases_have_one_schema(databases):
+    upgraded, fresh = databases["upgraded"], databases["fresh"]
+    drift = {}
+    for part in fresh:
+        only_upgraded = sorted(set(upgraded[part]) - set(fresh[part]))
+        only_fresh = sorted(set(fresh[part]) - set(upgraded[part]))
+        if only_upgraded or only_fresh:
+            drift[part] = {"only upgraded": only_upgraded, "only fresh": only_fresh}
+    print({part: len(items) for part, items in fresh.items()})
+    assert not drift, drift

@@ -1,0 +1,54 @@
+"""The one worker loop's registries against the schema: every kind a queue
+table allows has a handler, and every handler is for a kind the table allows
+(a kind without a handler would be dead-lettered as unknown_kind; a handler
+without a kind is dead code or a missing migration)."""
+from __future__ import annotations
+
+import re
+import threading
+
+from app import database
+from app.queueing import UnknownKind
+from tests.helpers.service import make_config
+from workers.registry import build_queues
+
+#: The column each table names its kinds in; lifecycle_jobs has one SQL handler for every event.
+KIND_COLUMNS = {"outbox_items": "kind", "reconciliation_items": "kind", "work_items": "kind", "schedules": "name"}
+
+
+def allowed(owner, table: str, column: str) -> set[str]:
+    rows = owner.execute(
+        "SELECT pg_get_constraintdef(c.oid) AS definition FROM pg_constraint c "
+        "JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace "
+        "WHERE n.nspname = 'boardready' AND t.relname = %s AND c.contype = 'c'", (table,)).fetchall()
+    [definition] = [r["definition"] for r in rows if re.match(rf"CHECK \(\({column} = ANY", r["definition"])]
+    return set(re.findall(r"'([^']+)'::text", definition))
+
+
+def test_every_queue_registry_matches_the_kinds_its_table_allows(owner, db_url):
+    pool = database.create_pool(db_url, max_size=2, name="registry-test")
+    try:
+        queues = build_queues(make_config(), db_url, pool, threading.Event())
+        registries = {queue.table: set(queue.handlers) for queue in queues.all}
+    finally:
+        pool.close()
+    assert set(registries) == set(KIND_COLUMNS) | {"lifecycle_jobs"}
+    assert registries["lifecycle_jobs"] == {"lifecycle_job"}
+    for table, column in KIND_COLUMNS.items():
+        schema = allowed(owner, table, column)
+        assert registries[table] == schema, (table, {"no handler": schema - registries[table],
+                                                     "no such kind": registries[table] - schema})
+
+
+def test_an_item_of_an_unknown_kind_fails_with_a_stable_code(db_url):
+    pool = database.create_pool(db_url, max_size=2, name="registry-test")
+    try:
+        queues = build_queues(make_config(), db_url, pool, threading.Event())
+        try:
+            queues.reconciliation.handle(pool, {"kind": "something_newer", "item_id": 1})
+        except UnknownKind as exc:
+            assert exc.reason_code == "unknown_kind"
+        else:
+            raise AssertionError("an unknown kind was handled")
+    finally:
+        pool.close()
