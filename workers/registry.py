@@ -1,7 +1,7 @@
 """Every kind of background work and its handler, in one place.
 
 `build_queues` makes the queues a worker process runs, each with its registry
-from kind to handler (tests/service/test_worker_registry.py checks every
+from kind to handler (tests/workers/test_worker_registry.py checks every
 registry against the kinds its table allows, in both directions);
 `build_workers` puts each in the one worker loop (workers/queue_worker.py).
 """
