@@ -92,7 +92,7 @@ def _check(options: RunOptions) -> RunOutcome:
         target = reader.resolve_inside(root, config.project, what="configured project")
     if options.base:
         from .base_check import BaseCheck   # a board, and numpy, only when a base is compared
-    base = BaseCheck(_check, options, root, target) if options.base else None   # runs beside this check
+    base = BaseCheck(_check, options, root, target) if options.base else None
     projects = discover(target, reader)
     inputs = _all_inputs(projects, options)
     reader.reserve(inputs)
@@ -110,6 +110,8 @@ def _check(options: RunOptions) -> RunOutcome:
             model.profile = profile.for_board(len(model.board.copper_layers()))
         models.append(model)
     models = _drop_subsheet_projects(models)
+    if base:
+        base.start(models)   # the base's check forks here, reusing what the head read
     findings: list[Finding] = []
     for model in models:
         say(f"checking {model.files.name}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from checker import board_view
 from checker.board_diff import change_count
 from checker.drawing import geometry_document
+from checker.limits import DEFAULT_LIMITS
 from checker.cli import main
 from checker.runner import RunOptions, check
 from checker_fixtures import FIXTURES, KICAD
@@ -420,3 +422,65 @@ def test_a_base_the_checker_refuses_leaves_the_head_checked_without_a_diff(tmp_p
     assert outcome.comparison["summary"][0].startswith("The base commit could not be checked (")
     assert outcome.findings and {f.baseline for f in outcome.findings} == {None}
     assert outcome.result["readiness"] == "blocked"   # the head's own verdict stands
+
+
+PLANTED = FIXTURES / "kicad-planted"
+# Real pairs: the diff fixture, each planted-defect board against the clean one it was
+# made from, and projects with a schematic whose base (tools/bench_board_diff.py's
+# planted_base) has a footprint elsewhere, a track more and a via less.
+BOARD_PAIRS = [(PAIR / "head", PAIR / "base")] + [
+    (folder, PLANTED / "clean") for folder in sorted(PLANTED.iterdir())
+    if folder.name != "clean" and (folder / "ecc83-pp.kicad_pcb").exists()]
+SCHEMATIC_PROJECTS = [FIXTURES / "kicad-multilayer" / "kit-dev-coldfire-xilinx_5213",
+                      KICAD / "v6" / "flat_hierarchy", KICAD / "v6" / "pic_programmer", KICAD / "v6" / "stickhub"]
+
+
+def _marks_of_a_full_base_check(head: Path, base: Path, findings) -> list[str | None]:
+    known = {f.fingerprint for f in check(RunOptions(path=base, run_kicad_cli=False)).findings}
+    return [("existing" if f.fingerprint in known else "new") if f.source == "boardready" else None
+            for f in findings]
+
+
+def _restricted_and_full(head: Path, base: Path) -> tuple[dict, dict, list, list]:
+    """The base's side as the fork makes it (reusing the head's schematic and ERC where
+    only board-side files changed) and as a full check of the base makes it, and the
+    marks each gives the head's findings."""
+    from checker.base_check import BaseCheck, compare
+    from checker.runner import _bom, _check
+
+    head_outcome = check(RunOptions(path=head, run_kicad_cli=False))
+    root = Path(os.path.abspath(head))
+    base_check = BaseCheck(_check, RunOptions(path=root, base=base, run_kicad_cli=False), root, root)
+    restricted, full = (base_check._checked(head_outcome.models, reuse) for reuse in (True, False))
+    marks = []
+    for payload in (restricted, full):
+        for finding in head_outcome.findings:
+            finding.baseline = None
+        compare(head_outcome.models, payload, _bom(head_outcome.models, DEFAULT_LIMITS), head_outcome.findings, root)
+        marks.append([f.baseline for f in head_outcome.findings])
+    return restricted, full, marks, _marks_of_a_full_base_check(head, base, head_outcome.findings)
+
+
+@pytest.mark.parametrize("head, base", BOARD_PAIRS, ids=[h.name for h, _ in BOARD_PAIRS])
+def test_the_base_check_marks_the_findings_a_full_check_of_the_base_marks_new(head, base):
+    outcome = _compare(head, base)   # the runner's way: the fork, when the machine lets it
+    assert [f.baseline for f in outcome.findings] == _marks_of_a_full_base_check(head, base, outcome.findings)
+    restricted, full, marks, expected = _restricted_and_full(head, base)
+    assert marks[0] == marks[1] == expected
+    assert restricted["boards"] == full["boards"] and restricted["bom"] == full["bom"]
+
+
+@pytest.mark.parametrize("project", SCHEMATIC_PROJECTS, ids=[p.name for p in SCHEMATIC_PROJECTS])
+def test_a_board_only_change_reuses_the_heads_schematic_and_erc_and_marks_exactly_what_a_full_check_marks(
+        project, tmp_path):
+    from tools.bench_board_diff import planted_base
+
+    base = planted_base(project, tmp_path)
+    restricted, full, marks, expected = _restricted_and_full(project, base)
+    assert restricted["erc_is_heads"] and restricted["schematic"] is None   # the restricted way was taken
+    assert not full["erc_is_heads"]
+    assert marks[0] == marks[1] == expected
+    assert restricted["boards"] == full["boards"] and restricted["bom"] == full["bom"]
+    assert change_count(restricted["boards"][0]["diff"]) >= 3
+    outcome = _compare(project, base)
+    assert [f.baseline for f in outcome.findings] == _marks_of_a_full_base_check(project, base, outcome.findings)
