@@ -10,9 +10,10 @@ via changed, so the diff has something to say. The runs alternate (without,
 with, without, ...) in one process so the machine's load hits both alike; the
 figures are the best and the median of N each, wall clock and CPU (the base
 check's forked process included), with the load average before and after (the
-machine is shared). "Interactive" is the time from navigation start to the
-drawing's data-ready mark (the script ran, the board is drawn and takes input).
-The run page's figure serves the partial's markup, the script and board.json
+machine is shared), and the CPU of the whole `bin/check` process (interpreter,
+imports, the base's fork), with and without kicad-cli when it is installed.
+"Interactive" is the time from navigation start to the drawing's data-ready
+mark (the script ran, the board is drawn and takes input). The run page's figure serves the partial's markup, the script and board.json
 from one local HTTP origin: the service's own render is not in it.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ import os
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -70,6 +72,22 @@ def planted_base(project: Path, scratch: Path) -> Path:
     lines[at] = lines[at].replace(f"(at {x} {y}", f"(at {float(x) - 2.54:g} {y}", 1)   # the head "moved" it
     board.write_text("".join(lines), encoding="utf-8")
     return base
+
+
+def _whole_runs(project: Path, base: Path, repeat: int, kicad_cli: bool) -> tuple[list[float], list[float]]:
+    """CPU of the whole `bin/check PROJECT --html` process (interpreter, imports, the base's
+    fork, kicad-cli's runs when ``kicad_cli``), without and with --base, alternating."""
+    plain, with_base = [], []
+    with tempfile.TemporaryDirectory(prefix="boardready-bench-") as scratch:
+        report = str(Path(scratch) / "report.html")
+        command = [str(ROOT / "bin" / "check"), str(project), "--html", report] + ([] if kicad_cli else ["--no-kicad-cli"])
+        for _ in range(repeat):
+            for extra, samples in (([], plain), (["--base", str(base)], with_base)):
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                subprocess.run(command + extra, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                samples.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return plain, with_base
 
 
 def _figures(label: str, samples: list[float]) -> str:
@@ -186,6 +204,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{100 * (min(diff_own) / min(plain_cpu) - 1):.0f}% to the head's process (the critical path when the "
           f"base's fork has a core of its own), "
           f"{100 * (statistics.median(diff_wall) / statistics.median(plain_wall) - 1):.0f}% wall here (median)")
+    for kicad_cli in (False, True) if shutil.which("kicad-cli") else (False,):
+        name = "bin/check" + ("" if kicad_cli else " --no-kicad-cli")
+        plain, with_base = _whole_runs(args.project, base, args.repeat, kicad_cli)
+        print(_figures(f"{name}, the whole process, no base   cpu", plain))
+        print(_figures(f"{name}, the whole process, --base    cpu", with_base))
+        print(f"{name}: --base adds {100 * (min(with_base) / min(plain) - 1):.0f}% CPU (best against best), "
+              f"{100 * (statistics.median(with_base) / statistics.median(plain) - 1):.0f}% (median against median)")
     diff = _diff_only(args.project, base, args.repeat)
     print(f"the diff alone (boards, BOM, schematic; both sides already checked): best {min(diff) * 1000:.1f} ms CPU, "
           f"{100 * min(diff) / min(plain_cpu):.1f}% of the run without a base")
