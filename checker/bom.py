@@ -1,8 +1,6 @@
 """Streaming reader for a BOM CSV, bounded by row count while it streams."""
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +11,7 @@ from .sexpr import decode
 
 _REFERENCE_COLUMNS = ("reference", "references", "ref", "refs", "designator", "designators", "refdes")
 _RANGE = re.compile(r"^([A-Za-z_#]+)(\d+)\s*-\s*(?:[A-Za-z_#]+)?(\d+)$")
-csv.field_size_limit(1024 * 1024)
+_MAX_CELL = 1024 * 1024
 
 
 @dataclass
@@ -48,6 +46,10 @@ def split_references(cell: str) -> list[str]:
 
 
 def read_bom(path: Path, reader: InputReader) -> list[BomRow]:
+    import csv          # here, not at import: only a run given a BOM reads one
+    import io
+
+    csv.field_size_limit(_MAX_CELL)
     shown = reader.relative(path)
     text = decode(reader.read_bytes(path), shown)
     if text.startswith("\ufeff"):

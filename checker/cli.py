@@ -12,6 +12,12 @@ import os
 import sys
 from pathlib import Path
 
+# numpy's OpenBLAS starts a busy thread per core the moment numpy is imported: about
+# half of numpy's import in CPU time, more in wall time on a loaded machine, for a
+# library the checker never calls (no matrix products). A command-line run is its own
+# process, so it says so before anything imports numpy; a value set by the caller wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from .errors import HostileInputError, ProfileRefused
 from .profiles import available
 from .runner import RunOptions, check

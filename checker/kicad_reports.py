@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +43,9 @@ class KicadCli:
 def find_kicad_cli() -> tuple[KicadCli | None, str | None]:
     """kicad-cli on the PATH: (it, None) when it is KiCad 8 or later; (None, why not)
     when it is older or its version cannot be read; (None, None) when there is none."""
+    import shutil       # here, not at import: a --no-kicad-cli run never starts a process
+    import subprocess
+
     found = shutil.which("kicad-cli")
     if not found:
         return None, None
@@ -75,6 +76,8 @@ def run_kicad_cli(kind: str, source: Path, cli: KicadCli, scratch: Path) -> tupl
     We never pass --exit-code-violations, so any exit but 0 is kicad-cli
     failing, and whatever it left behind is not trusted as a report.
     """
+    import subprocess
+
     report = scratch / f"{kind}.json"
     try:
         done = subprocess.run(check_command(kind, source, cli.executable, report), capture_output=True,

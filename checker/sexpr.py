@@ -572,11 +572,15 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
             count = run.count("(")   # one per point: the pattern allows no other
             if len(run) > max_atom:
                 _refuse_long_atoms(_split_leaves(run), run, match.start(1), max_atom, fail)
-            words = run.replace(")", " ").split()
-            tokens += 3 + 2 * count + len(words)   # as for a twig: "(", "pts", ")" and per point "(", ")"
+            points = _plain_points(run, count)
+            if points is not None:   # three words a point
+                tokens += 3 + 5 * count   # as for a twig: "(", "pts", ")" and per point "(", ")", 3 words
+            else:
+                words = run.replace(")", " ").split()
+                tokens += 3 + 2 * count + len(words)
+                points = _points_array(words, count)
             if tokens > max_tokens:
                 raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
-            points = _points_array(words, count)
             if points is not None:
                 parts.append(Points(("pts", points, ordinal, source)))
             else:   # not three words a point, or a number that is not a finite float: a twig
@@ -632,6 +636,27 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
     if not lists:
         raise MalformedSexpr("no S-expression found", path=path, line=1, column=1)
     return lists[0]
+
+
+def _plain_points(run: str, count: int) -> np.ndarray | None:
+    """_points_array without splitting the text into words: numpy reads the numbers
+    straight from the text (a third of the cost on a board's fills), each "(xy" read
+    as a NaN marker. The markers at every third number and finite numbers in between
+    mean exactly two numbers a point, as _points_array asks. None when numpy reads
+    the text otherwise (a number Python reads and numpy does not, e.g. "1_0"): the
+    caller then takes _points_array's word by word reading."""
+    import numpy as np
+
+    try:
+        numbers = np.fromstring(run.replace("(xy", " nan ").replace(")", " "), sep=" ")
+    except (ValueError, DeprecationWarning):   # numpy 2.3+ refuses unread text; older ones warn
+        return None
+    if len(numbers) != 3 * count:
+        return None
+    points = numbers.reshape(-1, 3)
+    if not np.isnan(points[:, 0]).all() or not np.isfinite(points[:, 1:]).all():
+        return None
+    return np.ascontiguousarray(points[:, 1:])
 
 
 def _points_array(words: list[str], count: int) -> np.ndarray | None:

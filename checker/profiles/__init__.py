@@ -10,15 +10,19 @@ numbers, one set for 1-2 layers and one for multilayer boards.
 """
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, replace
-from importlib import resources
 
 from ..errors import ProfileRefused
 
 MINIMUM_KEYS = ("track_width_mm", "clearance_mm", "via_drill_mm", "via_diameter_mm",
                 "annular_ring_mm", "copper_edge_clearance_mm")
 DEFAULT_PROFILE = "generic"
+# The profiles are files beside this module (package data of every distribution). Read
+# with os, not importlib.resources: that import (zipfile, tempfile, ...) was a tenth of
+# a small project's whole check, start-up included.
+_FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 
 @dataclass(frozen=True)
@@ -55,15 +59,15 @@ class FabProfile:
 
 
 def _raw(name: str) -> dict:
-    resource = resources.files(__package__).joinpath(f"{name}.toml")
-    if not resource.is_file():
+    path = os.path.join(_FOLDER, f"{name}.toml")
+    if name not in available():
         raise KeyError(name)
-    return tomllib.loads(resource.read_text(encoding="utf-8"))
+    with open(path, encoding="utf-8") as handle:
+        return tomllib.loads(handle.read())
 
 
 def available() -> list[str]:
-    return sorted(entry.name[:-5] for entry in resources.files(__package__).iterdir()
-                  if entry.name.endswith(".toml"))
+    return sorted(entry[:-5] for entry in os.listdir(_FOLDER) if entry.endswith(".toml"))
 
 
 def load_profile(name: str = DEFAULT_PROFILE) -> FabProfile:
