@@ -10,14 +10,27 @@ process's values in files there and /metrics adds them up, so any gunicorn
 worker answers for all of them. Without it (one process: a test, a tool)
 the values are this process's. The choice and its limits are in
 docs/operations.md, "Metrics of the processes".
+
+The request metrics are counted in memory (app/web/request_metrics.py) and
+published into those metrics on demand: a scrape publishes its own process's
+counts and asks every other process serving the API to publish theirs (one
+datagram each to the Unix socket it listens on in the multiprocess folder,
+answered once written), then reads the files. Each process also publishes
+once a second and when it exits, so a process that dies loses at most a
+second of counts, and a scrape never waits for a process that does not
+answer for more than PUBLISH_WAIT_SECONDS.
 """
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
+from typing import Callable
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, multiprocess
+
+from app.jsonlog import log
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 POOL_SAMPLE_SECONDS = 1.0
@@ -70,9 +83,120 @@ def record_host_call(method: str, outcome: str, seconds: float) -> None:
     HOST_DURATION.labels(outcome).observe(seconds)
 
 
+_publishers: list[Callable[[], None]] = []
+#: Between two publications of a process that nobody scrapes: what a process
+#: that dies unannounced may lose.
+PUBLISH_SECONDS = 1.0
+#: The longest a scrape waits for the other processes to publish.
+PUBLISH_WAIT_SECONDS = 0.5
+_listening_pid: int | None = None
+_listening_lock = threading.Lock()
+
+
+def add_publisher(publish: Callable[[], None]) -> None:
+    """`publish` writes counts this process keeps in memory into the metrics."""
+    _publishers.append(publish)
+
+
+def publish_here() -> None:
+    for publish in _publishers:
+        publish()
+
+
+def _publish_socket(folder: str, pid: int) -> str:
+    return os.path.join(folder, f"publish_{pid}.sock")
+
+
+def serve_publish_requests() -> None:
+    """In multiprocess mode, publish this process's counts when another
+    process's scrape asks, and once a second; once per process (after a fork too)."""
+    global _listening_pid
+    folder = os.environ.get(MULTIPROCESS_DIR)
+    if not folder or _listening_pid == os.getpid():
+        return
+    with _listening_lock:
+        if _listening_pid == os.getpid():
+            return
+        _listening_pid = os.getpid()
+        path = _publish_socket(folder, _listening_pid)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            if os.path.exists(path):   # an earlier process with this pid
+                os.unlink(path)
+            listener.bind(path)
+        except OSError:   # e.g. a folder path too long for a socket: publish on the clock alone
+            listener.close()
+            listener = None
+        threading.Thread(target=_publish_on_request, args=(listener,), name="metrics-publish", daemon=True).start()
+
+
+def _publish_on_request(listener: socket.socket | None) -> None:
+    if listener is not None:
+        listener.settimeout(PUBLISH_SECONDS)
+    while True:
+        asker = None
+        try:
+            if listener is None:
+                time.sleep(PUBLISH_SECONDS)
+            else:
+                _, asker = listener.recvfrom(16)
+        except TimeoutError:
+            pass
+        try:
+            publish_here()
+        except Exception as exc:   # a publication that failed is retried by the next; the thread must live on
+            log("metrics.publish_failed", level="warning", errorClass=type(exc).__name__)
+        finally:
+            if asker:
+                try:
+                    listener.sendto(b"1", asker)
+                except OSError:   # the asker gave up waiting
+                    pass
+
+
+def publish_everywhere() -> None:
+    """Before a scrape: this process's counts, and every other live process's."""
+    publish_here()
+    folder = os.environ.get(MULTIPROCESS_DIR)
+    if not folder:
+        return
+    own = os.path.basename(_publish_socket(folder, os.getpid()))
+    peers = [name for name in os.listdir(folder) if name.startswith("publish_") and name.endswith(".sock")
+             and name != own]
+    if not peers:
+        return
+    reply_path = os.path.join(folder, f"scrape_{os.getpid()}_{threading.get_ident()}.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as asker:
+        try:
+            asker.bind(reply_path)
+        except OSError:
+            return
+        try:
+            asker.settimeout(PUBLISH_WAIT_SECONDS)
+            waiting = 0
+            for name in peers:
+                try:
+                    asker.sendto(b"1", os.path.join(folder, name))
+                    waiting += 1
+                except OSError:   # a process that is gone (its counts were published when it exited)
+                    pass
+            deadline = time.monotonic() + PUBLISH_WAIT_SECONDS
+            while waiting and (remaining := deadline - time.monotonic()) > 0:
+                asker.settimeout(remaining)
+                try:
+                    asker.recv(16)
+                except TimeoutError:
+                    break
+                waiting -= 1
+        finally:
+            os.unlink(reply_path)
+
+
 def registry():
-    """What /metrics exposes of the processes: every process's values in
-    multiprocess mode, else this process's."""
+    """What /metrics exposes of the processes, the counts kept in memory
+    published first: every process's values in multiprocess mode, else this
+    process's."""
+    publish_everywhere()
     if os.environ.get(MULTIPROCESS_DIR):
         collected = CollectorRegistry()
         multiprocess.MultiProcessCollector(collected)
@@ -81,6 +205,13 @@ def registry():
 
 
 def process_exited(pid: int) -> None:
-    """Drop a finished process's live gauges (the pools it no longer holds)."""
-    if os.environ.get(MULTIPROCESS_DIR):
+    """A serving process ends (called in it): its last counts published, its
+    live gauges (the pools it no longer holds) and its socket dropped."""
+    publish_here()
+    folder = os.environ.get(MULTIPROCESS_DIR)
+    if folder:
         multiprocess.mark_process_dead(pid)
+        try:
+            os.unlink(_publish_socket(folder, pid))
+        except FileNotFoundError:
+            pass

@@ -1,21 +1,29 @@
 """GET /metrics exposes the processes' own counters after real requests:
 requests by route and status with their latency, the pool, the queues by kind
 and the code host calls by outcome; under gunicorn with two workers, one
-scrape adds up every worker's requests (prometheus-client's multiprocess mode)."""
+scrape adds up every worker's requests (prometheus-client's multiprocess mode):
+each counts in memory and publishes when a scrape in any of them asks."""
 from __future__ import annotations
 
 import os
+import threading
+import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import httpx
 import pytest
 from falcon import testing
+from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from app import config as config_module
+from app import telemetry
 from app.host import client as host_client
 from app.host.errors import HostError
 from app.serve import Service
+from app.web.request_metrics import TALLIES, RequestMetrics
 from app.web.wsgi import create_app
 from tests.helpers.access import OPERATOR_ENV, OPERATOR_TOKEN, bearer
 from tests.helpers.service import free_port, make_config
@@ -97,13 +105,17 @@ def test_code_host_calls_are_counted_by_outcome(pool, host):
     assert ("boardready_host_request_duration_seconds_count", (("outcome", "ok"),)) in after
 
 
+LIVE_COUNT = ("boardready_http_request_duration_seconds_count", (("method", "GET"), ("route", "/api/health/live")))
+
+
 def test_under_gunicorn_one_scrape_counts_every_worker(db_url):
     env = {"SERVICE_BIND": f"127.0.0.1:{free_port()}", "SERVICE_WEB_CONCURRENCY": "2", "SERVICE_WEB_THREADS": "2",
            **OPERATOR_ENV}
     service = Service(config_module.load(env), db_url, with_workers=False, extra_env=env).start()
     try:
-        started = requests_of(samples(httpx.get(f"{service.base_url}/metrics", headers=AUTH).text),
-                              "/api/health/live", "200")   # bin/serve's own wait for the API to be live
+        first = samples(httpx.get(f"{service.base_url}/metrics", headers=AUTH).text)
+        started = requests_of(first, "/api/health/live", "200")   # bin/serve's own wait for the API to be live
+        timed = first.get(LIVE_COUNT, 0)
         # New connections, eight at a time, so that both workers take some.
         with ThreadPoolExecutor(8) as senders:
             answers = list(senders.map(lambda _: httpx.get(f"{service.base_url}/api/health/live",
@@ -118,4 +130,41 @@ def test_under_gunicorn_one_scrape_counts_every_worker(db_url):
         service.stop()
     for values in scrapes:   # whichever worker answered, it counted all 40
         assert requests_of(values, "/api/health/live", "200") == started + 40
+        assert values[LIVE_COUNT] == timed + 40
         assert values[("boardready_db_pool_connections", (("pool", "api"), ("state", "max")))] >= 2
+
+
+def test_counts_of_many_threads_add_up_while_they_are_published():
+    """Each thread counts in its own tally; publications taken while they count
+    lose nothing and count nothing twice (the counter, the histogram's count
+    and its sum)."""
+    route = f"/tallies/{uuid.uuid4().hex}"
+    middleware = RequestMetrics(None)
+    threads, per_thread = 8, 2000
+    counting = threading.Event()
+
+    def count():
+        for _ in range(per_thread):
+            req = SimpleNamespace(method="POST", uri_template=route,
+                                  context=SimpleNamespace(metrics_started=time.perf_counter() - 0.02))
+            middleware.process_response(req, SimpleNamespace(status=202, status_code=202), None, True)
+
+    def publish():
+        while counting.is_set():
+            TALLIES.publish()
+
+    counting.set()
+    publisher = threading.Thread(target=publish)
+    publisher.start()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda _: count(), range(threads)))
+    counting.clear()
+    publisher.join()
+    TALLIES.publish()
+    values = samples(generate_latest(telemetry.registry()).decode())
+    assert requests_of(values, route, "202", "POST") == threads * per_thread
+    histogram = (("method", "POST"), ("route", route))
+    assert values[("boardready_http_request_duration_seconds_count", histogram)] == threads * per_thread
+    # Each took 20 ms or a little more: all in the (0.01, 0.025] bucket, when the machine keeps up.
+    assert values[("boardready_http_request_duration_seconds_bucket", (("le", "0.01"),) + histogram)] == 0
+    assert values[("boardready_http_request_duration_seconds_sum", histogram)] >= 0.02 * threads * per_thread
