@@ -1,8 +1,8 @@
 """A compact description of a board's geometry, for drawing it in a browser.
 
 Built from the checker's own board model (checker/board.py), not from images:
-copper per layer (tracks with their widths, pads, vias, zone outlines), the
-board outline and each footprint's reference at its place. Coordinates are
+copper per layer (tracks with their widths, pads, vias, zone outlines and the
+copper each zone's last fill poured), the board outline and each footprint's reference at its place. Coordinates are
 millimetres rounded to 0.1 µm, flattened into number lists to keep the JSON
 small; the drawing script (checker/templates/board_view.js) reads it back.
 Items keep their KiCad uuids, so a finding that names items outlines them.
@@ -18,7 +18,11 @@ GEOMETRY_VERSION = 1
 # About 2 MB of JSON: the report artifact's upload cap (8 MiB) keeps room for the
 # report itself and the base's changed items.
 MAX_ITEMS = 60_000
+# Zone fills are drawn while all of them have at most this many points (about 2 MB
+# of JSON, within the drawing's 4 MiB); beyond, the zones are drawn as outlines.
+MAX_FILL_POINTS = 200_000
 _DIGITS = 4
+_FILL_DIGITS = 3   # fills are drawn faded, under the copper: a micrometre is plenty, and a third less JSON
 
 
 def _r(value: float) -> float:
@@ -66,8 +70,13 @@ def via_view(via) -> list:
     return [_r(via.x), _r(via.y), _r(via.diameter or 0.6), _r(via.drill or 0), via.net, via.uuid]
 
 
-def zone_view(zone) -> dict:
-    return {"net": zone.net, "layers": list(zone.layers), "pts": _flat(zone.polygon), "id": zone.uuid}
+def zone_view(zone, fills: bool = False) -> dict:
+    """The outline; with ``fills``, the copper the last fill poured, per layer
+    ([layer, x0, y0, x1, y1, ...]: one fractured outline, holes joined by slits)."""
+    view = {"net": zone.net, "layers": list(zone.layers), "pts": _flat(zone.polygon), "id": zone.uuid}
+    if fills and zone.fills:
+        view["fills"] = [[layer, *points.round(_FILL_DIGITS).ravel().tolist()] for layer, points in zone.fills]
+    return view
 
 
 def item_count(board: Board) -> int:
@@ -100,11 +109,13 @@ def board_geometry(board: Board) -> dict:
                   "layers": board.copper_order(), "items": count}
     if count > MAX_ITEMS:
         return too_large(view)
+    fill_points = sum(len(points) for z in board.zones if not z.keepout for _, points in z.fills)
     view.update(
         outline=[_flat(edge.points) for edge in board.edges],   # closed shapes repeat their first point
         footprints=[footprint_view(f) for f in board.footprints],
         tracks=[track_view(t) for t in board.tracks],
         vias=[via_view(v) for v in board.vias],
-        zones=[zone_view(z) for z in board.zones if not z.keepout and len(z.polygon) > 2],
+        zones=[zone_view(z, fills=fill_points <= MAX_FILL_POINTS) for z in board.zones
+               if not z.keepout and len(z.polygon) > 2],
     )
     return view

@@ -6,6 +6,7 @@ fetches it out of the report (app/web/pages/board_view.py).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from .base_check import first_schematic
 from .board_view import board_geometry
@@ -31,6 +32,14 @@ def _named(finding: Finding) -> list[str]:
     return list(getattr(finding, "uuids", None) or finding.extra.get("uuids") or [])
 
 
+def _sheet_root(models) -> Path | None:
+    """The folder the schematic's sheet files are named from (the check's root)."""
+    model = next((m for m in models if m.schematic is not None and m.files.schematic is not None), None)
+    if model is None:
+        return None
+    return Path(model.files.schematic).parents[len(Path(model.schematic.root_file).parts) - 1]
+
+
 def geometry_document(models, findings: list[Finding], comparison: dict | None) -> dict:
     """What the drawing script reads: the first board's geometry, its diff against
     the base (when a base was checked), the schematic sheets the change touched,
@@ -44,7 +53,7 @@ def geometry_document(models, findings: list[Finding], comparison: dict | None) 
         document["schematic"] = comparison["schematic"]
         if model is not None:
             document["diff"] = next((b["diff"] for b in comparison["boards"] if b["file"] == model.board.file), None)
-        document["sheets"] = changed_sheets(first_schematic(models), comparison)
+        document["sheets"] = changed_sheets(first_schematic(models), comparison, _sheet_root(models))
         drawn |= {sheet["view"]["file"] for sheet in document["sheets"]}
     pins = []
     for finding in findings:

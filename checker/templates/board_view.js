@@ -161,8 +161,18 @@
     var zonesGroup = group("zones", "Zones");
     (board.zones || []).forEach(function (z, i) {
       var first = (z.layers || []).filter(function (l) { return colour[l]; })[0] || (z.layers || [])[0];
-      name(z.id, svg("polygon", {points: pairs(z.pts || []), fill: colour[first] || "#888", "class": "bv-zone " +
-        (addedZones[i] ? "bv-added" : "bv-unchanged"), "data-net": z.net || ""}, zonesGroup));
+      var cls = "bv-zone " + (addedZones[i] ? "bv-added" : "bv-unchanged");
+      if (!(z.fills || []).length) {   // never filled, or a board too big for its fills: the outline
+        name(z.id, svg("polygon", {points: pairs(z.pts || []), fill: colour[first] || "#888", "class": cls,
+          "data-net": z.net || ""}, zonesGroup));
+        return;
+      }
+      // The copper the last fill poured, per layer (one fractured outline each), and the outline drawn.
+      var g = name(z.id, svg("g", {"class": cls + " bv-zone-filled", "data-net": z.net || ""}, zonesGroup));
+      z.fills.forEach(function (f) {
+        svg("polygon", {points: pairs(f, 1), fill: colour[f[0]] || colour[first] || "#888", "class": "bv-zone-fill"}, g);
+      });
+      svg("polygon", {points: pairs(z.pts || []), stroke: colour[first] || "#888", "class": "bv-zone-outline"}, g);
     });
     var baseGroup = diff ? group("base", "Base (removed, moved from)") : null;
     layers.slice().reverse().forEach(function (name) { group(name, name); });
@@ -243,9 +253,24 @@
     (v.symbols || []).forEach(function (s) {
       var b = grow(box(), num(s.at[0]), num(s.at[1]), 1.27);
       (s.pins || []).forEach(function (p) { grow(b, num(p[0]), num(p[1])); });
+      var shapes = s.body || [];
+      shapes.forEach(function (g) { growFlat(b, g, 2, g[0] === "c" ? num(g[g.length - 1]) : 0); });
       var state = added[s.id] ? "bv-added" : changed[s.id] ? "bv-changed" : "bv-unchanged";
+      // With its library graphics the symbol is drawn as the sheet shows it; the frame around it
+      // then only shows when a finding names it. Without them, the frame is the symbol.
       named[s.id] = [svg("rect", {x: b.x0, y: b.y0, width: b.x1 - b.x0, height: b.y1 - b.y0,
-        "class": "bv-sch-symbol " + state}, symbols)];
+        "class": "bv-sch-symbol " + state + (shapes.length ? " bv-sch-frame" : "")}, symbols)];
+      if (shapes.length) {
+        var body = svg("g", {"class": "bv-sch-body " + state}, symbols);
+        shapes.forEach(function (g) {
+          var look = "bv-sch-shape bv-sch-fill-" + (g[1] === 1 ? "line" : g[1] === 2 ? "body" : "none");
+          if (g[0] === "c") {
+            svg("circle", {cx: num(g[2]), cy: num(g[3]), r: num(g[4]), "class": look}, body);
+          } else {
+            svg(g[0] === "g" ? "polygon" : "polyline", {points: pairs(g.length > 2 ? g : [], 2), "class": look}, body);
+          }
+        });
+      }
       (s.pins || []).forEach(function (p) {
         svg("circle", {cx: num(p[0]), cy: num(p[1]), r: 0.25, "class": "bv-sch-pin"}, symbols);
       });

@@ -138,6 +138,35 @@ def test_geometry_document_pins_findings_and_names_the_diff():
     assert document["diff"]["vias"]["added"] and json.loads(json.dumps(document)) == document
 
 
+def test_zones_carry_their_fills_and_symbols_their_library_bodies(tmp_path, monkeypatch):
+    outcome = _compare(PAIR / "head", PAIR / "base")
+    board = outcome.models[0].board
+    [zone] = geometry_document(outcome.models, outcome.findings, outcome.comparison)["board"]["zones"]
+    [(layer, points)] = board.zones[0].fills
+    assert zone["fills"][0][0] == layer == "B.Cu" and len(zone["fills"][0]) == 1 + 2 * len(points)
+    # Beyond the budget, the zones are outlines again.
+    monkeypatch.setattr(board_view, "MAX_FILL_POINTS", len(points) - 1)
+    [outline] = geometry_document(outcome.models, outcome.findings, outcome.comparison)["board"]["zones"]
+    assert "fills" not in outline and outline["pts"] == zone["pts"]
+    # The changed sheet's symbols, drawn from lib_symbols: R1 (vertical, 1.5K -> 2.2K) is its
+    # rectangle and its two pins, which end where the connectivity model has them.
+    head, base = _schematic_pair(tmp_path)
+    changed = _compare(head, base)
+    [sheet] = geometry_document(changed.models, changed.findings, changed.comparison)["sheets"]
+    r1 = next(s for s in sheet["view"]["symbols"] if s["ref"] == "R1")
+    kinds = sorted(shape[0] for shape in r1["body"])
+    assert kinds == ["g", "p", "p"]
+    pin_ends = sorted((shape[2], shape[3]) for shape in r1["body"] if shape[0] == "p")
+    assert pin_ends == sorted((p[0], p[1]) for p in r1["pins"])
+    assert all("body" in s for s in sheet["view"]["symbols"] if not s["ref"].startswith("#"))
+    # Beyond the budget, symbols are frames around their pins again.
+    from checker import schematic_view
+
+    monkeypatch.setattr(schematic_view, "MAX_BODY_NUMBERS", 10)
+    [framed] = geometry_document(changed.models, changed.findings, changed.comparison)["sheets"]
+    assert not any("body" in s for s in framed["view"]["symbols"])
+
+
 def test_a_board_too_large_to_draw_says_so_and_keeps_its_findings(monkeypatch):
     outcome = _compare(PAIR / "head", PAIR / "base")
     monkeypatch.setattr(board_view, "MAX_ITEMS", 10)
@@ -204,6 +233,9 @@ def test_the_report_draws_the_change_and_pins_the_new_finding_offline(browser, t
     marked = page.locator("svg .bv-change").evaluate_all("els => els.map(e => e.dataset.change)")
     assert sorted(marked) == ["footprint-moved", "track-removed", "via-added"]
     assert page.locator(".bv-changes li").count() == 3
+    # The GND zone is drawn as the copper its fill poured (and its outline), not its outline alone.
+    assert page.locator('g[data-layer="zones"] .bv-zone-fill').count() == 1
+    assert page.locator('g[data-layer="zones"] .bv-zone-outline').count() == 1
     # Selecting the new short zooms to its pin.
     short = next(f for f in outcome.findings if f.rule_id == "board.short")
     whole = _view_box(page)
@@ -329,6 +361,8 @@ def test_the_changed_sheet_is_drawn_with_its_changed_symbol_and_the_new_erc_find
     marked = sheets.locator(".bv-change").evaluate_all("els => els.map(e => e.dataset.change)")
     assert sorted(marked) == ["symbol-changed", "wire-removed"]
     assert sorted(sheets.locator(".bv-changes li").all_inner_texts()) == ["R1 changed", "Wire removed"]
+    # Symbols are drawn from their library graphics, not as frames.
+    assert sheets.locator(".bv-sch-body").count() >= 20 and sheets.locator(".bv-sch-body polygon").count() >= 10
     # The ERC finding is a pin on the sheet; selecting it zooms the sheet to it.
     pin = sheets.locator(f"#marker-{erc.fingerprint}")
     assert pin.count() == 1
