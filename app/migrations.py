@@ -47,9 +47,33 @@ def apply_functions(url: str) -> list[str]:
         for path in sorted(FUNCTIONS_DIR.glob("*.sql")):
             conn.execute(path.read_text(encoding="utf-8"))
             applied.append(path.name)
-        conn.execute("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA boardready TO boardready_api")
-        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA ops TO boardready_api")
+        _grant_api_role(conn)
     return applied
+
+
+#: The private helpers an ops view calls: the API role, which may read the
+#: views, must be able to execute them (a view names a function by oid, so no
+#: USAGE on boardready_private is needed, and without it the role cannot call
+#: one by name).
+_VIEW_HELPERS = """
+SELECT DISTINCT d.refobjid::regprocedure::text
+  FROM pg_depend d
+  JOIN pg_rewrite r ON r.oid = d.objid
+  JOIN pg_class v ON v.oid = r.ev_class
+  JOIN pg_proc p ON p.oid = d.refobjid
+ WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_proc'::regclass
+   AND v.relnamespace = 'ops'::regnamespace AND p.pronamespace = 'boardready_private'::regnamespace
+"""
+
+
+def _grant_api_role(conn: psycopg.Connection) -> None:
+    """What the API role may do, set in the transaction that applied the
+    functions, so that no process ever sees a function without its grant."""
+    conn.execute("REVOKE ALL ON ALL FUNCTIONS IN SCHEMA boardready_private FROM PUBLIC, boardready_api")
+    conn.execute("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA boardready TO boardready_api")
+    for (helper,) in conn.execute(_VIEW_HELPERS).fetchall():
+        conn.execute(f"GRANT EXECUTE ON FUNCTION {helper} TO boardready_api")
+    conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA ops TO boardready_api")
 
 
 def migrate(url: str) -> dict:

@@ -20,7 +20,7 @@ CREATE OR REPLACE FUNCTION boardready.artifact_store(
   p_size_bytes      integer,
   p_now             timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, artifact_id bigint, release_run_id bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_attempt  release_run_attempts%ROWTYPE;
   v_run      release_runs%ROWTYPE;

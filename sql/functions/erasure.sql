@@ -22,14 +22,14 @@
 -- puts it back, and wakes the sweep).
 
 -- The lock a marketplace delivery for the account takes (marketplace.sql).
-CREATE OR REPLACE FUNCTION boardready.account_lock_key(p_account_id bigint)
+CREATE OR REPLACE FUNCTION boardready_private.account_lock_key(p_account_id bigint)
 RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
   SELECT hashtextextended('boardready.marketplace_account:' || p_account_id, 0)
 $$;
 
 -- Delete at most p_budget rows of what the account owns, leaves first;
 -- installations last, so that every step can still find its rows after a crash.
-CREATE OR REPLACE FUNCTION boardready.account_erasure_purge(p_account_id bigint, p_budget integer)
+CREATE OR REPLACE FUNCTION boardready_private.account_erasure_purge(p_account_id bigint, p_budget integer)
 RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   v_installations bigint[] := ARRAY(SELECT i.id FROM boardready.installations i WHERE i.account_id = p_account_id);
@@ -44,24 +44,24 @@ BEGIN
   -- successor loses its pointer to it: release_runs_purge).
   v_ids := ARRAY(SELECT rr.id FROM boardready.release_runs rr WHERE rr.repository_id = ANY (v_repositories)
                   LIMIT v_left FOR UPDATE);
-  SELECT * INTO v_counts, v_left FROM boardready.release_runs_purge(v_counts, v_left, v_ids);
+  SELECT * INTO v_counts, v_left FROM boardready_private.release_runs_purge(v_counts, v_left, v_ids);
   IF v_left <= 0 OR EXISTS (SELECT 1 FROM boardready.release_runs rr WHERE rr.repository_id = ANY (v_repositories)) THEN
     RETURN v_counts;
   END IF;
   -- Ingested results (every other result went with its run).
   v_ids := ARRAY(SELECT r.id FROM boardready.run_results r WHERE r.repository_id = ANY (v_repositories)
                   LIMIT v_left);
-  SELECT * INTO v_counts, v_left FROM boardready.run_results_purge(v_counts, v_left, v_ids);
+  SELECT * INTO v_counts, v_left FROM boardready_private.run_results_purge(v_counts, v_left, v_ids);
   IF v_left <= 0 OR EXISTS (SELECT 1 FROM boardready.run_results r WHERE r.repository_id = ANY (v_repositories)) THEN
     RETURN v_counts;
   END IF;
 
-  SELECT * INTO v_counts, v_left FROM boardready.purge_steps(
+  SELECT * INTO v_counts, v_left FROM boardready_private.purge_steps(
     v_counts, v_left, ARRAY['pull_request_comments', 'pull_requests', 'waivers', 'api_tokens'], 'repository_id',
     v_repositories);
   -- Supply: the watched board (its supply checks went with the results), the
   -- part observations fetched on the account's budget, and that budget.
-  SELECT * INTO v_counts, v_left FROM boardready.purge_steps(
+  SELECT * INTO v_counts, v_left FROM boardready_private.purge_steps(
     v_counts, v_left, ARRAY['watched_boards', 'part_lifecycle_observations', 'component_provider_calls',
                             'component_provider_breakers', 'component_provider_breaker_transitions'],
     'installation_id', v_installations);
@@ -71,11 +71,11 @@ BEGIN
   -- Webhook inbox rows with their jobs (an inbox row and its job are two rows).
   v_ids := ARRAY(SELECT i.id FROM boardready.webhook_inbox i WHERE i.installation_id = ANY (v_installations)
                   LIMIT greatest(1, v_left / 2));
-  SELECT * INTO v_counts, v_left FROM boardready.inbox_purge(v_counts, v_left, v_ids);
+  SELECT * INTO v_counts, v_left FROM boardready_private.inbox_purge(v_counts, v_left, v_ids);
   IF v_left <= 0 OR EXISTS (SELECT 1 FROM boardready.webhook_inbox i WHERE i.installation_id = ANY (v_installations)) THEN
     RETURN v_counts;
   END IF;
-  SELECT * INTO v_counts, v_left FROM boardready.purge_steps(
+  SELECT * INTO v_counts, v_left FROM boardready_private.purge_steps(
     v_counts, v_left, ARRAY['reconciliation_items', 'replay_requests'], 'installation_id', v_installations);
   IF v_left <= 0 THEN
     RETURN v_counts;
@@ -89,11 +89,11 @@ BEGIN
                      LIMIT v_left)
     RETURNING 1)
   SELECT count(*) INTO v_rows FROM gone;
-  v_counts := boardready.purge_counts_add(v_counts, jsonb_build_object('sessions', v_rows));
+  v_counts := boardready_private.purge_counts_add(v_counts, jsonb_build_object('sessions', v_rows));
   v_left := v_left - v_rows;
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'repositories', 'installation_id',
+  SELECT * INTO v_counts, v_left FROM boardready_private.purge_step(v_counts, v_left, 'repositories', 'installation_id',
                                                             v_installations);
-  SELECT * INTO v_counts, v_left FROM boardready.purge_step(v_counts, v_left, 'installations', 'account_id',
+  SELECT * INTO v_counts, v_left FROM boardready_private.purge_step(v_counts, v_left, 'installations', 'account_id',
                                                             ARRAY[p_account_id]);
   RETURN v_counts;
 END $$;
@@ -109,7 +109,7 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.erasure_step(p_batch_size integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, erasure_request_id bigint, account_id bigint, hold_id bigint, deleted jsonb,
                deleted_rows integer, audit_event_id uuid)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_candidate record;
   v_locked    boolean := false;
@@ -130,7 +130,7 @@ BEGIN
      ORDER BY e.status = 'erasing' DESC, e.due_at, e.id
      LIMIT 20
   LOOP
-    IF pg_try_advisory_xact_lock(account_lock_key(v_candidate.account_id)) THEN
+    IF pg_try_advisory_xact_lock(boardready_private.account_lock_key(v_candidate.account_id)) THEN
       v_locked := true;
       EXIT;
     END IF;
@@ -171,7 +171,7 @@ BEGIN
             'erasure:' || v_request.id || ':blocked:' || v_hold, 'erasure_request', v_request.id::text, p_now,
             jsonb_build_object('erasureRequestId', v_request.id, 'accountId', v_request.account_id,
                                'holdId', v_hold, 'batches', v_request.batches,
-                               'deletedRows', purge_counts_total(v_request.deleted)))
+                               'deletedRows', boardready_private.purge_counts_total(v_request.deleted)))
     RETURNING id INTO v_audit;
     UPDATE erasure_requests
        SET status = 'blocked_legal_hold', blocked_by_legal_hold = true, blocked_hold_id = v_hold, blocked_at = p_now
@@ -180,12 +180,12 @@ BEGIN
     RETURN;
   END IF;
 
-  v_counts := account_erasure_purge(v_request.account_id, p_batch_size);
-  v_total := purge_counts_total(v_counts);
+  v_counts := boardready_private.account_erasure_purge(v_request.account_id, p_batch_size);
+  v_total := boardready_private.purge_counts_total(v_counts);
   IF v_total > 0 THEN
     UPDATE erasure_requests e
        SET status = 'erasing', started_at = coalesce(e.started_at, p_now), batches = e.batches + 1,
-           deleted = purge_counts_add(e.deleted, v_counts), blocked_by_legal_hold = false
+           deleted = boardready_private.purge_counts_add(e.deleted, v_counts), blocked_by_legal_hold = false
      WHERE e.id = v_request.id;
     RETURN QUERY SELECT 'erasing'::text, v_request.id, v_request.account_id, NULL::bigint, v_counts, v_total,
                         NULL::uuid;
@@ -202,7 +202,7 @@ BEGIN
           v_request.id::text, p_now,
           jsonb_build_object('erasureRequestId', v_request.id, 'accountId', v_request.account_id,
                              'batches', v_request.batches, 'deleted', v_request.deleted,
-                             'deletedRows', purge_counts_total(v_request.deleted)))
+                             'deletedRows', boardready_private.purge_counts_total(v_request.deleted)))
   RETURNING id INTO v_audit;
   UPDATE erasure_requests e
      SET status = 'completed', completed_at = p_now, started_at = coalesce(e.started_at, p_now),

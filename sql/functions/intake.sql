@@ -82,7 +82,7 @@ CREATE OR REPLACE FUNCTION boardready.intake_accept_delivery(
   p_acceptance_ms   integer DEFAULT NULL,
   p_now             timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, inbox_id bigint, awaits_job boolean)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE sql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   SELECT b.outcome, b.inbox_id, b.awaits_job
     FROM intake_accept_deliveries(p_provider, ARRAY[p_delivery_id], ARRAY[p_event], ARRAY[p_action],
                                   ARRAY[p_installation_id], ARRAY[p_actions], ARRAY[p_payload_sha256],

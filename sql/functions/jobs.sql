@@ -14,7 +14,7 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $$
   END
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.lifecycle_job_project_inbox()
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_job_project_inbox()
 RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   UPDATE boardready.webhook_inbox
@@ -28,7 +28,7 @@ END $$;
 -- Stable codes only: a raw database error or payload never reaches a dead letter.
 CREATE OR REPLACE FUNCTION boardready.job_check_failure_codes(p_reason_code text, p_error_class text)
 RETURNS void LANGUAGE sql IMMUTABLE AS $$
-  SELECT boardready.refuse_if(p_reason_code !~ '^[a-z][a-z0-9_]{0,63}$'
+  SELECT boardready_private.refuse_if(p_reason_code !~ '^[a-z][a-z0-9_]{0,63}$'
                               OR p_error_class !~ '^[A-Za-z_][A-Za-z0-9_.]{0,127}$', 'job_invalid_failure_code')
 $$;
 
@@ -52,7 +52,7 @@ $$;
 -- blocked for it (marketplace.sql); the account is looked up now, so a
 -- cancellation that arrived after the delivery counts. Rows another worker
 -- holds are skipped: it is making their jobs.
-CREATE OR REPLACE FUNCTION boardready.lifecycle_jobs_from_inbox(p_limit integer, p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_jobs_from_inbox(p_limit integer, p_now timestamptz)
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   v_inbox_ids bigint[];
@@ -92,7 +92,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_claimed queue_claimed[];
 BEGIN
-  PERFORM lifecycle_jobs_from_inbox(greatest(p_limit, 500), p_now);
+  PERFORM boardready_private.lifecycle_jobs_from_inbox(greatest(p_limit, 500), p_now);
   v_claimed := queue_claim_all('lifecycle_jobs', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
   -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY

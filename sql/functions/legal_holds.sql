@@ -10,13 +10,13 @@
 -- text and stays on the hold.
 
 -- What an Idempotency-Key was used for, by its digest: same key, same request.
-CREATE OR REPLACE FUNCTION boardready.legal_hold_request_digest(p_operation text, p_account_id bigint, p_detail jsonb)
+CREATE OR REPLACE FUNCTION boardready_private.legal_hold_request_digest(p_operation text, p_account_id bigint, p_detail jsonb)
 RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
   SELECT sha256(convert_to(jsonb_build_array(p_operation, p_account_id, p_detail)::text, 'UTF8'))
 $$;
 
 -- The key's earlier use, if any, once concurrent requests with it took turns.
-CREATE OR REPLACE FUNCTION boardready.legal_hold_previous_request(p_idempotency_key text)
+CREATE OR REPLACE FUNCTION boardready_private.legal_hold_previous_request(p_idempotency_key text)
 RETURNS boardready.legal_hold_requests LANGUAGE plpgsql AS $$
 DECLARE
   v_previous boardready.legal_hold_requests;
@@ -28,9 +28,9 @@ BEGIN
   RETURN v_previous;
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.legal_hold_check_request(p_idempotency_key text, p_actor text)
+CREATE OR REPLACE FUNCTION boardready_private.legal_hold_check_request(p_idempotency_key text, p_actor text)
 RETURNS void LANGUAGE sql IMMUTABLE AS $$
-  SELECT boardready.refuse_if(p_idempotency_key !~ '^[\x21-\x7e]{1,200}$'
+  SELECT boardready_private.refuse_if(p_idempotency_key !~ '^[\x21-\x7e]{1,200}$'
                               OR p_actor !~ '^operator:[A-Za-z0-9._:-]{1,200}$', 'legal_hold_invalid_request')
 $$;
 
@@ -45,21 +45,21 @@ CREATE OR REPLACE FUNCTION boardready.legal_hold_place(
   p_actor           text,
   p_now             timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, hold_id bigint, audit_event_id uuid, placed_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_digest   bytea := legal_hold_request_digest('place', p_account_id,
+  v_digest   bytea := boardready_private.legal_hold_request_digest('place', p_account_id,
                                                 jsonb_build_object('reason', p_reason, 'reference', p_reference));
   v_previous legal_hold_requests;
   v_hold     bigint;
   v_audit    uuid;
 BEGIN
-  PERFORM legal_hold_check_request(p_idempotency_key, p_actor);
+  PERFORM boardready_private.legal_hold_check_request(p_idempotency_key, p_actor);
   IF p_reason IS NULL OR length(p_reason) NOT BETWEEN 1 AND 1000
      OR (p_reference IS NOT NULL AND length(p_reference) NOT BETWEEN 1 AND 200) THEN
     RAISE EXCEPTION 'legal_hold_invalid_request' USING ERRCODE = '22023';
   END IF;
 
-  v_previous := legal_hold_previous_request(p_idempotency_key);
+  v_previous := boardready_private.legal_hold_previous_request(p_idempotency_key);
   IF v_previous.idempotency_key IS NOT NULL THEN
     IF (v_previous.operation, v_previous.account_id, v_previous.request_sha256) = ('place', p_account_id, v_digest) THEN
       RETURN QUERY SELECT 'already_applied'::text, v_previous.hold_id, v_previous.audit_event_id,
@@ -78,7 +78,7 @@ BEGIN
   -- once this commits, nothing the hold covers is deleted (they take these
   -- keys shared and per account, then decide what to delete).
   PERFORM pg_advisory_xact_lock(hashtextextended('boardready.legal_holds', 0));
-  PERFORM pg_advisory_xact_lock(account_lock_key(p_account_id));
+  PERFORM pg_advisory_xact_lock(boardready_private.account_lock_key(p_account_id));
 
   INSERT INTO legal_holds (account_id, active, reason, reference, placed_by, created_at)
   VALUES (p_account_id, true, p_reason, p_reference, p_actor, p_now)
@@ -112,17 +112,17 @@ CREATE OR REPLACE FUNCTION boardready.legal_hold_release(
   p_now             timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, hold_id bigint, audit_event_id uuid, released_at timestamptz,
                erasure_request_id bigint, erasure_resumed boolean)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_digest   bytea := legal_hold_request_digest('release', p_account_id, to_jsonb(p_hold_id));
+  v_digest   bytea := boardready_private.legal_hold_request_digest('release', p_account_id, to_jsonb(p_hold_id));
   v_previous legal_hold_requests;
   v_hold     legal_holds%ROWTYPE;
   v_request  erasure_requests%ROWTYPE;
   v_resumed  boolean := false;
   v_audit    uuid;
 BEGIN
-  PERFORM legal_hold_check_request(p_idempotency_key, p_actor);
-  v_previous := legal_hold_previous_request(p_idempotency_key);
+  PERFORM boardready_private.legal_hold_check_request(p_idempotency_key, p_actor);
+  v_previous := boardready_private.legal_hold_previous_request(p_idempotency_key);
   IF v_previous.idempotency_key IS NOT NULL THEN
     IF (v_previous.operation, v_previous.account_id, v_previous.request_sha256) = ('release', p_account_id, v_digest)
     THEN
@@ -137,7 +137,7 @@ BEGIN
   END IF;
 
   -- The erasure step of this account takes turns with the release.
-  PERFORM pg_advisory_xact_lock(account_lock_key(p_account_id));
+  PERFORM pg_advisory_xact_lock(boardready_private.account_lock_key(p_account_id));
   SELECT * INTO v_hold FROM legal_holds h WHERE h.id = p_hold_id AND h.account_id = p_account_id FOR UPDATE;
   IF NOT FOUND THEN
     RETURN QUERY SELECT 'not_found'::text, NULL::bigint, NULL::uuid, NULL::timestamptz, NULL::bigint, NULL::boolean;

@@ -2,7 +2,7 @@
 -- repositories and pull requests, and complete the job, in one transaction.
 -- Every handler is an upsert, so a redelivery or an out-of-order event converges.
 
-CREATE OR REPLACE FUNCTION boardready.lifecycle_upsert_account(p_account jsonb, p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_upsert_account(p_account jsonb, p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   v_id bigint := (p_account ->> 'id')::bigint;
@@ -20,11 +20,11 @@ END $$;
 -- Make sure the installation row exists. An event for an installation the
 -- service has not seen created (installed before the service ran, or events
 -- out of order) proves it exists; the account is filled in when known.
-CREATE OR REPLACE FUNCTION boardready.lifecycle_ensure_installation(p_installation jsonb, p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_ensure_installation(p_installation jsonb, p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   v_id      bigint := (p_installation ->> 'id')::bigint;
-  v_account bigint := boardready.lifecycle_upsert_account(p_installation -> 'account', p_now);
+  v_account bigint := boardready_private.lifecycle_upsert_account(p_installation -> 'account', p_now);
 BEGIN
   INSERT INTO boardready.installations AS i (id, account_id, status, created_at, updated_at)
   VALUES (v_id, v_account, 'active', p_now, p_now)
@@ -33,7 +33,7 @@ BEGIN
   RETURN v_id;
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.lifecycle_upsert_repositories(
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_upsert_repositories(
   p_installation_id bigint, p_repositories jsonb, p_now timestamptz)
 RETURNS integer LANGUAGE sql AS $$
   WITH upserted AS (
@@ -48,7 +48,7 @@ RETURNS integer LANGUAGE sql AS $$
   SELECT count(*)::integer FROM upserted
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.lifecycle_remove_repositories(
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_remove_repositories(
   p_installation_id bigint, p_repositories jsonb, p_now timestamptz)
 RETURNS integer LANGUAGE sql AS $$
   WITH removed AS (
@@ -62,7 +62,7 @@ $$;
 -- Each apply function gets the event's installation made sure of
 -- (lifecycle_job_process), which every event the service acts on names.
 
-CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_installation(
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_apply_installation(
   p_action text, p_installation_id bigint, p_actions jsonb, p_now timestamptz)
 RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
@@ -70,7 +70,7 @@ BEGIN
     WHEN 'created', 'new_permissions_accepted', 'unsuspend' THEN
       UPDATE boardready.installations SET status = 'active', updated_at = p_now
        WHERE id = p_installation_id AND status <> 'active';
-      PERFORM boardready.lifecycle_upsert_repositories(p_installation_id, p_actions -> 'repositories', p_now);
+      PERFORM boardready_private.lifecycle_upsert_repositories(p_installation_id, p_actions -> 'repositories', p_now);
       RETURN 'installation_' || p_action;
     WHEN 'suspend' THEN
       UPDATE boardready.installations SET status = 'suspended', updated_at = p_now WHERE id = p_installation_id;
@@ -85,7 +85,7 @@ BEGIN
   END CASE;
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_installation_repositories(
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_apply_installation_repositories(
   p_action text, p_installation_id bigint, p_actions jsonb, p_now timestamptz)
 RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
@@ -93,12 +93,12 @@ BEGIN
     RETURN 'noop';
   END IF;
   -- Both lists may be present on either action; apply both.
-  PERFORM boardready.lifecycle_upsert_repositories(p_installation_id, p_actions -> 'repositoriesAdded', p_now);
-  PERFORM boardready.lifecycle_remove_repositories(p_installation_id, p_actions -> 'repositoriesRemoved', p_now);
+  PERFORM boardready_private.lifecycle_upsert_repositories(p_installation_id, p_actions -> 'repositoriesAdded', p_now);
+  PERFORM boardready_private.lifecycle_remove_repositories(p_installation_id, p_actions -> 'repositoriesRemoved', p_now);
   RETURN 'repositories_' || p_action;
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.lifecycle_apply_pull_request(
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_apply_pull_request(
   p_action text, p_installation_id bigint, p_actions jsonb, p_now timestamptz)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -148,7 +148,7 @@ BEGIN
   END IF;
 
   SELECT o.outcome INTO v_opened
-    FROM boardready.release_run_open(v_repo_id, p_installation_id, v_number, v_pr ->> 'headSha',
+    FROM boardready_private.release_run_open(v_repo_id, p_installation_id, v_number, v_pr ->> 'headSha',
                                      coalesce(v_pr ->> 'baseRef', 'main'), p_action, p_now) o;
   RETURN v_opened;
 END $$;
@@ -159,7 +159,7 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.lifecycle_job_process(
   p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_job          lifecycle_jobs%ROWTYPE;
   v_actions      jsonb;
@@ -175,13 +175,13 @@ BEGIN
   SELECT i.actions INTO v_actions FROM webhook_inbox i WHERE i.id = v_job.inbox_id;
   IF v_job.kind IN ('installation', 'installation_repositories', 'pull_request') THEN
     -- An event for an installation not seen created proves it exists.
-    v_installation := lifecycle_ensure_installation(v_actions -> 'installation', p_now);
+    v_installation := boardready_private.lifecycle_ensure_installation(v_actions -> 'installation', p_now);
   END IF;
   v_outcome := CASE v_job.kind
-    WHEN 'installation' THEN lifecycle_apply_installation(v_job.action, v_installation, v_actions, p_now)
+    WHEN 'installation' THEN boardready_private.lifecycle_apply_installation(v_job.action, v_installation, v_actions, p_now)
     WHEN 'installation_repositories' THEN
-      lifecycle_apply_installation_repositories(v_job.action, v_installation, v_actions, p_now)
-    WHEN 'pull_request' THEN lifecycle_apply_pull_request(v_job.action, v_installation, v_actions, p_now)
+      boardready_private.lifecycle_apply_installation_repositories(v_job.action, v_installation, v_actions, p_now)
+    WHEN 'pull_request' THEN boardready_private.lifecycle_apply_pull_request(v_job.action, v_installation, v_actions, p_now)
     ELSE 'noop'
   END;
 

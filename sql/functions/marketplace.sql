@@ -22,7 +22,7 @@
 -- Whether a repository may be used through repository-scoped surfaces (API
 -- tokens now, sessions and dashboards later). NULL means yes; otherwise the
 -- stable reason it fails closed.
-CREATE OR REPLACE FUNCTION boardready.repository_access_denial(p_repository_id bigint)
+CREATE OR REPLACE FUNCTION boardready_private.repository_access_denial(p_repository_id bigint)
 RETURNS text LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   SELECT CASE
     WHEN r.id IS NULL THEN 'repository_not_found'
@@ -56,7 +56,7 @@ CREATE OR REPLACE FUNCTION boardready.marketplace_apply_event(
   p_payload_bytes   integer,
   p_now             timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, account_state text, tokens_revoked integer, erasure_request_id bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
   IF p_delivery_id !~ '^[A-Za-z0-9._:-]{1,200}$' OR p_action !~ '^[a-z_]{1,64}$'
      OR p_account_id IS NULL OR p_account_id <= 0 OR p_account_type NOT IN ('Organization', 'User')

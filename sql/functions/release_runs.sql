@@ -21,7 +21,7 @@ BEGIN
 END $$;
 
 -- Complete a check run with a conclusion and words for the pull request page.
-CREATE OR REPLACE FUNCTION boardready.release_run_enqueue_check_run_completion(
+CREATE OR REPLACE FUNCTION boardready_private.release_run_enqueue_check_run_completion(
   p_release_run_id bigint, p_conclusion text, p_title text, p_summary text, p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
@@ -51,13 +51,13 @@ BEGIN
                                    jsonb_strip_nulls(jsonb_build_object('conclusion', p_conclusion,
                                                                         'reasonCode', p_reason_code,
                                                                         'newerHeadSha', p_newer_head_sha))
-                                   || boardready.release_run_closed_words(p_reason_code, p_newer_head_sha),
+                                   || boardready_private.release_run_closed_words(p_reason_code, p_newer_head_sha),
                                    p_now);
 END $$;
 
 -- The previous release's words for a check run closed without a result
 -- ({title, summary}); kept one release, then the params carry the reason only.
-CREATE OR REPLACE FUNCTION boardready.release_run_closed_words(p_reason_code text, p_newer_head_sha text)
+CREATE OR REPLACE FUNCTION boardready_private.release_run_closed_words(p_reason_code text, p_newer_head_sha text)
 RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE WHEN p_reason_code = 'superseded' THEN jsonb_build_object(
     'title', 'Superseded by a newer commit',
@@ -77,7 +77,7 @@ RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
   END
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.release_run_open(
+CREATE OR REPLACE FUNCTION boardready_private.release_run_open(
   p_repository_id bigint, p_installation_id bigint, p_pr_number integer, p_head_sha text, p_dispatch_ref text,
   p_trigger_action text, p_now timestamptz)
 RETURNS TABLE (outcome text, release_run_id bigint, attempt_id bigint)

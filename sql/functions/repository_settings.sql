@@ -4,7 +4,7 @@
 
 CREATE OR REPLACE FUNCTION boardready.repository_settings_get(p_repository_id bigint)
 RETURNS TABLE (outcome text, token_published_results boolean)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE sql ROWS 1 STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   SELECT 'found'::text, r.token_published_results FROM repositories r
    WHERE r.id = p_repository_id AND r.removed_at IS NULL
   UNION ALL
@@ -15,7 +15,7 @@ $$;
 CREATE OR REPLACE FUNCTION boardready.repository_settings_update(
   p_repository_id bigint, p_token_published_results boolean, p_actor text, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, token_published_results boolean, audit_event_id uuid)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_repo     repositories%ROWTYPE;
   v_audit_id uuid;

@@ -3,7 +3,7 @@
 -- the check run completion and the pull request comment in one transaction.
 
 -- readiness ready, at-risk, blocked map to PASS, CONDITIONAL, FAIL.
-CREATE OR REPLACE FUNCTION boardready.decision_for_readiness(p_readiness text)
+CREATE OR REPLACE FUNCTION boardready_private.decision_for_readiness(p_readiness text)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE p_readiness WHEN 'ready' THEN 'PASS' WHEN 'at-risk' THEN 'CONDITIONAL'
                           WHEN 'blocked' THEN 'FAIL' ELSE 'UNKNOWN' END
@@ -11,19 +11,19 @@ $$;
 
 -- PASS success, FAIL failure, CONDITIONAL (an accepted at-risk result)
 -- neutral; UNKNOWN fails closed: never success.
-CREATE OR REPLACE FUNCTION boardready.conclusion_for_decision(p_decision text)
+CREATE OR REPLACE FUNCTION boardready_private.conclusion_for_decision(p_decision text)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE p_decision WHEN 'PASS' THEN 'success' WHEN 'CONDITIONAL' THEN 'neutral' ELSE 'failure' END
 $$;
 
 -- Store a validated result and its findings; returns the new id.
-CREATE OR REPLACE FUNCTION boardready.run_result_store(
+CREATE OR REPLACE FUNCTION boardready_private.run_result_store(
   p_repository_id bigint, p_release_run_id bigint, p_attempt_id bigint, p_source text, p_result jsonb,
   p_digest text, p_api_token_id text, p_oidc_jti text, p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   v_id       bigint;
-  v_decision text := boardready.decision_for_readiness(p_result ->> 'readiness');
+  v_decision text := boardready_private.decision_for_readiness(p_result ->> 'readiness');
 BEGIN
   INSERT INTO boardready.run_results (repository_id, release_run_id, attempt_id, source, trigger_kind, head_sha,
                                       readiness, score, decision, conclusion, tool_name, tool_version, kicad_version,
@@ -31,7 +31,7 @@ BEGIN
                                       received_at)
   VALUES (p_repository_id, p_release_run_id, p_attempt_id, p_source, p_result ->> 'triggerKind',
           p_result ->> 'headSha', p_result ->> 'readiness', (p_result ->> 'score')::integer, v_decision,
-          boardready.conclusion_for_decision(v_decision), p_result #>> '{tool,name}', p_result #>> '{tool,version}',
+          boardready_private.conclusion_for_decision(v_decision), p_result #>> '{tool,name}', p_result #>> '{tool,version}',
           p_result ->> 'kicadVersion', jsonb_array_length(p_result -> 'findings'), p_digest, p_api_token_id,
           p_oidc_jti, p_result #>> '{reportArtifact,sha256}', (p_result #>> '{reportArtifact,bytes}')::integer,
           p_now)
@@ -52,7 +52,7 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.run_ingest(
   p_repository_id bigint, p_api_token_id text, p_result jsonb, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, run_result_id bigint, decision text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_id bigint;
 BEGIN
@@ -60,8 +60,8 @@ BEGIN
     RETURN QUERY SELECT 'repository_unknown'::text, NULL::bigint, NULL::text;
     RETURN;
   END IF;
-  v_id := run_result_store(p_repository_id, NULL, NULL, 'ingest', p_result, NULL, p_api_token_id, NULL, p_now);
-  RETURN QUERY SELECT 'accepted'::text, v_id, decision_for_readiness(p_result ->> 'readiness');
+  v_id := boardready_private.run_result_store(p_repository_id, NULL, NULL, 'ingest', p_result, NULL, p_api_token_id, NULL, p_now);
+  RETURN QUERY SELECT 'accepted'::text, v_id, boardready_private.decision_for_readiness(p_result ->> 'readiness');
 END $$;
 
 -- A release run's result, from the signed workflow callback (p_workflow_run_id
@@ -84,13 +84,13 @@ CREATE OR REPLACE FUNCTION boardready.release_result_accept(
   p_now             timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, run_result_id bigint, release_run_id bigint, decision text, conclusion text,
                check_run_id bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_attempt  release_run_attempts%ROWTYPE;
   v_run      release_runs%ROWTYPE;
   v_existing run_results%ROWTYPE;
   v_id       bigint;
-  v_decision text := decision_for_readiness(p_result ->> 'readiness');
+  v_decision text := boardready_private.decision_for_readiness(p_result ->> 'readiness');
   v_supersede boolean := false;
   v_binds_run boolean;
 BEGIN
@@ -153,10 +153,10 @@ BEGIN
     UPDATE outbox_items o SET status = 'completed', outcome = 'superseded', completed_at = p_now, updated_at = p_now
      WHERE o.run_result_id = v_existing.id AND o.status = 'accepted';
   END IF;
-  v_id := run_result_store(p_repository_id, v_run.id, v_attempt.id, p_source, p_result, p_digest, p_api_token_id,
+  v_id := boardready_private.run_result_store(p_repository_id, v_run.id, v_attempt.id, p_source, p_result, p_digest, p_api_token_id,
                            p_oidc_jti, p_now);
   UPDATE release_runs SET status = 'completed', decision = v_decision,
-         conclusion = conclusion_for_decision(v_decision), completed_at = p_now, updated_at = p_now
+         conclusion = boardready_private.conclusion_for_decision(v_decision), completed_at = p_now, updated_at = p_now
    WHERE id = v_run.id;
   UPDATE release_run_attempts
      SET lease_closed_at = p_now,
@@ -181,23 +181,23 @@ BEGIN
                              'supersedes', CASE WHEN v_supersede THEN v_existing.id END));
 
   -- The run's review, and its release decision with the repository's waivers (reviews.sql).
-  PERFORM review_open(v_run.id, review_creator(v_run.id, CASE WHEN p_api_token_id IS NOT NULL
+  PERFORM boardready_private.review_open(v_run.id, boardready_private.review_creator(v_run.id, CASE WHEN p_api_token_id IS NOT NULL
                                                               THEN 'token:' || p_api_token_id END), p_now);
   PERFORM release_decision_refresh(v_run.id, p_now);
-  PERFORM outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'check_run_complete',
+  PERFORM boardready_private.outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'check_run_complete',
                                     'check_run_complete:' || v_run.id
                                       || CASE WHEN v_supersede THEN ':result:' || v_id ELSE '' END, p_now);
-  PERFORM outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'pr_comment',
+  PERFORM boardready_private.outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'pr_comment',
                                     'pr_comment:' || v_id, p_now);
   -- On a watched board's repository both wait (bounded) for the supply check (supply.sql).
   PERFORM supply_check_open(v_id, p_now);
-  RETURN QUERY SELECT 'accepted'::text, v_id, v_run.id, v_decision, conclusion_for_decision(v_decision),
+  RETURN QUERY SELECT 'accepted'::text, v_id, v_run.id, v_decision, boardready_private.conclusion_for_decision(v_decision),
                       v_run.check_run_id;
 END $$;
 
 -- (Ids, not a release_runs row: a row-typed argument would pin the table
 -- against the migration rollbacks.)
-CREATE OR REPLACE FUNCTION boardready.outbox_enqueue_for_result(
+CREATE OR REPLACE FUNCTION boardready_private.outbox_enqueue_for_result(
   p_release_run_id bigint, p_attempt_id bigint, p_installation_id bigint, p_run_result_id bigint, p_kind text,
   p_key text, p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
@@ -212,7 +212,7 @@ END $$;
 
 -- The exact conclusion used at the first check run publication is kept: a
 -- later write (an older replica during a rolling upgrade) cannot change it.
-CREATE OR REPLACE FUNCTION boardready.run_results_keep_published_conclusion()
+CREATE OR REPLACE FUNCTION boardready_private.run_results_keep_published_conclusion()
 RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF OLD.published_conclusion IS NOT NULL THEN
@@ -221,17 +221,14 @@ BEGIN
   RETURN NEW;
 END $$;
 
-DROP TRIGGER IF EXISTS run_results_keep_published_conclusion ON boardready.run_results;
-CREATE TRIGGER run_results_keep_published_conclusion
-  BEFORE UPDATE OF published_conclusion ON boardready.run_results
-  FOR EACH ROW EXECUTE FUNCTION boardready.run_results_keep_published_conclusion();
+-- The trigger that calls it is migration 0035's.
 
 -- The decision a result's check run completion shows: the release decision
 -- when the completion waited for it (a supply check: run_result_completion_await
 -- stored it on the item), else the result's own. What reviews.sql takes the
 -- check run to show until a decision update, so that a completion that
 -- already carried the release decision is not followed by a second one.
-CREATE OR REPLACE FUNCTION boardready.run_result_completion_decision(p_run_result_id bigint)
+CREATE OR REPLACE FUNCTION boardready_private.run_result_completion_decision(p_run_result_id bigint)
 RETURNS text LANGUAGE sql STABLE AS $$
   SELECT coalesce((SELECT o.params ->> 'decision' FROM boardready.outbox_items o
                     WHERE o.run_result_id = r.id AND o.kind = 'check_run_complete'
@@ -256,7 +253,7 @@ $$;
 -- will show it, on the same terms, shows the new one. Once claimed it is
 -- fixed, so the decision update after the completion compares with exactly
 -- what was sent.
-CREATE OR REPLACE FUNCTION boardready.run_result_completion_follow(p_release_run_id bigint, p_decision text)
+CREATE OR REPLACE FUNCTION boardready_private.run_result_completion_follow(p_release_run_id bigint, p_decision text)
 RETURNS void LANGUAGE sql AS $$
   UPDATE boardready.outbox_items o SET params = o.params || jsonb_build_object('decision', p_decision)
    WHERE o.release_run_id = p_release_run_id AND o.kind = 'check_run_complete' AND o.status = 'accepted'
@@ -270,14 +267,14 @@ $$;
 CREATE OR REPLACE FUNCTION boardready.run_result_publication(p_run_result_id bigint)
 RETURNS TABLE (readiness text, score integer, decision text, conclusion text, tool_name text, tool_version text,
                kicad_version text, head_sha text, source text, api_token_id text, findings jsonb)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT r.readiness, r.score, shown.decision, conclusion_for_decision(shown.decision), r.tool_name, r.tool_version,
+LANGUAGE sql ROWS 1 STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT r.readiness, r.score, shown.decision, boardready_private.conclusion_for_decision(shown.decision), r.tool_name, r.tool_version,
          r.kicad_version, r.head_sha, r.source, r.api_token_id,
          coalesce((SELECT jsonb_agg(jsonb_build_object(
                      'ruleId', f.rule_id, 'severity', f.severity, 'message', f.message, 'title', f.title,
                      'path', f.path, 'startLine', f.start_line, 'endLine', f.end_line,
                      'startColumn', f.start_column, 'endColumn', f.end_column) ORDER BY f.ordinal)
                      FROM run_findings f WHERE f.run_result_id = r.id), '[]'::jsonb)
-    FROM run_results r CROSS JOIN LATERAL (SELECT run_result_completion_decision(r.id) AS decision) shown
+    FROM run_results r CROSS JOIN LATERAL (SELECT boardready_private.run_result_completion_decision(r.id) AS decision) shown
    WHERE r.id = p_run_result_id
 $$;

@@ -18,7 +18,7 @@
 -- Building blocks, shared with erasure
 
 -- Rows deleted per table, summed: {"run_findings": 12, ...}; zeros left out.
-CREATE OR REPLACE FUNCTION boardready.purge_counts_add(p_a jsonb, p_b jsonb)
+CREATE OR REPLACE FUNCTION boardready_private.purge_counts_add(p_a jsonb, p_b jsonb)
 RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
   SELECT coalesce(jsonb_object_agg(t.key, t.rows ORDER BY t.key), '{}'::jsonb)
     FROM (SELECT c.key, sum((c.value #>> '{}')::bigint) AS rows
@@ -27,14 +27,14 @@ RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
            GROUP BY c.key HAVING sum((c.value #>> '{}')::bigint) > 0) t
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.purge_counts_total(p_counts jsonb)
+CREATE OR REPLACE FUNCTION boardready_private.purge_counts_total(p_counts jsonb)
 RETURNS integer LANGUAGE sql IMMUTABLE AS $$
   SELECT coalesce(sum((c.value #>> '{}')::bigint), 0)::integer FROM jsonb_each(coalesce(p_counts, '{}'::jsonb)) c
 $$;
 
 -- Delete at most p_limit rows of one table whose p_key is in p_ids (and that
 -- match p_filter, a constant predicate from the caller's code); how many.
-CREATE OR REPLACE FUNCTION boardready.purge_rows(
+CREATE OR REPLACE FUNCTION boardready_private.purge_rows(
   p_table text, p_key text, p_ids bigint[], p_limit integer, p_filter text DEFAULT 'true')
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
@@ -46,34 +46,38 @@ BEGIN
   IF p_limit <= 0 OR coalesce(cardinality(p_ids), 0) = 0 THEN
     RETURN 0;
   END IF;
-  EXECUTE format('DELETE FROM boardready.%1$I WHERE ctid = ANY (ARRAY(SELECT t.ctid FROM boardready.%1$I t '
-                 'WHERE t.%2$I = ANY ($1) AND (%3$s) LIMIT $2))', p_table, p_key, p_filter)
+  -- A row is found again by its ctid, or by its id in a view (outbox_items
+  -- and reconciliation_items are views of work_items since 0032).
+  EXECUTE format('DELETE FROM boardready.%1$I WHERE %4$s = ANY (ARRAY(SELECT t.%4$s FROM boardready.%1$I t '
+                 'WHERE t.%2$I = ANY ($1) AND (%3$s) LIMIT $2))', p_table, p_key, p_filter,
+                 CASE (SELECT c.relkind FROM pg_class c WHERE c.oid = format('boardready.%I', p_table)::regclass)
+                   WHEN 'v' THEN 'id' ELSE 'ctid' END)
     USING p_ids, p_limit;
   GET DIAGNOSTICS v_rows = ROW_COUNT;
   RETURN v_rows;
 END $$;
 
 -- One step of a purge: delete, count, and say how much budget is left.
-CREATE OR REPLACE FUNCTION boardready.purge_step(
+CREATE OR REPLACE FUNCTION boardready_private.purge_step(
   INOUT p_counts jsonb, INOUT p_left integer, p_table text, p_key text, p_ids bigint[],
   p_filter text DEFAULT 'true')
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_rows integer := boardready.purge_rows(p_table, p_key, p_ids, p_left, p_filter);
+  v_rows integer := boardready_private.purge_rows(p_table, p_key, p_ids, p_left, p_filter);
 BEGIN
-  p_counts := boardready.purge_counts_add(p_counts, jsonb_build_object(p_table, v_rows));
+  p_counts := boardready_private.purge_counts_add(p_counts, jsonb_build_object(p_table, v_rows));
   p_left := p_left - v_rows;
 END $$;
 
 -- purge_step for each of p_tables in turn, all keyed by p_key in p_ids.
-CREATE OR REPLACE FUNCTION boardready.purge_steps(
+CREATE OR REPLACE FUNCTION boardready_private.purge_steps(
   INOUT p_counts jsonb, INOUT p_left integer, p_tables text[], p_key text, p_ids bigint[])
 LANGUAGE plpgsql AS $$
 DECLARE
   v_table text;
 BEGIN
   FOREACH v_table IN ARRAY p_tables LOOP
-    SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, v_table, p_key, p_ids);
+    SELECT * INTO p_counts, p_left FROM boardready_private.purge_step(p_counts, p_left, v_table, p_key, p_ids);
   END LOOP;
 END $$;
 
@@ -87,21 +91,21 @@ END $$;
 -- findings, BOM lines, supply checks and report artifacts first, then each result that has
 -- nothing left. Leaves before the rows that refer to them, so a step that
 -- ran out of budget is taken up again by the next batch.
-CREATE OR REPLACE FUNCTION boardready.run_results_purge(
+CREATE OR REPLACE FUNCTION boardready_private.run_results_purge(
   INOUT p_counts jsonb, INOUT p_left integer, p_result_ids bigint[])
 LANGUAGE plpgsql AS $$
 BEGIN
-  SELECT * INTO p_counts, p_left FROM boardready.purge_steps(
+  SELECT * INTO p_counts, p_left FROM boardready_private.purge_steps(
     p_counts, p_left, ARRAY['run_findings', 'run_bom_lines', 'supply_checks', 'report_artifacts'], 'run_result_id',
     p_result_ids);
   -- A result still referred to (an outbox item of a run not purged with it) stays.
-  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'run_results', 'id', p_result_ids,
+  SELECT * INTO p_counts, p_left FROM boardready_private.purge_step(p_counts, p_left, 'run_results', 'id', p_result_ids,
     'NOT EXISTS (SELECT 1 FROM boardready.outbox_items o WHERE o.run_result_id = t.id)');
 END $$;
 
 -- Everything of the given release runs, then the runs themselves with their
 -- attempts. The caller chose (and locked) the runs.
-CREATE OR REPLACE FUNCTION boardready.release_runs_purge(
+CREATE OR REPLACE FUNCTION boardready_private.release_runs_purge(
   INOUT p_counts jsonb, INOUT p_left integer, p_run_ids bigint[])
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -116,16 +120,16 @@ BEGIN
   IF coalesce(cardinality(p_run_ids), 0) = 0 THEN
     RETURN;
   END IF;
-  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'outbox_items', 'release_run_id', p_run_ids);
-  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'review_approvals', 'review_id', v_reviews);
-  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'reviews', 'release_run_id', p_run_ids);
+  SELECT * INTO p_counts, p_left FROM boardready_private.purge_step(p_counts, p_left, 'outbox_items', 'release_run_id', p_run_ids);
+  SELECT * INTO p_counts, p_left FROM boardready_private.purge_step(p_counts, p_left, 'review_approvals', 'review_id', v_reviews);
+  SELECT * INTO p_counts, p_left FROM boardready_private.purge_step(p_counts, p_left, 'reviews', 'release_run_id', p_run_ids);
   IF p_left <= 0 THEN
     RETURN;
   END IF;
-  SELECT * INTO p_counts, p_left FROM boardready.run_results_purge(p_counts, p_left, v_results);
-  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'reconciliation_items', 'subject_id',
+  SELECT * INTO p_counts, p_left FROM boardready_private.run_results_purge(p_counts, p_left, v_results);
+  SELECT * INTO p_counts, p_left FROM boardready_private.purge_step(p_counts, p_left, 'reconciliation_items', 'subject_id',
                                                             p_run_ids, 'kind = ''release_run''');
-  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'reconciliation_items', 'subject_id',
+  SELECT * INTO p_counts, p_left FROM boardready_private.purge_step(p_counts, p_left, 'reconciliation_items', 'subject_id',
                                                             v_attempts, 'kind = ''workflow_attempt''');
   IF p_left <= 0 THEN
     RETURN;
@@ -158,20 +162,20 @@ BEGIN
   WITH attempts AS (DELETE FROM boardready.release_run_attempts a WHERE a.release_run_id = ANY (v_runs) RETURNING 1),
        runs AS (DELETE FROM boardready.release_runs rr WHERE rr.id = ANY (v_runs) RETURNING 1)
   SELECT (SELECT count(*) FROM attempts) INTO v_rows;
-  p_counts := boardready.purge_counts_add(p_counts, jsonb_build_object('release_run_attempts', v_rows,
+  p_counts := boardready_private.purge_counts_add(p_counts, jsonb_build_object('release_run_attempts', v_rows,
                                                                        'release_runs', cardinality(v_runs)));
   p_left := p_left - v_rows - cardinality(v_runs);
 END $$;
 
 -- Webhook inbox rows with their lifecycle jobs and reconciliation items (jobs
 -- refer to their inbox row).
-CREATE OR REPLACE FUNCTION boardready.inbox_purge(INOUT p_counts jsonb, INOUT p_left integer, p_inbox_ids bigint[])
+CREATE OR REPLACE FUNCTION boardready_private.inbox_purge(INOUT p_counts jsonb, INOUT p_left integer, p_inbox_ids bigint[])
 LANGUAGE plpgsql AS $$
 BEGIN
-  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'reconciliation_items', 'subject_id',
+  SELECT * INTO p_counts, p_left FROM boardready_private.purge_step(p_counts, p_left, 'reconciliation_items', 'subject_id',
                                                             p_inbox_ids, 'kind = ''lifecycle_inbox''');
-  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'lifecycle_jobs', 'inbox_id', p_inbox_ids);
-  SELECT * INTO p_counts, p_left FROM boardready.purge_step(p_counts, p_left, 'webhook_inbox', 'id', p_inbox_ids,
+  SELECT * INTO p_counts, p_left FROM boardready_private.purge_step(p_counts, p_left, 'lifecycle_jobs', 'inbox_id', p_inbox_ids);
+  SELECT * INTO p_counts, p_left FROM boardready_private.purge_step(p_counts, p_left, 'webhook_inbox', 'id', p_inbox_ids,
     'NOT EXISTS (SELECT 1 FROM boardready.lifecycle_jobs j WHERE j.inbox_id = t.id)');
 END $$;
 
@@ -179,7 +183,7 @@ END $$;
 -- What retention may delete: older than the cutoff, not under an active legal
 -- hold, nothing pending on it. Oldest first, at most p_limit.
 
-CREATE OR REPLACE FUNCTION boardready.retention_held(p_installation_id bigint)
+CREATE OR REPLACE FUNCTION boardready_private.retention_held(p_installation_id bigint)
 RETURNS boolean LANGUAGE sql STABLE AS $$
   SELECT EXISTS (SELECT 1 FROM boardready.installations i
                    JOIN boardready.legal_holds h ON h.account_id = i.account_id AND h.active
@@ -193,7 +197,7 @@ $$;
 -- pending rows (it is as small as the work in flight, whatever the history):
 -- release runs with a code host call, a reconciliation or a supply check
 -- pending; and the installations of accounts under an active legal hold.
-CREATE OR REPLACE FUNCTION boardready.retention_busy_runs()
+CREATE OR REPLACE FUNCTION boardready_private.retention_busy_runs()
 RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
   SELECT o.release_run_id FROM boardready.outbox_items o WHERE o.status = 'accepted'
   UNION SELECT o.release_run_id FROM boardready.outbox_items o WHERE o.status = 'leased'
@@ -205,7 +209,7 @@ RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
   UNION SELECT sc.release_run_id FROM boardready.supply_checks sc WHERE sc.status = 'pending'
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.retention_held_installations()
+CREATE OR REPLACE FUNCTION boardready_private.retention_held_installations()
 RETURNS TABLE (id bigint) LANGUAGE sql STABLE AS $$
   SELECT i.id FROM boardready.installations i
     JOIN boardready.legal_holds h ON h.account_id = i.account_id AND h.active
@@ -222,14 +226,14 @@ $$;
 --   terminal job or none, and no reconciliation under way.
 -- Called with a constant p_table, the function is inlined and only that
 -- table's branch planned.
-CREATE OR REPLACE FUNCTION boardready.retention_candidates(
+CREATE OR REPLACE FUNCTION boardready_private.retention_candidates(
   p_table text, p_cutoff timestamptz, p_from timestamptz, p_from_id bigint, p_limit integer)
 RETURNS TABLE (id bigint, at timestamptz) LANGUAGE sql STABLE AS $$
   SELECT c.id, c.at
     FROM (SELECT rr.id, rr.started_at AS at, rr.installation_id FROM boardready.release_runs rr
            WHERE p_table = 'release_runs'
              AND rr.status IN ('completed', 'failed', 'timed_out', 'superseded')
-             AND rr.id NOT IN (SELECT b.id FROM boardready.retention_busy_runs() b WHERE b.id IS NOT NULL)
+             AND rr.id NOT IN (SELECT b.id FROM boardready_private.retention_busy_runs() b WHERE b.id IS NOT NULL)
           UNION ALL
           SELECT r.id, r.received_at, rp.installation_id
             FROM boardready.run_results r JOIN boardready.repositories rp ON rp.id = r.repository_id
@@ -243,7 +247,7 @@ RETURNS TABLE (id bigint, at timestamptz) LANGUAGE sql STABLE AS $$
                                      WHERE ri.kind = 'lifecycle_inbox' AND ri.status IN ('accepted', 'leased'))) c
    WHERE c.at < p_cutoff
      AND (c.at, c.id) >= (coalesce(p_from, '-infinity'), coalesce(p_from_id, 0))
-     AND c.installation_id NOT IN (SELECT h.id FROM boardready.retention_held_installations() h)
+     AND c.installation_id NOT IN (SELECT h.id FROM boardready_private.retention_held_installations() h)
    ORDER BY c.at, c.id
    LIMIT p_limit
 $$;
@@ -251,12 +255,12 @@ $$;
 -- The pull request comment bookkeeping (which comment to update) of pull
 -- requests whose last result is older than the cutoff. A later result finds
 -- the comment again by its marker. One row per pull request: no position.
-CREATE OR REPLACE FUNCTION boardready.retention_comments(p_cutoff timestamptz, p_limit integer)
+CREATE OR REPLACE FUNCTION boardready_private.retention_comments(p_cutoff timestamptz, p_limit integer)
 RETURNS TABLE (repository_id bigint, pr_number integer) LANGUAGE sql STABLE AS $$
   SELECT c.repository_id, c.pr_number FROM boardready.pull_request_comments c
     JOIN boardready.repositories rp ON rp.id = c.repository_id
    WHERE c.updated_at < p_cutoff
-     AND rp.installation_id NOT IN (SELECT h.id FROM boardready.retention_held_installations() h)
+     AND rp.installation_id NOT IN (SELECT h.id FROM boardready_private.retention_held_installations() h)
    ORDER BY c.updated_at
    LIMIT p_limit
 $$;
@@ -264,7 +268,7 @@ $$;
 -- Where the next batch starts: the first candidate still there (the budget
 -- ran out before it was gone), else the last one looked at. Every row before
 -- it was deleted or kept (held, pending, locked): a later sweep sees those again.
-CREATE OR REPLACE FUNCTION boardready.retention_next_position(
+CREATE OR REPLACE FUNCTION boardready_private.retention_next_position(
   p_table text, p_ids bigint[], p_ats timestamptz[], INOUT p_from timestamptz, INOUT p_from_id bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -289,7 +293,7 @@ END $$;
 -- locked (rows another transaction holds, such as an approval being
 -- recorded, are left for a later sweep), purged with everything they hold,
 -- and the position moved past them.
-CREATE OR REPLACE FUNCTION boardready.retention_purge_table(
+CREATE OR REPLACE FUNCTION boardready_private.retention_purge_table(
   INOUT p_counts jsonb, INOUT p_left integer, INOUT p_from timestamptz, INOUT p_from_id bigint,
   p_table text, p_cutoff timestamptz, p_limit integer)
 LANGUAGE plpgsql AS $$
@@ -299,19 +303,19 @@ DECLARE
   v_locked bigint[];
 BEGIN
   SELECT array_agg(c.id ORDER BY c.at, c.id), array_agg(c.at ORDER BY c.at, c.id) INTO v_ids, v_ats
-    FROM boardready.retention_candidates(p_table, p_cutoff, p_from, p_from_id, p_limit) c;
+    FROM boardready_private.retention_candidates(p_table, p_cutoff, p_from, p_from_id, p_limit) c;
   EXECUTE format('SELECT ARRAY(SELECT t.id FROM boardready.%I t WHERE t.id = ANY ($1) ORDER BY t.id '
                  'FOR UPDATE SKIP LOCKED)', p_table)
     INTO v_locked USING v_ids;
   CASE p_table
     WHEN 'release_runs' THEN
-      SELECT * INTO p_counts, p_left FROM boardready.release_runs_purge(p_counts, p_left, v_locked);
+      SELECT * INTO p_counts, p_left FROM boardready_private.release_runs_purge(p_counts, p_left, v_locked);
     WHEN 'run_results' THEN
-      SELECT * INTO p_counts, p_left FROM boardready.run_results_purge(p_counts, p_left, v_locked);
+      SELECT * INTO p_counts, p_left FROM boardready_private.run_results_purge(p_counts, p_left, v_locked);
     WHEN 'webhook_inbox' THEN
-      SELECT * INTO p_counts, p_left FROM boardready.inbox_purge(p_counts, p_left, v_locked);
+      SELECT * INTO p_counts, p_left FROM boardready_private.inbox_purge(p_counts, p_left, v_locked);
   END CASE;
-  SELECT * INTO p_from, p_from_id FROM boardready.retention_next_position(p_table, v_ids, v_ats, p_from, p_from_id);
+  SELECT * INTO p_from, p_from_id FROM boardready_private.retention_next_position(p_table, v_ids, v_ats, p_from, p_from_id);
 END $$;
 
 -- ---------------------------------------------------------------------------
@@ -326,7 +330,7 @@ CREATE OR REPLACE FUNCTION boardready.retention_purge_batch(
   p_retention_days integer, p_batch_size integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, sweep_id bigint, deleted jsonb, deleted_rows integer, remaining integer,
                audit_event_id uuid)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_cutoff  timestamptz := p_now - make_interval(days => p_retention_days);
   v_counts  jsonb := '{}';
@@ -354,54 +358,54 @@ BEGIN
 
   -- Release runs, each with everything it holds.
   SELECT * INTO v_counts, v_left, v_sweep.runs_from, v_sweep.runs_from_id
-    FROM retention_purge_table(v_counts, v_left, v_sweep.runs_from, v_sweep.runs_from_id, 'release_runs', v_cutoff,
+    FROM boardready_private.retention_purge_table(v_counts, v_left, v_sweep.runs_from, v_sweep.runs_from_id, 'release_runs', v_cutoff,
                                p_batch_size);
 
   IF v_left > 0 THEN
     SELECT * INTO v_counts, v_left, v_sweep.ingested_from, v_sweep.ingested_from_id
-      FROM retention_purge_table(v_counts, v_left, v_sweep.ingested_from, v_sweep.ingested_from_id, 'run_results',
+      FROM boardready_private.retention_purge_table(v_counts, v_left, v_sweep.ingested_from, v_sweep.ingested_from_id, 'run_results',
                                  v_cutoff, v_left);
   END IF;
 
   IF v_left > 0 THEN
     WITH gone AS (
       DELETE FROM pull_request_comments pc
-       USING retention_comments(v_cutoff, v_left) c
+       USING boardready_private.retention_comments(v_cutoff, v_left) c
        WHERE (pc.repository_id, pc.pr_number) = (c.repository_id, c.pr_number)
       RETURNING 1)
     SELECT count(*) INTO v_rows FROM gone;
-    v_counts := purge_counts_add(v_counts, jsonb_build_object('pull_request_comments', v_rows));
-    v_left := p_batch_size - purge_counts_total(v_counts);
+    v_counts := boardready_private.purge_counts_add(v_counts, jsonb_build_object('pull_request_comments', v_rows));
+    v_left := p_batch_size - boardready_private.purge_counts_total(v_counts);
   END IF;
 
   IF v_left > 0 THEN
     -- An inbox row with its job is two rows.
     SELECT * INTO v_counts, v_left, v_sweep.inbox_from, v_sweep.inbox_from_id
-      FROM retention_purge_table(v_counts, v_left, v_sweep.inbox_from, v_sweep.inbox_from_id, 'webhook_inbox',
+      FROM boardready_private.retention_purge_table(v_counts, v_left, v_sweep.inbox_from, v_sweep.inbox_from_id, 'webhook_inbox',
                                  v_cutoff, greatest(1, v_left / 2));
   END IF;
 
-  v_total := purge_counts_total(v_counts);
+  v_total := boardready_private.purge_counts_total(v_counts);
   IF v_total > 0 THEN
     IF v_sweep.id IS NULL THEN
       INSERT INTO retention_sweeps (retention_days, cutoff, started_at, updated_at)
       VALUES (p_retention_days, v_cutoff, p_now, p_now) RETURNING id INTO v_sweep.id;
     END IF;
     UPDATE retention_sweeps s
-       SET batches = s.batches + 1, deleted = purge_counts_add(s.deleted, v_counts), cutoff = v_cutoff,
+       SET batches = s.batches + 1, deleted = boardready_private.purge_counts_add(s.deleted, v_counts), cutoff = v_cutoff,
            retention_days = p_retention_days, updated_at = p_now,
            runs_from = v_sweep.runs_from, runs_from_id = v_sweep.runs_from_id,
            ingested_from = v_sweep.ingested_from, ingested_from_id = v_sweep.ingested_from_id,
            inbox_from = v_sweep.inbox_from, inbox_from_id = v_sweep.inbox_from_id
      WHERE s.id = v_sweep.id;
     RETURN QUERY SELECT 'purged'::text, v_sweep.id, v_counts, v_total,
-      ((SELECT count(*) FROM retention_candidates('release_runs', v_cutoff, v_sweep.runs_from, v_sweep.runs_from_id,
+      ((SELECT count(*) FROM boardready_private.retention_candidates('release_runs', v_cutoff, v_sweep.runs_from, v_sweep.runs_from_id,
                                                   p_batch_size))
-       + (SELECT count(*) FROM retention_candidates('run_results', v_cutoff, v_sweep.ingested_from,
+       + (SELECT count(*) FROM boardready_private.retention_candidates('run_results', v_cutoff, v_sweep.ingested_from,
                                                     v_sweep.ingested_from_id, p_batch_size))
-       + (SELECT count(*) FROM retention_candidates('webhook_inbox', v_cutoff, v_sweep.inbox_from,
+       + (SELECT count(*) FROM boardready_private.retention_candidates('webhook_inbox', v_cutoff, v_sweep.inbox_from,
                                                     v_sweep.inbox_from_id, p_batch_size))
-       + (SELECT count(*) FROM retention_comments(v_cutoff, p_batch_size)))::integer,
+       + (SELECT count(*) FROM boardready_private.retention_comments(v_cutoff, p_batch_size)))::integer,
       NULL::uuid;
     RETURN;
   END IF;
@@ -428,7 +432,7 @@ END $$;
 -- Every sweep: the open one shows a purge under way (batches, rows so far).
 CREATE OR REPLACE VIEW ops.retention_sweeps AS
 SELECT s.id, s.retention_days, s.cutoff, s.batches, s.deleted,
-       boardready.purge_counts_total(s.deleted) AS deleted_rows, s.started_at, s.updated_at, s.completed_at,
+       boardready_private.purge_counts_total(s.deleted) AS deleted_rows, s.started_at, s.updated_at, s.completed_at,
        s.audit_event_id
   FROM boardready.retention_sweeps s;
 
@@ -442,37 +446,39 @@ WITH setting AS (
            (SELECT s.retention_days FROM boardready.retention_sweeps s ORDER BY s.id DESC LIMIT 1), 30)) AS cutoff
 )
 SELECT 'release_runs'::text AS kind, setting.cutoff,
-       (SELECT count(*) FROM boardready.retention_candidates('release_runs', setting.cutoff, NULL, NULL, NULL)) AS due,
+       (SELECT count(*) FROM boardready_private.retention_candidates('release_runs', setting.cutoff, NULL, NULL, NULL)) AS due,
        (SELECT count(*) FROM boardready.release_runs rr
-         WHERE rr.started_at < setting.cutoff AND boardready.retention_held(rr.installation_id)) AS held,
+         WHERE rr.started_at < setting.cutoff AND boardready_private.retention_held(rr.installation_id)) AS held,
        (SELECT count(*) FROM boardready.release_runs rr WHERE rr.started_at < setting.cutoff) AS past_window
   FROM setting
 UNION ALL
 SELECT 'ingested_results', setting.cutoff,
-       (SELECT count(*) FROM boardready.retention_candidates('run_results', setting.cutoff, NULL, NULL, NULL)),
+       (SELECT count(*) FROM boardready_private.retention_candidates('run_results', setting.cutoff, NULL, NULL, NULL)),
        (SELECT count(*) FROM boardready.run_results r JOIN boardready.repositories rp ON rp.id = r.repository_id
          WHERE r.release_run_id IS NULL AND r.received_at < setting.cutoff
-           AND boardready.retention_held(rp.installation_id)),
+           AND boardready_private.retention_held(rp.installation_id)),
        (SELECT count(*) FROM boardready.run_results r WHERE r.release_run_id IS NULL AND r.received_at < setting.cutoff)
   FROM setting
 UNION ALL
 SELECT 'pull_request_comments', setting.cutoff,
-       (SELECT count(*) FROM boardready.retention_comments(setting.cutoff, NULL)),
+       (SELECT count(*) FROM boardready_private.retention_comments(setting.cutoff, NULL)),
        (SELECT count(*) FROM boardready.pull_request_comments c JOIN boardready.repositories rp ON rp.id = c.repository_id
-         WHERE c.updated_at < setting.cutoff AND boardready.retention_held(rp.installation_id)),
+         WHERE c.updated_at < setting.cutoff AND boardready_private.retention_held(rp.installation_id)),
        (SELECT count(*) FROM boardready.pull_request_comments c WHERE c.updated_at < setting.cutoff)
   FROM setting
 UNION ALL
 SELECT 'webhook_inbox', setting.cutoff,
-       (SELECT count(*) FROM boardready.retention_candidates('webhook_inbox', setting.cutoff, NULL, NULL, NULL)),
+       (SELECT count(*) FROM boardready_private.retention_candidates('webhook_inbox', setting.cutoff, NULL, NULL, NULL)),
        (SELECT count(*) FROM boardready.webhook_inbox i
-         WHERE i.received_at < setting.cutoff AND boardready.retention_held(i.installation_id)),
+         WHERE i.received_at < setting.cutoff AND boardready_private.retention_held(i.installation_id)),
        (SELECT count(*) FROM boardready.webhook_inbox i WHERE i.received_at < setting.cutoff)
   FROM setting;
 
--- Finished work items (work_items: supply checks, board refreshes) older than
+-- Finished supply work items (supply checks, board refreshes) older than
 -- the retention window, at most p_batch_size per call; they hold ids and
--- codes only. Dead letters stay for the operator. Returns the rows deleted.
+-- codes only. Dead letters stay for the operator; the outbox calls and
+-- reconciliation items go with their release runs and inbox rows. Returns
+-- the rows deleted.
 CREATE OR REPLACE FUNCTION boardready.work_items_purge(
   p_retention_days integer, p_batch_size integer, p_now timestamptz DEFAULT now())
 RETURNS integer
@@ -483,6 +489,7 @@ BEGIN
   DELETE FROM work_items w
    WHERE w.id IN (SELECT x.id FROM work_items x
                    WHERE x.status = 'completed' AND x.completed_at < p_now - make_interval(days => p_retention_days)
+                     AND x.kind IN ('supply_check', 'board_refresh')
                    ORDER BY x.id LIMIT p_batch_size
                      FOR UPDATE SKIP LOCKED);
   GET DIAGNOSTICS v_deleted = ROW_COUNT;

@@ -13,7 +13,7 @@
 -- was completed, the outbox updates the check run (check_run_decision). The
 -- conclusion first published stays in run_results.published_conclusion.
 
-CREATE OR REPLACE FUNCTION boardready.release_decision(
+CREATE OR REPLACE FUNCTION boardready_private.release_decision(
   p_readiness_decision text, p_review_decision text, p_blocking integer, p_unwaived_blocking integer)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE
@@ -28,7 +28,7 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- A review's decision from its standing approvals: any changes requested wins.
-CREATE OR REPLACE FUNCTION boardready.review_decision_of(p_review_id bigint)
+CREATE OR REPLACE FUNCTION boardready_private.review_decision_of(p_review_id bigint)
 RETURNS text LANGUAGE sql STABLE AS $$
   SELECT CASE
     WHEN bool_or(a.status = 'changes_requested') THEN 'changes_requested'
@@ -39,7 +39,7 @@ RETURNS text LANGUAGE sql STABLE AS $$
 $$;
 
 -- Everything the decision of one release run depends on, as of p_now.
-CREATE OR REPLACE FUNCTION boardready.release_decision_inputs(p_release_run_id bigint, p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.release_decision_inputs(p_release_run_id bigint, p_now timestamptz)
 RETURNS TABLE (run_result_id bigint, readiness_decision text, review_id bigint, review_decision text,
                blocking integer, unwaived_blocking integer, waived integer, next_expiry timestamptz)
 LANGUAGE sql STABLE AS $$
@@ -62,7 +62,7 @@ $$;
 
 -- Whether a release run is the current one of its pull request (nothing newer
 -- and not superseded) and its check run carries a completed result.
-CREATE OR REPLACE FUNCTION boardready.release_run_publishable(p_release_run_id bigint)
+CREATE OR REPLACE FUNCTION boardready_private.release_run_publishable(p_release_run_id bigint)
 RETURNS boolean LANGUAGE sql STABLE AS $$
   SELECT rr.status = 'completed' AND rr.check_run_id IS NOT NULL AND rr.check_run_published_at IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM boardready.release_runs n
@@ -72,7 +72,7 @@ RETURNS boolean LANGUAGE sql STABLE AS $$
 $$;
 
 -- Queue an update of the run's check run to its current decision.
-CREATE OR REPLACE FUNCTION boardready.release_decision_enqueue_update(
+CREATE OR REPLACE FUNCTION boardready_private.release_decision_enqueue_update(
   p_release_run_id bigint, p_run_after timestamptz, p_key text, p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
@@ -103,30 +103,30 @@ DECLARE
   v_shown    text;
 BEGIN
   SELECT * INTO v_run FROM boardready.release_runs rr WHERE rr.id = p_release_run_id FOR UPDATE;
-  SELECT * INTO v_in FROM boardready.release_decision_inputs(p_release_run_id, p_now);
+  SELECT * INTO v_in FROM boardready_private.release_decision_inputs(p_release_run_id, p_now);
   IF v_in.run_result_id IS NULL THEN
     RETURN QUERY SELECT v_run.decision, false;  -- no result yet: nothing to combine
     RETURN;
   END IF;
-  v_decision := boardready.release_decision(v_in.readiness_decision, v_in.review_decision, v_in.blocking,
+  v_decision := boardready_private.release_decision(v_in.readiness_decision, v_in.review_decision, v_in.blocking,
                                             v_in.unwaived_blocking);
   IF v_decision IS DISTINCT FROM v_run.decision THEN
     UPDATE boardready.release_runs
-       SET decision = v_decision, conclusion = boardready.conclusion_for_decision(v_decision), updated_at = p_now
+       SET decision = v_decision, conclusion = boardready_private.conclusion_for_decision(v_decision), updated_at = p_now
      WHERE id = p_release_run_id;
-    PERFORM boardready.run_result_completion_follow(p_release_run_id, v_decision);  -- not yet sent (results.sql)
+    PERFORM boardready_private.run_result_completion_follow(p_release_run_id, v_decision);  -- not yet sent (results.sql)
   END IF;
-  IF p_enqueue AND boardready.release_run_publishable(p_release_run_id) THEN
+  IF p_enqueue AND boardready_private.release_run_publishable(p_release_run_id) THEN
     -- What the check run shows: the last decision update, else what its completion showed.
-    v_shown := coalesce(v_run.published_decision, boardready.run_result_completion_decision(v_in.run_result_id));
+    v_shown := coalesce(v_run.published_decision, boardready_private.run_result_completion_decision(v_in.run_result_id));
     IF v_shown IS DISTINCT FROM v_decision THEN
       UPDATE boardready.release_runs SET decision_updates = decision_updates + 1 WHERE id = p_release_run_id;
-      PERFORM boardready.release_decision_enqueue_update(
+      PERFORM boardready_private.release_decision_enqueue_update(
         p_release_run_id, p_now, 'check_run_decision:' || p_release_run_id || ':' || (v_run.decision_updates + 1),
         p_now);
     END IF;
     IF v_in.next_expiry IS NOT NULL THEN
-      PERFORM boardready.release_decision_enqueue_update(
+      PERFORM boardready_private.release_decision_enqueue_update(
         p_release_run_id, v_in.next_expiry,
         'check_run_decision:' || p_release_run_id || ':expiry:' || extract(epoch FROM v_in.next_expiry), p_now);
     END IF;
@@ -143,7 +143,7 @@ $$;
 
 -- Refresh every completed run of the repository whose result has this
 -- finding fingerprint (a waiver was created or deleted).
-CREATE OR REPLACE FUNCTION boardready.release_decisions_refresh_fingerprint(
+CREATE OR REPLACE FUNCTION boardready_private.release_decisions_refresh_fingerprint(
   p_repository_id bigint, p_fingerprint text, p_now timestamptz)
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
@@ -165,7 +165,7 @@ BEGIN
 END $$;
 
 -- A review for a release run whose result was accepted (release_result_accept).
-CREATE OR REPLACE FUNCTION boardready.review_open(p_release_run_id bigint, p_created_by text, p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.review_open(p_release_run_id bigint, p_created_by text, p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   v_id bigint;
@@ -180,7 +180,7 @@ END $$;
 
 -- The creator of a release run's review: the pull request's author, else the
 -- actor that sent the result, else system.
-CREATE OR REPLACE FUNCTION boardready.review_creator(p_release_run_id bigint, p_ingesting_actor text)
+CREATE OR REPLACE FUNCTION boardready_private.review_creator(p_release_run_id bigint, p_ingesting_actor text)
 RETURNS text LANGUAGE sql STABLE AS $$
   SELECT coalesce('host-user:' || pr.author_id, p_ingesting_actor, 'system')
     FROM boardready.release_runs rr
@@ -238,7 +238,7 @@ BEGIN
          break_glass_reason = EXCLUDED.break_glass_reason, updated_at = p_now
   RETURNING a.id INTO v_id;
 
-  UPDATE reviews SET decision = review_decision_of(p_review_id), updated_at = p_now WHERE id = p_review_id
+  UPDATE reviews SET decision = boardready_private.review_decision_of(p_review_id), updated_at = p_now WHERE id = p_review_id
   RETURNING decision INTO v_decision;
   INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
   VALUES ('review.approval_recorded', v_run.installation_id, p_actor, 'approval:' || v_id, 'review',
@@ -289,7 +289,7 @@ BEGIN
   VALUES ('review.waiver_created', v_installation, p_actor, 'waiver:' || v_id, 'waiver', v_id::text, p_now,
           jsonb_build_object('repositoryId', p_repository_id, 'expiresAt', p_expires_at));
   RETURN QUERY SELECT 'created'::text, v_id, p_now,
-                      release_decisions_refresh_fingerprint(p_repository_id, p_fingerprint, p_now);
+                      boardready_private.release_decisions_refresh_fingerprint(p_repository_id, p_fingerprint, p_now);
 END $$;
 
 -- DELETE /api/v1/repositories/{id}/waivers?waiverId=. Outcomes: not_found,
@@ -298,7 +298,7 @@ CREATE OR REPLACE FUNCTION boardready.waiver_delete(
   p_repository_id bigint, p_repository_ids bigint[], p_waiver_id bigint, p_actor text,
   p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, waiver_id bigint, deleted_at timestamptz, decisions_changed integer)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_waiver       waivers%ROWTYPE;
   v_installation bigint;
@@ -320,7 +320,7 @@ BEGIN
   VALUES ('review.waiver_deleted', v_installation, p_actor, 'waiver:' || v_waiver.id || ':delete', 'waiver',
           v_waiver.id::text, p_now, jsonb_build_object('repositoryId', p_repository_id));
   RETURN QUERY SELECT 'deleted'::text, v_waiver.id, p_now,
-                      release_decisions_refresh_fingerprint(p_repository_id, v_waiver.fingerprint, p_now);
+                      boardready_private.release_decisions_refresh_fingerprint(p_repository_id, v_waiver.fingerprint, p_now);
 END $$;
 
 -- The outbox worker updates a check run to its run's decision: recompute it
@@ -332,7 +332,7 @@ CREATE OR REPLACE FUNCTION boardready.release_decision_publication(
 RETURNS TABLE (outcome text, decision text, conclusion text, readiness text, score integer,
                review_decision text, blocking integer, unwaived_blocking integer, waived integer,
                tool_name text, tool_version text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_run_id   bigint;
   v_decision text;
@@ -347,13 +347,13 @@ BEGIN
   SELECT o.release_run_id INTO v_run_id FROM outbox_items o WHERE o.id = p_item_id;
   SELECT d.decision INTO v_decision FROM release_decision_refresh(v_run_id, p_now, false) d;
   SELECT * INTO v_run FROM release_runs WHERE id = v_run_id;
-  SELECT * INTO v_in FROM release_decision_inputs(v_run_id, p_now);
+  SELECT * INTO v_in FROM boardready_private.release_decision_inputs(v_run_id, p_now);
   RETURN QUERY
-  SELECT CASE WHEN NOT coalesce(release_run_publishable(v_run_id), false) THEN 'skip'
-              WHEN coalesce(v_run.published_decision, run_result_completion_decision(v_in.run_result_id))
+  SELECT CASE WHEN NOT coalesce(boardready_private.release_run_publishable(v_run_id), false) THEN 'skip'
+              WHEN coalesce(v_run.published_decision, boardready_private.run_result_completion_decision(v_in.run_result_id))
                    = v_decision THEN 'unchanged'
               ELSE 'publish' END,
-         v_decision, conclusion_for_decision(v_decision), r.readiness, r.score, v_in.review_decision,
+         v_decision, boardready_private.conclusion_for_decision(v_decision), r.readiness, r.score, v_in.review_decision,
          v_in.blocking, v_in.unwaived_blocking, v_in.waived, r.tool_name, r.tool_version
     FROM run_results r WHERE r.id = v_in.run_result_id;
 END $$;
@@ -385,7 +385,7 @@ CREATE OR REPLACE FUNCTION boardready.review_record_approval_v2(
   p_break_glass_reason text, p_limit integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, approval_id bigint, status text, break_glass boolean, review_decision text,
                release_run_id bigint, release_decision text, updated_at timestamptz, retry_after_seconds integer)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_repository bigint;
   v_rate       record;
@@ -414,7 +414,7 @@ CREATE OR REPLACE FUNCTION boardready.waiver_create_v2(
   p_actor text, p_max_days integer, p_limit integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, waiver_id bigint, created_at timestamptz, decisions_changed integer,
                retry_after_seconds integer)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_rate record;
 BEGIN
@@ -446,7 +446,7 @@ CREATE OR REPLACE FUNCTION boardready.review_record_approval_comment_v2(
   p_break_glass_reason text, p_comment text, p_limit integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, approval_id bigint, status text, break_glass boolean, review_decision text,
                release_run_id bigint, release_decision text, updated_at timestamptz, retry_after_seconds integer)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_row record;
 BEGIN

@@ -6,7 +6,7 @@
 CREATE OR REPLACE FUNCTION boardready.sign_in_begin(
   p_cookie_sha256 bytea, p_state text, p_return_to text, p_ttl_seconds integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, expires_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
   -- A pending sign-in is kept for its 10 minutes, no longer.
   DELETE FROM sign_in_attempts a WHERE a.expires_at < p_now;
@@ -21,7 +21,7 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.sign_in_finish(
   p_cookie_sha256 bytea, p_state text, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, return_to text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_attempt sign_in_attempts%ROWTYPE;
 BEGIN
@@ -44,7 +44,7 @@ CREATE OR REPLACE FUNCTION boardready.session_create(
   p_token_sha256 bytea, p_viewer_id bigint, p_viewer_login text, p_installation_ids bigint[],
   p_repository_ids bigint[], p_ttl_hours integer, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, session_id uuid, expires_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_id uuid;
 BEGIN
@@ -59,7 +59,7 @@ END $$;
 
 -- The repositories a session may use now: those resolved at sign-in that the
 -- service knows, still in a live installation, of an account not canceled.
-CREATE OR REPLACE FUNCTION boardready.session_visible_repositories(p_repository_ids bigint[])
+CREATE OR REPLACE FUNCTION boardready_private.session_visible_repositories(p_repository_ids bigint[])
 RETURNS bigint[] LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}')
     FROM repositories r
@@ -70,7 +70,7 @@ RETURNS bigint[] LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardrea
 $$;
 
 -- Authenticate a session cookie by its SHA-256. Outcomes: valid, unknown, expired.
-CREATE OR REPLACE FUNCTION boardready.session_verify(p_token_sha256 bytea, p_now timestamptz DEFAULT now())
+CREATE OR REPLACE FUNCTION boardready_private.session_verify(p_token_sha256 bytea, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, session_id uuid, viewer_id bigint, viewer_login text, repository_ids bigint[],
                expires_at timestamptz)
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
@@ -84,7 +84,7 @@ BEGIN
     RETURN QUERY SELECT 'expired'::text, NULL::uuid, NULL::bigint, NULL::text, NULL::bigint[], NULL::timestamptz;
   ELSE
     RETURN QUERY SELECT 'valid'::text, v_session.id, v_session.viewer_id, v_session.viewer_login,
-                        session_visible_repositories(v_session.repository_ids), v_session.expires_at;
+                        boardready_private.session_visible_repositories(v_session.repository_ids), v_session.expires_at;
   END IF;
 END $$;
 
@@ -106,7 +106,7 @@ BEGIN
                         NULL::bigint[], NULL::timestamptz;
     RETURN;
   END IF;
-  SELECT * INTO v_session FROM session_verify(p_token_sha256, p_now);
+  SELECT * INTO v_session FROM boardready_private.session_verify(p_token_sha256, p_now);
   IF v_session.outcome = 'unknown' THEN
     PERFORM auth_throttle_record_failure('bearer', p_client_key, p_now);
   END IF;
@@ -116,7 +116,7 @@ END $$;
 
 CREATE OR REPLACE FUNCTION boardready.session_delete(p_token_sha256 bytea)
 RETURNS TABLE (outcome text)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE sql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   WITH gone AS (DELETE FROM sessions s WHERE s.token_sha256 = p_token_sha256 RETURNING 1)
   SELECT CASE WHEN EXISTS (SELECT 1 FROM gone) THEN 'deleted' ELSE 'not_found' END
 $$;
@@ -153,7 +153,7 @@ CREATE OR REPLACE FUNCTION boardready.session_create_v2(
   p_repository_ids bigint[], p_admin_repository_ids bigint[], p_write_repository_ids bigint[], p_ttl_hours integer,
   p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, session_id uuid, expires_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_row record;
 BEGIN
@@ -179,7 +179,7 @@ CREATE OR REPLACE FUNCTION boardready.session_authenticate_v2(
 RETURNS TABLE (outcome text, retry_after_seconds integer, session_id uuid, viewer_id bigint, viewer_login text,
                repository_ids bigint[], admin_repository_ids bigint[], write_repository_ids bigint[],
                permissions_checked_at timestamptz, expires_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_session sessions%ROWTYPE;
   v_visible bigint[];
@@ -202,7 +202,7 @@ BEGIN
                         NULL::timestamptz;
     RETURN;
   END IF;
-  v_visible := session_visible_repositories(v_session.repository_ids);
+  v_visible := boardready_private.session_visible_repositories(v_session.repository_ids);
   RETURN QUERY SELECT 'valid'::text, NULL::integer, v_session.id, v_session.viewer_id, v_session.viewer_login,
                       v_visible,
                       ARRAY(SELECT unnest(coalesce(v_session.admin_repository_ids, '{}'))
@@ -219,7 +219,7 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.session_permission_replace(
   p_session_id uuid, p_repository_id bigint, p_role text, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_session sessions%ROWTYPE;
 BEGIN
@@ -238,7 +238,7 @@ BEGIN
   RETURNING * INTO v_session;
   IF NOT FOUND THEN
     RETURN QUERY SELECT 'not_found'::text;
-  ELSIF cardinality(session_visible_repositories(v_session.repository_ids)) = 0 THEN
+  ELSIF cardinality(boardready_private.session_visible_repositories(v_session.repository_ids)) = 0 THEN
     DELETE FROM sessions s WHERE s.id = p_session_id;
     INSERT INTO audit_events (event_type, actor, item_type, item_id, occurred_at, details)
     VALUES ('control_plane.session_ended', 'host-user:' || v_session.viewer_id, 'session', p_session_id::text,
@@ -261,7 +261,7 @@ CREATE OR REPLACE FUNCTION boardready.access_removed(
   p_person_id bigint, p_account_id bigint, p_installation_id bigint, p_repository_ids bigint[], p_reason text,
   p_now timestamptz DEFAULT now())
 RETURNS TABLE (sessions_ended integer, tokens_revoked integer)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_installations bigint[];
   v_scope         bigint[];

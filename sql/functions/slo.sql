@@ -21,7 +21,7 @@ RETURNS TABLE (taken_at timestamptz, webhook_deliveries bigint, webhook_acceptan
                outbox_dead_letter bigint, outbox_lag_seconds double precision, reconciliation_backlog bigint,
                reconciliation_backlog_by_kind jsonb, stale_attempts bigint, terminal_runs bigint,
                failed_runs bigint, terminal_failure_rate_bp integer, reconcilers jsonb)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE sql ROWS 1 STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   WITH deliveries AS (
     SELECT count(*) AS n,
            percentile_cont(0.95) WITHIN GROUP (ORDER BY i.acceptance_ms) AS p95

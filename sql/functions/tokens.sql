@@ -11,7 +11,7 @@ CREATE OR REPLACE FUNCTION boardready.token_create(
   p_created_by     text,
   p_now            timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, token_id uuid, created_at timestamptz, expires_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_denial text;
   v_row    api_tokens%ROWTYPE;
@@ -26,7 +26,7 @@ BEGIN
 
   -- A token is only for a repository the service knows from an installation,
   -- that is still part of it, and whose account is not canceled.
-  SELECT repository_access_denial(p_repository_id) INTO v_denial;
+  SELECT boardready_private.repository_access_denial(p_repository_id) INTO v_denial;
   IF v_denial IS NOT NULL THEN
     RETURN QUERY SELECT v_denial, NULL::uuid, NULL::timestamptz, NULL::timestamptz;
     RETURN;
@@ -62,7 +62,7 @@ $$;
 CREATE OR REPLACE FUNCTION boardready.token_revoke(
   p_token_id uuid, p_repository_id bigint, p_reason text, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, revoked_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_revoked timestamptz;
   v_found   boolean;
@@ -105,7 +105,7 @@ BEGIN
     RETURN;
   END IF;
 
-  v_denial := repository_access_denial(v_token.repository_id);
+  v_denial := boardready_private.repository_access_denial(v_token.repository_id);
   -- A canceled account fails closed first: its tokens were revoked with it.
   v_result := CASE
     WHEN v_denial = 'account_canceled' THEN 'account_canceled'
@@ -136,7 +136,7 @@ CREATE OR REPLACE FUNCTION boardready.token_create_v2(
   p_person_id      bigint,
   p_now            timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, token_id uuid, created_at timestamptz, expires_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_row record;
 BEGIN
@@ -160,7 +160,7 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.token_verify_v2(p_token_sha256 bytea, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, token_id uuid, repository_id bigint, scopes text[], expires_at timestamptz,
                person_id bigint)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE sql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   SELECT v.outcome, v.token_id, v.repository_id, v.scopes, v.expires_at, t.person_id
     FROM token_verify(p_token_sha256, p_now) v LEFT JOIN api_tokens t ON t.id = v.token_id
 $$;
@@ -172,7 +172,7 @@ CREATE OR REPLACE FUNCTION boardready.token_revoke_v2(
   p_token_id uuid, p_admin_repository_ids bigint[], p_own_repository_ids bigint[], p_person_id bigint,
   p_actor text, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, revoked_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_token api_tokens%ROWTYPE;
   v_row   record;

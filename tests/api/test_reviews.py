@@ -182,5 +182,5 @@ def test_a_run_that_is_no_longer_current_gets_no_check_run_update(client, owner,
     ("UNKNOWN", "approved", 0, 0, "UNKNOWN"),
 ])
 def test_the_decision_table(owner, readiness, review, blocking, unwaived, expected):
-    row = owner.execute("SELECT release_decision(%s, %s, %s, %s) AS d", (readiness, review, blocking, unwaived))
+    row = owner.execute("SELECT boardready_private.release_decision(%s, %s, %s, %s) AS d", (readiness, review, blocking, unwaived))
     assert row.fetchone()["d"] == expected

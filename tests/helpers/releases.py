@@ -70,8 +70,9 @@ def migrate_with(tree: Path, url: str) -> str:
 
 def catalog(url: str) -> dict[str, list]:
     """What a schema is made of, in a comparable form: tables, columns, indexes,
-    constraints, triggers, views and function signatures of the service's schemas."""
-    schemas = ("boardready", "ops")
+    constraints, triggers, views, function signatures and the API role's grants
+    of the service's schemas."""
+    schemas = ("boardready", "boardready_private", "ops")
     queries = {
         "tables": "SELECT n.nspname || '.' || c.relname || ' ' || c.relkind::text FROM pg_class c "
                   "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ANY(%s) AND c.relkind IN "
@@ -92,6 +93,9 @@ def catalog(url: str) -> dict[str, list]:
         "types": "SELECT n.nspname || '.' || t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
                  "WHERE n.nspname = ANY(%s) AND t.typtype IN ('c', 'e', 'd') AND NOT EXISTS "
                  "(SELECT 1 FROM pg_class c WHERE c.oid = t.typrelid AND c.relkind <> 'c')",
+        "grants": "SELECT n.nspname || '.' || p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')' "
+                  "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ANY(%s) "
+                  "AND has_function_privilege('boardready_api', p.oid, 'EXECUTE')",
     }
     with psycopg.connect(url) as conn:
         return {name: sorted(row[0] for row in conn.execute(sql, (list(schemas),)))
@@ -99,10 +103,32 @@ def catalog(url: str) -> dict[str, list]:
 
 
 def function_signatures(url: str) -> dict[str, str]:
-    """boardready's functions: 'name(identity arguments)' -> result type."""
+    """boardready's functions: 'name(identity arguments)' -> its arguments with
+    their defaults, its result, and whether the API role may execute it: what
+    a caller that names its arguments (app/database.py does) depends on."""
     with psycopg.connect(url) as conn:
         rows = conn.execute(
             "SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', "
-            "pg_get_function_result(p.oid) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-            "WHERE n.nspname = 'boardready'").fetchall()
+            "'(' || pg_get_function_arguments(p.oid) || ') -> ' || pg_get_function_result(p.oid) || "
+            "CASE WHEN has_function_privilege('boardready_api', p.oid, 'EXECUTE') THEN '' "
+            "ELSE ', not executable by boardready_api' END "
+            "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'boardready'").fetchall()
     return dict(rows)
+
+
+#: Names a release's code quotes that are not function calls.
+NOT_CALLS = {"release_decision": "a column of the row app/web/reviews.py answers with"}
+
+
+def functions_called_by(tree: Path, signatures: dict[str, str]) -> dict[str, str]:
+    """The entries of `signatures` (function_signatures of the database
+    `tree`'s release built) whose function `tree`'s code calls: its name quoted
+    ("name", as app/database.py's callers and app/sql_api.py pass it) or
+    called as boardready.name( in its app, workers, tools and bin, and in its
+    named queries (sql/queries, tools/queries)."""
+    files = [path for folder in ("app", "workers", "tools", "bin", "sql/queries") for path in (tree / folder).rglob("*")
+             if path.is_file() and (path.suffix in (".py", ".sql") or path.parent.name == "bin")]
+    code = "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in files)
+    called = set(re.findall(r"""["']([a-z][a-z0-9_]*)["']|boardready\.([a-z][a-z0-9_]*)\(""", code))
+    names = {quoted or qualified for quoted, qualified in called} - set(NOT_CALLS)
+    return {signature: shape for signature, shape in signatures.items() if signature.split("(")[0] in names}

@@ -122,7 +122,7 @@ def post_webhook(client, body: bytes, event: str, delivery_id: str | None = None
 def make_lifecycle_jobs(conn) -> int:
     """What a lifecycle worker's claim does first: turn the inbox rows awaiting
     their job into jobs (sql/functions/jobs.sql). Returns how many it made."""
-    row = conn.execute("SELECT boardready.lifecycle_jobs_from_inbox(1000, now()) AS made").fetchone()
+    row = conn.execute("SELECT boardready_private.lifecycle_jobs_from_inbox(1000, now()) AS made").fetchone()
     return row["made"] if isinstance(row, dict) else row[0]
 
 

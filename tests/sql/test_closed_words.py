@@ -14,7 +14,7 @@ CASES = [("workflow_missing", None), ("superseded", "0123456789abcdef0123"), ("s
 
 @pytest.mark.parametrize("reason, head", CASES)
 def test_the_words_of_the_previous_release_match_the_rendered_ones(owner, reason, head):
-    stored = owner.execute("SELECT boardready.release_run_closed_words(%s, %s) AS w", (reason, head)).fetchone()["w"]
+    stored = owner.execute("SELECT boardready_private.release_run_closed_words(%s, %s) AS w", (reason, head)).fetchone()["w"]
     assert (stored["title"], stored["summary"]) == publication.closed_words(reason, head)
 
 

@@ -17,7 +17,7 @@ COUNTS = ((0, 0), (1, 0), (1, 1), (3, 2))
 def test_sql_release_decision_is_the_checker_table(owner):
     cases = list(itertools.product(READINESS_DECISIONS, REVIEWS, COUNTS))
     for readiness, review, (blocking, unwaived) in cases:
-        row = owner.execute("SELECT release_decision(%s, %s, %s, %s) AS d",
+        row = owner.execute("SELECT boardready_private.release_decision(%s, %s, %s, %s) AS d",
                             (readiness, review, blocking, unwaived)).fetchone()
         assert row["d"] == release_decision(readiness, review, blocking, unwaived), (readiness, review, blocking)
 

@@ -179,7 +179,7 @@ def pull_request_result(owner, bom) -> tuple[int, int]:
         (REPOSITORY, INSTALLATION, "a" * 40, T0, T0)).fetchone()["id"]
     result = {"schemaVersion": 1, "triggerKind": "pull_request", "readiness": "ready", "score": 95, "headSha": "a" * 40,
               "tool": {"name": "boardready-check", "version": "0.1.0"}, "findings": [], "bom": bom}
-    result_id = owner.execute("SELECT boardready.run_result_store(%s, %s, NULL, 'bearer_result', %s::jsonb, NULL, "
+    result_id = owner.execute("SELECT boardready_private.run_result_store(%s, %s, NULL, 'bearer_result', %s::jsonb, NULL, "
                               "'tok', NULL, %s) AS id", (REPOSITORY, run, json.dumps(result), T0)).fetchone()["id"]
     assert owner.execute("SELECT boardready.supply_check_open(%s, %s) AS o", (result_id, T0)).fetchone()["o"]
     return run, result_id
