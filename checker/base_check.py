@@ -4,14 +4,23 @@ boards and BOMs, checker/schematic_diff.py the schematics).
 """
 from __future__ import annotations
 
+import bisect
 import contextlib
+import dataclasses
 import multiprocessing
 import os
+import re
 import threading
+from collections import defaultdict
+from itertools import accumulate
 from dataclasses import replace
 from pathlib import Path
 
+from . import sexpr
+from .board import Board
+from .board import load_board as _load_board
 from .board_diff import bom_summary, diff_boards, diff_bom, mark_new, summary
+from .errors import HostileInputError
 from .findings import Finding
 from .project import KICAD_SUFFIXES
 from .schematic_diff import diff_schematic, schematic_state
@@ -57,6 +66,7 @@ class BaseCheck:
         self._root = Path(os.path.abspath(root))
         self._child = None
         self._pipe = None
+        self._parent = os.getpid()
         head, base = _kicad_files(self._root, target), _kicad_files(base_root, self._options.path)
         # A change that left every KiCad file as it was (firmware, docs) needs no second check.
         self.unchanged = self._options.path.exists() and _same_files(head, base)
@@ -78,17 +88,22 @@ class BaseCheck:
         except OSError:
             self._child = None
 
-    def _checked(self, head_models, reuse: bool) -> dict:
+    def _checked(self, head_models, reuse: bool, reuse_boards: bool | None = None) -> dict:
         """What the comparison needs of the base: the boards' diffs against the head's,
         its finding fingerprints (ERC's left out when they are the head's), BOM lines
         and schematic state (None: the head's). ``reuse``: take what the head read where
         the inputs are the same; only in a single-threaded process (_reusing swaps
-        module functions while the base is checked)."""
+        module functions while the base is checked). ``reuse_boards`` (by default: in
+        the fork): the base's board shares the head's items, which the base's rules
+        then see; in the fork the head's own check cannot see what they do."""
         from .errors import HostileInputError, NoProjectFound
 
         reused = self._reusable_schematics(head_models) if reuse else {}
+        if reuse_boards is None:
+            reuse_boards = os.getpid() != self._parent
+        boards = {m.board.file: m.board for m in head_models if m.board is not None} if reuse and reuse_boards else {}
         try:
-            with _reusing(reused):
+            with _reusing(reused, boards, self._root):
                 base = self._check(self._options)
         except NoProjectFound:
             return {"boards": _board_diffs({}, head_models), "fingerprints": [], "erc_is_heads": False,
@@ -156,26 +171,169 @@ class BaseCheck:
 
 
 @contextlib.contextmanager
-def _reusing(schematics: dict):
+def _reusing(schematics: dict, boards: dict, head_root: Path):
     """Inside: loading a schematic whose root file is among ``schematics`` gives that
-    model, and ERC finds nothing (its findings are the head's, see BaseCheck). Only
-    ever entered in a single-threaded process (the fork, or a check without threads),
-    and undone on the way out."""
-    if not schematics:
-        yield
-        return
-    from . import erc, runner
+    model, and ERC finds nothing (its findings are the head's, see BaseCheck); loading
+    a board the head has too (``boards``, by file) reads only what differs from the
+    head's (_board_from_heads). Only ever entered in a single-threaded process (the
+    fork, or a check without threads), and undone on the way out."""
+    from . import board, erc, runner
 
-    load, run_erc = runner.load_schematic, erc.check
+    load_schematic, run_erc, load_board = runner.load_schematic, erc.check, board.load_board
 
-    def load_reusing(root_file, reader, project_name):
-        return schematics.get(reader.relative(root_file)) or load(root_file, reader, project_name)
+    def schematic_reused(root_file, reader, project_name):
+        return schematics.get(reader.relative(root_file)) or load_schematic(root_file, reader, project_name)
 
-    runner.load_schematic, erc.check = load_reusing, lambda model: []
+    def board_reused(path, reader):
+        head = boards.get(reader.relative(path))
+        built = _board_from_heads(head, head_root, path, reader) if head is not None else None
+        return built if built is not None else load_board(path, reader)
+
+    if schematics:
+        runner.load_schematic, erc.check = schematic_reused, (lambda model: [])
+    if boards:
+        board.load_board = board_reused
     try:
         yield
     finally:
-        runner.load_schematic, erc.check = load, run_erc
+        runner.load_schematic, erc.check, board.load_board = load_schematic, run_erc, load_board
+
+
+# -- the base's board, from the head's where their files agree ------------------------
+
+# A top-level list of a KiCad board file starts a line indented once (a tab since KiCad 8,
+# two spaces before). What load_board turns into items: the rest (layers, setup, nets,
+# groups, dimensions ...) must be the same on both sides for the head's items to be reused.
+_TOP_LEVEL_OPENINGS = ("\n\t(", "\n  (")
+_KIND = re.compile(r"\(([^\s()\"]+)")
+_ITEM_KINDS = frozenset(("footprint", "module", "segment", "arc", "via", "zone", "gr_text", "gr_line", "gr_arc",
+                         "gr_circle", "gr_rect", "gr_poly", "gr_curve"))
+_BOARD_LISTS = ("footprints", "tracks", "vias", "edges", "zones", "copper_shapes", "silk_shapes", "mask_shapes",
+                "silk_texts")
+_BOARD_FIELDS = frozenset(_BOARD_LISTS + ("file", "version", "legacy", "layers", "nets", "title_block",
+                                          "edge_connector", "castellated_pads", "setup", "uuids"))
+
+
+def _split(text: str) -> tuple[str, list[int], str] | None:
+    """(what comes before the first top-level list, where each top-level list starts
+    and where the root's closing parenthesis is, that parenthesis and after); None for
+    a file not laid out as KiCad writes it. With no escaped quote in the file, a list
+    holding an even number of quotes ends outside any string, so a line inside a
+    string that looks like a list cannot split one."""
+    if '\\"' in text or not text.startswith("(kicad_pcb"):
+        return None
+    starts = []
+    for opening in _TOP_LEVEL_OPENINGS:
+        at = text.find(opening)
+        while at >= 0:
+            starts.append(at + 1)
+            at = text.find(opening, at + len(opening))
+    starts.sort()
+    end = len(text.rstrip()) - 1
+    if not starts or text[end] != ")" or starts[-1] >= end:
+        return None
+    starts.append(end)
+    if text.count('"', 0, starts[0]) % 2 or any(text.count('"', a, b) % 2 for a, b in zip(starts, starts[1:])):
+        return None
+    return text[:starts[0]], starts, text[end:]
+
+
+def _chunks(text: str, starts: list[int]) -> list[str]:
+    return [text[a:b] for a, b in zip(starts, starts[1:])]
+
+
+def _items_by_chunk(board, starts: list[int]) -> list[dict[str, list]] | None:
+    """The board's items (every list load_board fills) grouped by the top-level list of
+    the file they came from, in order; None when an item does not say where it is."""
+    grouped: list[dict[str, list]] = [{} for _ in starts[:-1]]
+    for name in _BOARD_LISTS:
+        for item in getattr(board, name):
+            location = getattr(item, "location", None)
+            if location is None:
+                return None
+            chunk = bisect.bisect_right(starts, location.source.offset(location.ordinal)) - 1
+            if not 0 <= chunk < len(grouped):
+                return None
+            grouped[chunk].setdefault(name, []).append(item)
+    return grouped
+
+
+class _TextReader:
+    """What load_board asks of a reader, for a text already read and checked."""
+
+    def __init__(self, text: str, relative: str, limits):
+        self._text, self._relative, self.limits = text, relative, limits
+
+    def relative(self, path) -> str:
+        return self._relative
+
+    def read_sexpr(self, path, *, multiple: bool = False, dense_points: bool = False):
+        return sexpr.parse(self._text, path=self._relative, limits=self.limits, dense_points=dense_points)
+
+
+def _board_from_heads(head, head_root: Path, path: Path, reader):
+    """The base's board as load_board(path) makes it, built from the head's items for the
+    top-level lists both files have byte for byte and by loading the others alone: the
+    same lists in the same order (the rules number some items by their place), every
+    item the same (an item is made from its own list and the file's header, which must
+    be the same on both sides). Its uuid index is left empty: only KiCad's imported
+    reports use it, and the base has none. None when that cannot be told from the files
+    (another layout, another header, an item that does not say where it came from):
+    the caller loads the base's board in full."""
+    if {f.name for f in dataclasses.fields(Board)} != _BOARD_FIELDS:
+        return None   # a board model this function does not know how to copy
+    relative = reader.relative(path)
+    try:
+        head_text = sexpr.decode((head_root / head.file).read_bytes(), head.file)
+    except (OSError, HostileInputError):
+        return None
+    base_text = reader.read_text(path)
+    head_split, base_split = _split(head_text), _split(base_text)
+    if head_split is None or base_split is None or head_split[0] != base_split[0] or head_split[2] != base_split[2]:
+        return None
+    head_chunks, base_chunks = _chunks(head_text, head_split[1]), _chunks(base_text, base_split[1])
+
+    def kind(chunk: str) -> str:
+        match = _KIND.match(chunk.lstrip())
+        return match.group(1) if match else ""
+
+    head_kinds, base_kinds = [kind(c) for c in head_chunks], [kind(c) for c in base_chunks]
+    header = [c for c, k in zip(head_chunks, head_kinds) if k not in _ITEM_KINDS]
+    if header != [c for c, k in zip(base_chunks, base_kinds) if k not in _ITEM_KINDS]:
+        return None
+    head_items = _items_by_chunk(head, head_split[1])
+    if head_items is None or any(items for items, k in zip(head_items, head_kinds) if k not in _ITEM_KINDS):
+        return None
+    reusable: dict[str, list[int]] = defaultdict(list)   # chunk text -> the head's chunks with it, last first
+    for index in range(len(head_chunks) - 1, -1, -1):
+        if head_kinds[index] in _ITEM_KINDS:
+            reusable[head_chunks[index]].append(index)
+    plan: list[int | str] = []   # per base item chunk: the head chunk it is, or its text to load
+    for chunk, k in zip(base_chunks, base_kinds):
+        if k in _ITEM_KINDS:
+            same = reusable.get(chunk)
+            plan.append(same.pop() if same else chunk)
+    loaded_texts = [step for step in plan if isinstance(step, str)]
+    # The base's own items, loaded in one go: its header, then its lists the head lacks.
+    pieces = [base_split[0], *header, *loaded_texts]
+    starts = list(accumulate(map(len, pieces)))   # where each piece after the first starts, and the end
+    loaded = load_board_text("".join(pieces) + base_split[2], relative, reader.limits)
+    loaded_items = _items_by_chunk(loaded, starts)
+    if loaded_items is None or any(loaded_items[:len(header)]):
+        return None
+    loaded_items = iter(loaded_items[len(header):])
+    board = Board(file=relative, version=head.version, legacy=head.legacy, layers=dict(head.layers),
+                  nets=dict(head.nets), title_block=dict(head.title_block), edge_connector=head.edge_connector,
+                  castellated_pads=head.castellated_pads, setup=dict(head.setup))
+    for step in plan:
+        items = head_items[step] if isinstance(step, int) else next(loaded_items)
+        for name, made in items.items():
+            getattr(board, name).extend(made)
+    return board
+
+
+def load_board_text(text: str, relative: str, limits):
+    return _load_board(Path(relative), _TextReader(text, relative, limits))   # never the one _reusing puts in
 
 
 def _single_threaded() -> bool:

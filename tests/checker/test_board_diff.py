@@ -485,7 +485,8 @@ def _restricted_and_full(head: Path, base: Path) -> tuple[dict, dict, list, list
     head_outcome = check(RunOptions(path=head, run_kicad_cli=False))
     root = Path(os.path.abspath(head))
     base_check = BaseCheck(_check, RunOptions(path=root, base=base, run_kicad_cli=False), root, root)
-    restricted, full = (base_check._checked(head_outcome.models, reuse) for reuse in (True, False))
+    full = base_check._checked(head_outcome.models, reuse=False)
+    restricted = base_check._checked(head_outcome.models, reuse=True, reuse_boards=True)
     marks = []
     for payload in (restricted, full):
         for finding in head_outcome.findings:
@@ -518,3 +519,74 @@ def test_a_board_only_change_reuses_the_heads_schematic_and_erc_and_marks_exactl
     assert change_count(restricted["boards"][0]["diff"]) >= 3
     outcome = _compare(project, base)
     assert [f.baseline for f in outcome.findings] == _marks_of_a_full_base_check(project, base, outcome.findings)
+
+
+def _same_model(a, b, path="board") -> None:
+    """Field by field, but where the items came from in their files (their locations)."""
+    import dataclasses
+
+    import numpy as np
+
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        assert np.array_equal(a, b), path
+    elif dataclasses.is_dataclass(a) and not isinstance(a, type):
+        assert type(a) is type(b), path
+        for field in dataclasses.fields(a):
+            if field.name not in ("location", "uuids", "footprint"):
+                _same_model(getattr(a, field.name), getattr(b, field.name), f"{path}.{field.name}")
+        if getattr(a, "footprint", None) is not None or getattr(b, "footprint", None) is not None:
+            assert a.footprint.uuid == b.footprint.uuid, path   # the footprint it belongs to, by uuid
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same_model(x, y, f"{path}[{i}]")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for key in a:
+            _same_model(a[key], b[key], f"{path}[{key!r}]")
+    else:
+        assert a == b, path
+
+
+# The planted boards pcbnew saved as it is now (ecc83-*: KiCad 9) against the clean KiCad 6 one
+# differ in their header: those the base loads in full (below).
+SAME_HEADER_PAIRS = [pair for pair in BOARD_PAIRS if not pair[0].name.startswith("ecc83-")]
+
+
+@pytest.mark.parametrize("head, base", SAME_HEADER_PAIRS + [(p, None) for p in SCHEMATIC_PROJECTS],
+                         ids=[h.name for h, _ in SAME_HEADER_PAIRS] + [p.name for p in SCHEMATIC_PROJECTS])
+def test_the_base_board_built_from_the_heads_items_is_the_board_a_full_load_makes(head, base, tmp_path):
+    from checker.base_check import _board_from_heads
+    from checker.board import load_board
+    from checker.project import InputReader
+    from tools.bench_board_diff import planted_base
+
+    base = base or planted_base(head, tmp_path)
+    head_board = check(RunOptions(path=head, run_kicad_cli=False)).models[0].board
+    path = next(Path(base).glob("*.kicad_pcb"))
+    reader = InputReader(Path(os.path.abspath(base)), DEFAULT_LIMITS)
+    built = _board_from_heads(head_board, Path(os.path.abspath(head)), path, reader)
+    assert built is not None
+    reused = sum(item is twin for name in ("footprints", "tracks", "vias") for item, twin in
+                 zip(getattr(built, name), getattr(head_board, name)))
+    assert reused > 0   # the head's own items, not copies
+    _same_model(built, load_board(path, reader))
+
+
+def test_the_base_board_is_loaded_in_full_when_the_header_differs(tmp_path):
+    from checker.base_check import _board_from_heads
+    from checker.project import InputReader
+
+    base = tmp_path / "base"
+    shutil.copytree(PAIR / "base", base)
+    board = base / "ecc83-pp.kicad_pcb"
+    text = board.read_text()
+    board.write_text(text.replace('(paper "A4")', '(paper "A3")', 1))
+    assert board.read_text() != text
+    head_board = check(RunOptions(path=PAIR / "head", run_kicad_cli=False)).models[0].board
+    assert _board_from_heads(head_board, PAIR / "head", board, InputReader(base, DEFAULT_LIMITS)) is None
+    # A KiCad 9 board against the KiCad 6 one it was made from: another header.
+    head = PLANTED / "ecc83-lone-track"
+    head_board = check(RunOptions(path=head, run_kicad_cli=False)).models[0].board
+    clean = PLANTED / "clean" / "ecc83-pp.kicad_pcb"
+    assert _board_from_heads(head_board, head, clean, InputReader(PLANTED / "clean", DEFAULT_LIMITS)) is None
