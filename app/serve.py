@@ -93,12 +93,12 @@ def stop_processes(processes: list[subprocess.Popen], timeout: float = 30) -> No
 def memory_folder() -> str | None:
     """/dev/shm when this machine has it (tmpfs), else None (the default temporary folder).
 
-    Every request writes its counts into prometheus-client's files (three mmap
-    writes, app/web/request_metrics.py). On a disk filesystem those are shared
-    file pages the kernel's writeback cleans, after which the next write
-    faults again; in memory nothing is written back. The files live only as
-    long as the service, so memory is where they belong (docs/benchmarks.md,
-    "Session 6", for what the metrics cost the intake)."""
+    The processes write their counts into prometheus-client's files there
+    (the request counts when published, app/web/request_metrics.py; the code
+    host calls and pool figures as they happen). On a disk filesystem those
+    are shared file pages the kernel's writeback cleans, after which the next
+    write faults again; in memory nothing is written back. The files live
+    only as long as the service, so memory is where they belong."""
     folder = "/dev/shm"
     return folder if os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK) else None
 
