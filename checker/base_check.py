@@ -413,7 +413,9 @@ def compare(models, base: dict, head_bom: list[dict], findings: list[Finding], r
     mark_new(findings, known)
     boards = base["boards"]
     bom = diff_bom(base["bom"], head_bom)
-    head_schematic = schematic_state(first_schematic(models), root)
-    schematic = diff_schematic(head_schematic if base["schematic"] is None else base["schematic"], head_schematic)
+    if base["schematic"] is None:   # the base's schematic is the head's: nothing changed, nothing to read
+        schematic = diff_schematic(schematic_state(None, root), schematic_state(None, root))
+    else:
+        schematic = diff_schematic(base["schematic"], schematic_state(first_schematic(models), root))
     lines = summary(boards[0]["diff"], bom) if boards else bom_summary(bom)
     return {"boards": boards, "bom": bom, "schematic": schematic, "summary": lines + schematic_summary(schematic)}

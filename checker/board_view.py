@@ -12,6 +12,8 @@ A board with more drawable items than MAX_ITEMS is described as too large
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .board import Board, Footprint, Pad
 
 GEOMETRY_VERSION = 1
@@ -22,7 +24,6 @@ MAX_ITEMS = 60_000
 # of JSON, within the drawing's 4 MiB); beyond, the zones are drawn as outlines.
 MAX_FILL_POINTS = 200_000
 _DIGITS = 4
-_FILL_DIGITS = 3   # fills are drawn faded, under the copper: a micrometre is plenty, and a third less JSON
 
 
 def _r(value: float) -> float:
@@ -72,10 +73,13 @@ def via_view(via) -> list:
 
 def zone_view(zone, fills: bool = False) -> dict:
     """The outline; with ``fills``, the copper the last fill poured, per layer
-    ([layer, x0, y0, x1, y1, ...]: one fractured outline, holes joined by slits)."""
+    ([layer, x0, y0, x1, y1, ...] in whole micrometres: one fractured outline, holes
+    joined by slits). Fills are drawn faded under the copper, so a micrometre is
+    plenty, and whole numbers are written in a third of the time decimals take."""
     view = {"net": zone.net, "layers": list(zone.layers), "pts": _flat(zone.polygon), "id": zone.uuid}
     if fills and zone.fills:
-        view["fills"] = [[layer, *points.round(_FILL_DIGITS).ravel().tolist()] for layer, points in zone.fills]
+        view["fills"] = [[layer, *np.rint(points * 1000).astype(np.int64).ravel().tolist()]
+                         for layer, points in zone.fills]
     return view
 
 

@@ -28,9 +28,10 @@
   function svg(name, attrs, parent) { return node(name, attrs, parent, true); }
   function dict() { return Object.create(null); }
   function num(value) { return typeof value === "number" && isFinite(value) ? value : 0; }
-  function pairs(flat, from) {
+  function pairs(flat, from, scale) {
     var out = [];
-    for (var i = from || 0; i + 1 < flat.length; i += 2) { out.push(num(flat[i]) + "," + num(flat[i + 1])); }
+    scale = scale || 1;
+    for (var i = from || 0; i + 1 < flat.length; i += 2) { out.push(num(flat[i]) / scale + "," + num(flat[i + 1]) / scale); }
     return out.join(" ");
   }
   function box() { return {x0: Infinity, y0: Infinity, x1: -Infinity, y1: -Infinity}; }
@@ -167,10 +168,10 @@
           "data-net": z.net || ""}, zonesGroup));
         return;
       }
-      // The copper the last fill poured, per layer (one fractured outline each), and the outline drawn.
+      // The copper the last fill poured, per layer (one fractured outline each, in micrometres), and the outline drawn.
       var g = name(z.id, svg("g", {"class": cls + " bv-zone-filled", "data-net": z.net || ""}, zonesGroup));
       z.fills.forEach(function (f) {
-        svg("polygon", {points: pairs(f, 1), fill: colour[f[0]] || colour[first] || "#888", "class": "bv-zone-fill"}, g);
+        svg("polygon", {points: pairs(f, 1, 1000), fill: colour[f[0]] || colour[first] || "#888", "class": "bv-zone-fill"}, g);
       });
       svg("polygon", {points: pairs(z.pts || []), stroke: colour[first] || "#888", "class": "bv-zone-outline"}, g);
     });

@@ -144,6 +144,7 @@ def test_zones_carry_their_fills_and_symbols_their_library_bodies(tmp_path, monk
     [zone] = geometry_document(outcome.models, outcome.findings, outcome.comparison)["board"]["zones"]
     [(layer, points)] = board.zones[0].fills
     assert zone["fills"][0][0] == layer == "B.Cu" and len(zone["fills"][0]) == 1 + 2 * len(points)
+    assert zone["fills"][0][1:3] == [round(points[0][0] * 1000), round(points[0][1] * 1000)]   # micrometres
     # Beyond the budget, the zones are outlines again.
     monkeypatch.setattr(board_view, "MAX_FILL_POINTS", len(points) - 1)
     [outline] = geometry_document(outcome.models, outcome.findings, outcome.comparison)["board"]["zones"]
