@@ -23,7 +23,7 @@ import numpy as np
 from .errors import NotKicadFile
 from .geometry import ARC_TOLERANCE_MM, Point, arc_from_center, arc_through, rotate
 from .project import InputReader
-from .sexpr import Located, Location, Node, Points, to_float
+from .sexpr import Located, Location, Node, Points, Segment, to_float
 from .versions import parse_version
 
 EDGE_LAYER = "Edge.Cuts"
@@ -679,6 +679,13 @@ def _leaf_text(leaf: Node | None) -> str:
 
 
 def _track(node: Node, board: Board) -> Track | None:
+    if type(node) is Segment:       # the reader's compact segment: its words by place
+        x0, y0, x1, y1 = to_float(node[1]), to_float(node[2]), to_float(node[3]), to_float(node[4])
+        if x0 is None or y0 is None or x1 is None or y1 is None:
+            return None
+        net = node[7]
+        return Track(kind="segment", points=[(x0, y0), (x1, y1)], width=to_float(node[5]) or 0.0, layer=node[6],
+                     net=board.nets.get(net, net), uuid=node[8], location=Location(node[-1], node[-2]))
     fields = _children(node)
     start, end = _leaf_xy(fields.get("start")), _leaf_xy(fields.get("end"))
     if start is None or end is None:

@@ -95,6 +95,14 @@ _OTHER_TOKENS = (
 )
 _TOKEN_DENSE = re.compile(_SPACE + r"(?:\(pts\s*+((?:" + _XY + _SPACE + r")++)\)" + _OTHER_TOKENS, re.S)
 _TOKEN = re.compile(_SPACE + r"(?:\(pts(?!)()" + _OTHER_TOKENS, re.S)
+# A board's track segment as KiCad 7 and later write it, the leaves of a twig named
+# "segment" (a fifth of a large board's text): read with ``dense_points`` into a
+# Segment node, no leaf nodes. Words as the twig's reading splits them (a plain
+# quoted word loses its quotes); any other spelling is read as a twig.
+_WORD = r'([^\s()"]++)'
+_SEGMENT_LEAVES = re.compile(
+    rf'\(start {_WORD} {_WORD}\)\s*+\(end {_WORD} {_WORD}\)\s*+\(width {_WORD}\)\s*+'
+    rf'\(layer "?{_WORD}"?\)\s*+\(net {_WORD}\)\s*+\(uuid "?{_WORD}"?\)\s*+')
 _LEAF_ATOM = re.compile('"(' + _STRING_BODY + r')"|([^\s"]++)', re.S)
 _ESCAPE = re.compile(r"\\(.)", re.S)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"'}
@@ -407,6 +415,48 @@ class Points(Node):
         return f"Points({len(self[1])} points, line {self.line})"
 
 
+class Segment(Node):
+    """A track segment read with ``dense_points``: ``(segment (start x0 y0) (end x1 y1)
+    (width w) (layer "L") (net n) (uuid "u"))`` as ``("segment", x0, y0, x1, y1, w, L, n,
+    u, ordinal, source)``, its words as they are written (the board reads them by place).
+    Its six leaves, the ordinals after its own, are made only when asked for: it then
+    answers every question as the twig it was read from."""
+
+    __slots__ = ()
+
+    def as_node(self) -> Node:
+        ordinal, source = self[-2], self[-1]
+        return Node(("segment", Node(("start", self[1], self[2], ordinal + 1, source)),
+                     Node(("end", self[3], self[4], ordinal + 2, source)), Node(("width", self[5], ordinal + 3, source)),
+                     Node(("layer", self[6], ordinal + 4, source)), Node(("net", self[7], ordinal + 5, source)),
+                     Node(("uuid", self[8], ordinal + 6, source)), ordinal, source))
+
+    @property
+    def items(self) -> tuple:
+        return self.as_node().items
+
+    def nodes(self, name: str | None = None) -> Iterator[Node]:
+        return self.as_node().nodes(name)
+
+    def first(self, name: str) -> Node | None:
+        return self.as_node().first(name)
+
+    def atoms(self) -> list[str]:
+        return []
+
+    def atom(self, index: int = 0, default: str | None = None) -> str | None:
+        return default
+
+    def value(self, name: str, default: str | None = None) -> str | None:
+        return self.as_node().value(name, default)
+
+    def flag(self, name: str) -> bool | None:
+        return self.as_node().flag(name)
+
+    def __repr__(self) -> str:
+        return f"Segment({self[6]!r}, line {self.line})"
+
+
 def to_float(text: str | None) -> float | None:
     if text is None:
         return None
@@ -529,12 +579,20 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
                 parts.extend(map(Node, leaves))
                 ordinal += count
         elif kind == 4:  # a twig: a named list of plain leaves
-            offset = match.start(3) - 1
             if len(stack) >= max_depth - 1:
-                fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}", match.start(3) - 1)
             if not stack and not multiple and lists:
-                fail(MalformedSexpr, "text after the top-level list", offset)
+                fail(MalformedSexpr, "text after the top-level list", match.start(3) - 1)
             name, run = match.group(3, 4)
+            if name == "segment" and dense_points and len(run) <= max_atom:
+                fields = _SEGMENT_LEAVES.fullmatch(run)
+                if fields is not None:   # KiCad 7+'s track segment: one node of its eight words
+                    parts.append(Segment(("segment", *fields.groups(), ordinal, source)))
+                    ordinal += 7
+                    tokens += 29      # as the twig: "(", "segment", ")", six leaves' "(" and ")", 14 words
+                    if tokens > max_tokens:
+                        raise TooManyTokens(f"more than {max_tokens} tokens", path=path)
+                    continue
             leaves = list(map(split, islice(run.replace(")", " ").replace('"', " ").split("("), 1, None)))
             if len(name) > max_atom:
                 fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(3))

@@ -275,3 +275,46 @@ def test_the_index_without_numpy_agrees_with_a_character_by_character_reading(te
     # A schematic-only check builds the index without numpy (sexpr._index_small).
     lists, newlines = sexpr._index_small(text)
     assert (list(lists), list(newlines)) == _reference_index(text)
+
+
+def test_dense_segments_answer_as_the_twig_they_were_read_from():
+    # KiCad 7+'s track segments are one compact node with dense_points (board loading):
+    # walked, they give the same lists, atoms, ordinals and positions as the plain reading.
+    text = (KICAD / "v9/kicad_bot_examples/drc-violation/drc-violation.kicad_pcb").read_text()
+    plain, dense = sexpr.parse(text), sexpr.parse(text, dense_points=True)
+    segments = [n for n in dense.nodes("segment") if isinstance(n, sexpr.Segment)]
+    assert segments and len(segments) == len(list(plain.nodes("segment")))
+
+    def listed(root):
+        return [(n.name, n.atoms(), n.line, n.column) for n in sexpr.walk(root)
+                if not isinstance(n, sexpr.Points) and n.name != "xy"]
+    assert listed(plain) == listed(dense)
+    first = segments[0]
+    twig = next(plain.nodes("segment"))
+    assert first.value("layer") == twig.value("layer") and first.first("uuid").atoms() == twig.first("uuid").atoms()
+    assert first.number("width") == twig.number("width") and first.flag("locked") is None
+
+
+@pytest.mark.parametrize("text", [
+    '(segment (start 1 2) (end 3 4) (width 0.2) (layer "F.Cu") (net 1) (tstamp "a"))',   # KiCad 6
+    '(segment (start 1 2) (end 3 4) (width 0.2) (layer "F.Cu") (net 1) (uuid "a") (locked yes))',
+    '(segment (start 1  2) (end 3 4) (width 0.2) (layer "F.Cu") (net 1) (uuid "a"))',
+    '(segment (start 1 2) (end 3 4) (width 0.2) (layer "F.Cu" x) (net 1) (uuid "a"))',
+])
+def test_other_segment_spellings_are_read_as_twigs(text):
+    segment = sexpr.parse(f"(kicad_pcb {text})", dense_points=True).first("segment")
+    assert not isinstance(segment, sexpr.Segment)
+
+
+def test_dense_segments_are_counted_and_bounded_like_the_twig():
+    text = '(kicad_pcb (segment (start 1 2) (end 3 4) (width 0.2) (layer "F.Cu") (net 1) (uuid "a")))'
+    for dense in (False, True):
+        # 2 for kicad_pcb, 29 for the segment (3 for its own list, 2 per leaf, 14 words).
+        sexpr.parse(text, limits=Limits(max_tokens=31), dense_points=dense)
+        with pytest.raises(TooManyTokens):
+            sexpr.parse(text, limits=Limits(max_tokens=30), dense_points=dense)
+        with pytest.raises(NestingTooDeep):
+            sexpr.parse(text, limits=Limits(max_depth=2), dense_points=dense)
+        with pytest.raises(AtomTooLong):   # a long uuid: any text longer than the bound takes the twig's check
+            sexpr.parse(text.replace('"a"', '"' + "a" * 30 + '"'), limits=Limits(max_atom_chars=20),
+                        dense_points=dense)
