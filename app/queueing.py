@@ -54,22 +54,26 @@ Handler = Callable[[object, dict], str]
 
 
 class SqlQueue:
-    """A queue table with queue.sql's lease, retry and release rules. A queue
-    names its table, its claim function (which returns what its handlers need)
-    and its id column, and registers one handler per kind of item
+    """A queue with queue.sql's lease, retry and release rules. A queue names
+    its claim function (which returns what its handlers need), its id column,
+    and the static functions that fail, release and renew its items (work_*
+    for every kind held in work_items, job_* for the lifecycle jobs,
+    schedule_* for the schedules), and registers one handler per kind of item
     (`handlers`: kind -> handler(pool, item) returning the outcome; a test
-    checks them against the kinds the schema allows); failing an item and
-    giving it back on shutdown are the generic queue_fail and queue_release on
-    the table, unless the queue's failure has effects of its own (the outbox's)."""
+    checks them against the kinds the schema allows, in both directions)."""
 
     name: str
     channel: str
-    table: str
     id_field: str
     claim_function: str
     handlers: dict[str, Handler]
     #: What an item's kind is called in its claimed row.
     kind_field = "kind"
+    #: The static SQL functions over the queue's table, and how they name an item.
+    fail_function = "work_fail"
+    release_function = "work_release"
+    renew_function = "work_renew_leases"
+    id_param = "p_item_id"
 
     def __init__(self, config):
         self.config = config
@@ -87,12 +91,18 @@ class SqlQueue:
         return database.call(conn, self.claim_function, p_worker=worker_id, p_limit=limit,
                              p_lease_seconds=self.lease_seconds, p_max_attempts=self.max_attempts)
 
-    def fail(self, conn: psycopg.Connection, item: dict, exc: BaseException) -> dict:
+    def fail(self, conn: psycopg.Connection, item: dict, exc: BaseException, **facts) -> dict:
         reason, error_class = failure_codes(exc)
-        return database.call_one(conn, "queue_fail", p_table=self.table, p_id=item[self.id_field],
+        return database.call_one(conn, self.fail_function, **{self.id_param: item[self.id_field]},
                                  p_lease_token=item["lease_token"], p_reason_code=reason, p_error_class=error_class,
-                                 p_max_attempts=self.max_attempts)
+                                 p_max_attempts=self.max_attempts, **facts)
 
     def release(self, conn: psycopg.Connection, item: dict) -> None:
-        database.call(conn, "queue_release", p_table=self.table, p_id=item[self.id_field],
+        database.call(conn, self.release_function, **{self.id_param: item[self.id_field]},
                       p_lease_token=item["lease_token"])
+
+    def renew(self, conn: psycopg.Connection, held: list[tuple[int, object]]) -> set[int]:
+        """Extend the leases of the (id, lease token) pairs still held; the ids renewed."""
+        rows = database.call(conn, self.renew_function, p_ids=[item_id for item_id, _ in held],
+                             p_lease_tokens=[token for _, token in held], p_lease_seconds=self.lease_seconds)
+        return {row[self.renew_function] for row in rows}

@@ -16,6 +16,7 @@ class LifecycleQueue(SqlQueue):
     table = "lifecycle_jobs"
     id_field = "job_id"
     claim_function = "job_claim"
+    fail_function, release_function, renew_function, id_param = "job_fail", "job_release", "job_renew_leases", "p_job_id"
     #: lifecycle_jobs.kind is the delivery's event; one SQL handler applies
     #: every event's normalized actions (installation, repository, pull request).
     kind_field = "queue"

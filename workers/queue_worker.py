@@ -32,7 +32,6 @@ from app.queueing import worker_identity
 class Queue(Protocol):
     name: str
     channel: str
-    table: str     # the queue table (queue.sql)
     id_field: str  # the claimed row's id column
     lease_seconds: int
 
@@ -44,6 +43,8 @@ class Queue(Protocol):
     def fail(self, conn: psycopg.Connection, item: dict, exc: BaseException) -> dict: ...
 
     def release(self, conn: psycopg.Connection, item: dict) -> None: ...
+
+    def renew(self, conn: psycopg.Connection, held: list[tuple[int, object]]) -> set[int]: ...
 
 
 class Listener(threading.Thread):
@@ -163,14 +164,11 @@ class QueueWorker:
                 continue
             try:
                 with database.connection(self.pool, 5) as conn:
-                    renewed = database.call(conn, "queue_renew_leases", p_table=self.queue.table,
-                                            p_ids=[item_id for item_id, _ in held],
-                                            p_lease_tokens=[token for _, token in held], p_lease_seconds=lease)
+                    renewed_ids = self.queue.renew(conn, held)
             except Exception as exc:  # the next round tries again; a lost lease is refused at completion
                 log("worker.lease_renewal_failed", level="warning", queue=self.queue.name,
                     errorClass=type(exc).__name__)
                 continue
-            renewed_ids = {row["queue_renew_leases"] for row in renewed}
             with self._inflight_lock:  # an item that finished meanwhile was not lost
                 lost = [item_id for item_id, _ in held if item_id not in renewed_ids and item_id in self._held]
             if lost:

@@ -172,7 +172,7 @@ class Reconciliation:
         reason, error_class = failure_codes(exc)
         try:
             with database.connection(self.pool) as conn:
-                row = database.call_one(conn, "queue_fail", p_table="reconciliation_items", p_id=item["item_id"],
+                row = database.call_one(conn, "work_fail", p_item_id=item["item_id"],
                                         p_lease_token=item["lease_token"], p_reason_code=reason,
                                         p_error_class=error_class, p_max_attempts=MAX_FAILED_CLAIMS, **at(now))
             log("worker.item_failed", level="warning", queue=self.name, itemId=item["item_id"],

@@ -23,11 +23,12 @@ def build_reconciliations(config, pool, host, stop: threading.Event | None = Non
 
 
 class ReconciliationQueue(SqlQueue):
-    """reconciliation_items, one handler per kind (the reconciler that observes it)."""
+    """The reconciliation kinds of work_items, one handler per kind (the reconciler that observes it)."""
 
     name = "reconcile"
     channel = "reconciliation_items"
-    table = "reconciliation_items"
+    table = "work_items"
+    work_queue = "reconciliation"
     id_field = "item_id"
 
     def __init__(self, config, reconciliations: list[Reconciliation]):

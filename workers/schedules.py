@@ -25,6 +25,7 @@ class ScheduleQueue(SqlQueue):
     channel = "schedules"
     channels = ("schedules", RETENTION_CHANNEL)
     table = "schedules"
+    release_function, renew_function, id_param = "schedule_release", "schedule_renew_leases", "p_schedule_id"
     id_field = "schedule_id"
     kind_field = "name"
 

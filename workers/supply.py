@@ -30,7 +30,7 @@ from psycopg.types.json import Jsonb
 
 from app import database
 from app.jsonlog import log
-from app.queueing import LeaseLost, SqlQueue, failure_codes, worker_identity
+from app.queueing import LeaseLost, SqlQueue, worker_identity
 from app.supply.client import MAX_PARTS_PER_CALL, PartQuery, ProviderClient, ProviderError
 
 FAILURE_RETRY_MS = 1000          # a failed call: try again soon, the breaker bounds the retries
@@ -45,6 +45,7 @@ class SupplyQueue(SqlQueue):
     name = "supply"
     channel = "boardready_supply"
     table = "work_items"
+    work_queue = "supply"
     id_field = "item_id"
 
     def __init__(self, settings, pool=None, *, lease_seconds: int = 60, max_attempts: int = 5,
@@ -67,12 +68,9 @@ class SupplyQueue(SqlQueue):
                              p_lease_seconds=self.lease_seconds, p_max_attempts=self.max_attempts,
                              p_max_age_hours=self.settings.observation_max_age_hours, p_now=self.now())
 
-    def fail(self, conn, item: dict, exc: BaseException) -> dict:
-        """queue_fail at this queue's clock (tests drive it): backoff, then a dead letter."""
-        reason, error_class = failure_codes(exc)
-        return database.call_one(conn, "queue_fail", p_table=self.table, p_id=item["item_id"],
-                                 p_lease_token=item["lease_token"], p_reason_code=reason, p_error_class=error_class,
-                                 p_max_attempts=self.max_attempts, p_now=self.now())
+    def fail(self, conn, item: dict, exc: BaseException, **facts) -> dict:
+        """work_fail at this queue's clock (tests drive it): backoff, then a dead letter."""
+        return super().fail(conn, item, exc, p_now=self.now(), **facts)
 
     def tick(self) -> bool:
         """Enqueue the boards due, then run one item of work if any is due (tests,

@@ -33,14 +33,17 @@ def external_id(release_run_id: int) -> str:
 class OutboxQueue(SqlQueue):
     name = "outbox"
     channel = "outbox_items"
-    table = "outbox_items"
+    table = "work_items"
+    #: Its kinds in work_items (queue.sql's work_queue_kinds('outbox')).
+    work_queue = "outbox"
     id_field = "item_id"
     claim_function = "outbox_claim"
 
     def __init__(self, config, host: HostClient | None):
         super().__init__(config)
         self.host = host
-        # One handler per kind outbox_items allows (a test checks both directions).
+        # One handler per kind of the outbox's work items (tests/workers/test_worker_registry.py
+        # checks them against the schema, in both directions).
         self.handlers = {"check_run_create": self._check_run_create, "workflow_dispatch": self._workflow_dispatch,
                          "check_run_complete": self._check_run_complete,
                          "check_run_decision": self._check_run_decision, "pr_comment": self._pr_comment}

@@ -93,7 +93,7 @@ DECLARE
   v_claimed queue_claimed[];
 BEGIN
   PERFORM boardready_private.lifecycle_jobs_from_inbox(greatest(p_limit, 500), p_now);
-  v_claimed := queue_claim_all('lifecycle_jobs', p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
+  v_claimed := job_lease_due(p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
   -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY
   SELECT j.id, c.lease_token, j.kind, j.action, j.installation_id, i.actions, c.attempts
@@ -103,5 +103,5 @@ BEGIN
    ORDER BY j.id;
 END $$;
 
--- A job's failure and its release on shutdown are queue.sql's queue_fail and
--- queue_release, called with the table: the wrappers that only named it went.
+-- A job's failure and its release on shutdown are queue.sql's job_fail and
+-- job_release.

@@ -166,7 +166,7 @@ DECLARE
   v_installation bigint;
   v_outcome      text;
 BEGIN
-  IF queue_lock_leased('lifecycle_jobs', p_job_id, p_lease_token) IS NULL THEN
+  IF job_lock_leased(p_job_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
@@ -185,6 +185,6 @@ BEGIN
     ELSE 'noop'
   END;
 
-  PERFORM queue_complete('lifecycle_jobs', p_job_id, p_lease_token, v_outcome, p_now);
+  PERFORM job_complete(p_job_id, p_lease_token, v_outcome, p_now);
   RETURN QUERY SELECT v_outcome;
 END $$;

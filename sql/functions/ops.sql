@@ -57,9 +57,10 @@ SELECT 'supply'::text, w.id, w.installation_id, r.full_name, w.reason_code, w.er
   LEFT JOIN boardready.watched_boards b ON b.id = CASE w.kind WHEN 'board_refresh' THEN w.subject_id
                                                               ELSE c.watched_board_id END
   LEFT JOIN boardready.repositories r ON r.id = b.repository_id
- WHERE w.status = 'dead_letter';
+ WHERE w.status = 'dead_letter' AND w.kind IN ('supply_check', 'board_refresh');
 
--- Supply work items and the periodic schedules (0020_work_items_schedules).
+-- Every work item (supply work, outbox calls, reconciliation items: 0032) and
+-- the periodic schedules (0020_work_items_schedules).
 CREATE OR REPLACE VIEW ops.work_items AS
 SELECT w.id, w.kind, w.subject_id, w.installation_id, w.status, w.attempts, w.outcome, w.reason_code,
        w.error_class, w.run_after, w.leased_until, w.leased_by, w.failed_at, w.completed_at, w.created_at

@@ -1,4 +1,5 @@
--- The outbox: code host calls for release runs, claimed with a lease by the
+-- The outbox: code host calls for release runs, work_items of the outbox's
+-- kinds (0032; subject_id is the release run), claimed with a lease by the
 -- outbox worker, which reports each result through one function here.
 
 -- Claimed items with what their call needs. p_item_id claims one given item
@@ -15,8 +16,8 @@ RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, kind text, pa
                attempt_started_at timestamptz)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_claimed queue_claimed[] := queue_claim_all('outbox_items', p_worker, p_limit, p_lease_seconds, p_max_attempts,
-                                               p_now, p_item_id);
+  v_claimed queue_claimed[] := work_lease_due(work_queue_kinds('outbox'), p_worker, p_limit, p_lease_seconds,
+                                              p_max_attempts, p_now, p_item_id);
 BEGIN
   -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY
@@ -25,8 +26,8 @@ BEGIN
          (rr.status IN ('queued', 'dispatched') AND rr.current_attempt_id = a.id),
          o.run_result_id, o.progress, pc.comment_id, a.created_at
     FROM unnest(v_claimed) c
-    JOIN outbox_items o ON o.id = c.id
-    JOIN release_runs rr ON rr.id = o.release_run_id
+    JOIN work_items o ON o.id = c.id
+    JOIN release_runs rr ON rr.id = o.subject_id
     JOIN repositories r ON r.id = rr.repository_id
     LEFT JOIN release_run_attempts a ON a.id = o.attempt_id
     LEFT JOIN pull_request_comments pc ON pc.repository_id = rr.repository_id AND pc.pr_number = rr.pr_number
@@ -50,17 +51,17 @@ CREATE OR REPLACE FUNCTION boardready.outbox_report(
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_item    outbox_items%ROWTYPE;
+  v_item    work_items%ROWTYPE;
   v_run     release_runs%ROWTYPE;
   v_outcome text := p_outcome;
 BEGIN
   IF NOT (CASE WHEN p_outcome = 'progress_recorded'
-               THEN queue_lock_leased('outbox_items', p_item_id, p_lease_token) IS NOT NULL
-               ELSE queue_complete('outbox_items', p_item_id, p_lease_token, p_outcome, p_now) END) THEN
+               THEN work_lock_leased(p_item_id, p_lease_token) IS NOT NULL
+               ELSE work_complete(p_item_id, p_lease_token, p_outcome, p_now) END) THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
-  SELECT * INTO v_item FROM outbox_items WHERE id = p_item_id;
+  SELECT * INTO v_item FROM work_items WHERE id = p_item_id;
 
   CASE p_outcome
   WHEN 'superseded', 'no_check_run', 'skip', 'unchanged' THEN
@@ -73,7 +74,7 @@ BEGIN
     -- crash): remember it, then dispatch the workflow, or close the check run
     -- if the release run was superseded meanwhile.
     UPDATE release_runs SET check_run_id = p_check_run_id, updated_at = p_now
-     WHERE id = v_item.release_run_id RETURNING * INTO v_run;
+     WHERE id = v_item.subject_id RETURNING * INTO v_run;
     IF v_run.status = 'superseded' THEN
       PERFORM release_run_enqueue_check_run_completion_v2(v_run.id, 'cancelled', 'superseded', p_now);
       v_outcome := 'check_run_created_superseded';
@@ -87,7 +88,7 @@ BEGIN
            host_installation_id = p_installation_id, dispatched_at = p_now
      WHERE id = v_item.attempt_id;
     UPDATE release_runs SET status = 'dispatched', updated_at = p_now
-     WHERE id = v_item.release_run_id AND status = 'queued';
+     WHERE id = v_item.subject_id AND status = 'queued';
 
   WHEN 'workflow_missing' THEN
     -- The repository has no readiness workflow: the run fails, and the check
@@ -95,39 +96,39 @@ BEGIN
     UPDATE release_run_attempts SET dispatch_state = 'failed' WHERE id = v_item.attempt_id;
     UPDATE release_runs SET status = 'failed', failure_reason = 'workflow_missing', decision = 'UNKNOWN',
            conclusion = 'failure', completed_at = p_now, updated_at = p_now
-     WHERE id = v_item.release_run_id AND status IN ('queued', 'dispatched');
+     WHERE id = v_item.subject_id AND status IN ('queued', 'dispatched');
     IF FOUND THEN
-      PERFORM release_run_enqueue_check_run_completion_v2(v_item.release_run_id, 'failure', 'workflow_missing',
+      PERFORM release_run_enqueue_check_run_completion_v2(v_item.subject_id, 'failure', 'workflow_missing',
                                                            p_now);
     END IF;
 
   WHEN 'progress_recorded' THEN
     -- Annotation batches sent so far, and the conclusion the check run was
     -- first completed with (kept by a trigger once set).
-    UPDATE outbox_items SET progress = greatest(progress, p_progress), updated_at = p_now WHERE id = p_item_id;
+    UPDATE work_items SET progress = greatest(progress, p_progress), updated_at = p_now WHERE id = p_item_id;
     IF p_published_conclusion IS NOT NULL THEN
       UPDATE run_results SET published_conclusion = p_published_conclusion, last_publication_error = NULL
        WHERE id = v_item.run_result_id;
     END IF;
 
   WHEN 'check_run_completed' THEN
-    UPDATE release_runs SET check_run_published_at = p_now, updated_at = p_now WHERE id = v_item.release_run_id;
+    UPDATE release_runs SET check_run_published_at = p_now, updated_at = p_now WHERE id = v_item.subject_id;
     -- An approval or a waiver may have changed the decision meanwhile (reviews.sql).
-    PERFORM release_decision_after_completion(v_item.release_run_id, p_now);
+    PERFORM release_decision_after_completion(v_item.subject_id, p_now);
 
   WHEN 'comment_posted' THEN
     -- The one pull request comment was created or updated: remember its id.
     INSERT INTO pull_request_comments (repository_id, pr_number, comment_id, updated_at)
     SELECT rr.repository_id, rr.pr_number, p_comment_id, p_now
-      FROM release_runs rr WHERE rr.id = v_item.release_run_id
+      FROM release_runs rr WHERE rr.id = v_item.subject_id
     ON CONFLICT (repository_id, pr_number) DO UPDATE SET comment_id = EXCLUDED.comment_id, updated_at = p_now;
 
   WHEN 'decision_published' THEN
     -- The check run now shows p_decision. If the decision moved on while it
     -- was sent, another update is queued, so the last word is always the
     -- current one (reviews.sql).
-    UPDATE release_runs SET published_decision = p_decision, updated_at = p_now WHERE id = v_item.release_run_id;
-    PERFORM release_decision_refresh(v_item.release_run_id, p_now);
+    UPDATE release_runs SET published_decision = p_decision, updated_at = p_now WHERE id = v_item.subject_id;
+    PERFORM release_decision_refresh(v_item.subject_id, p_now);
 
   ELSE
     RAISE EXCEPTION 'outbox_unknown_outcome' USING ERRCODE = '22023';
@@ -151,23 +152,23 @@ DECLARE
   v_uncertain boolean := p_reason_code = 'dispatch_uncertain';
   v_result    record;
 BEGIN
-  SELECT * INTO v_result FROM queue_fail('outbox_items', p_item_id, p_lease_token, p_reason_code, p_error_class,
-                                         p_max_attempts, p_now, p_not_before, p_final OR v_uncertain);
+  SELECT * INTO v_result FROM work_fail(p_item_id, p_lease_token, p_reason_code, p_error_class, p_max_attempts, p_now,
+                                        p_not_before, p_final OR v_uncertain);
   IF v_result.outcome <> 'lease_lost' THEN
     UPDATE run_results rr SET last_publication_error = p_reason_code
-      FROM outbox_items o
+      FROM work_items o
      WHERE o.id = p_item_id AND o.kind = 'check_run_complete' AND rr.id = o.run_result_id;
     IF v_uncertain THEN
-      UPDATE outbox_items SET replay_safe = false WHERE id = p_item_id;
+      UPDATE work_items SET replay_safe = false WHERE id = p_item_id;
       UPDATE release_run_attempts a SET dispatch_state = 'uncertain'
-        FROM outbox_items o WHERE o.id = p_item_id AND a.id = o.attempt_id;
+        FROM work_items o WHERE o.id = p_item_id AND a.id = o.attempt_id;
       v_result.outcome := 'dispatch_uncertain';
     END IF;
   END IF;
   RETURN QUERY SELECT v_result.outcome, v_result.run_after;
 END $$;
 
--- Releasing an item on shutdown is queue.sql's queue_release, called with the table.
+-- Releasing an item on shutdown is queue.sql's work_release.
 
 -- The pending item of one kind for a release run (the synchronous result
 -- endpoint publishes its check run completion itself).
@@ -176,8 +177,8 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.outbox_pending_item(p_release_run_id bigint, p_kind text)
 RETURNS TABLE (item_id bigint)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT o.id FROM outbox_items o
-   WHERE o.release_run_id = p_release_run_id AND o.kind = p_kind AND o.status = 'accepted'
+  SELECT o.id FROM work_items o
+   WHERE o.subject_id = p_release_run_id AND o.kind = p_kind AND o.status = 'accepted'
      AND o.run_after <= now()
    ORDER BY o.id DESC LIMIT 1
 $$;

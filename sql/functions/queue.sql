@@ -1,203 +1,98 @@
--- The lease, retry, backoff and dead-letter rules, written once for every
--- queue table (lifecycle_jobs, outbox_items, reconciliation_items,
--- work_items; schedules take leases and renewals only). Each queue wraps these
--- with its own claim (which returns its own context) and its own completions.
+-- The lease, retry, backoff and dead-letter rules of the queue tables, in
+-- static SQL (no table name is ever a value).
+--
+--   lifecycle_jobs  the webhook lifecycle jobs (the spec's drift rules are about them): job_*
+--   work_items      every other kind of work, one `kind` per row: the outbox calls, the
+--                   reconciliation items and the supply work (0032): work_*
+--   schedules       one row per periodic producer: schedule_* (leases and renewals only)
+--
+-- What a rule decides is written once and shared: queue_retry_after (back
+-- off, or dead-letter) and queue_expired_status (an expired lease: claimable
+-- again, or a dead letter). Each queue's claim returns what its handlers
+-- need, read from the item's subject in a statement of its own.
 
-CREATE OR REPLACE FUNCTION boardready.queue_check_table(p_table text)
-RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
-BEGIN
-  IF p_table NOT IN ('lifecycle_jobs', 'outbox_items', 'reconciliation_items', 'work_items', 'schedules') THEN
-    RAISE EXCEPTION 'queue_unknown_table' USING ERRCODE = '22023';
-  END IF;
-END $$;
-
-CREATE OR REPLACE FUNCTION boardready.queue_claim(
-  p_table text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
-  p_now timestamptz)
-RETURNS TABLE (id bigint, lease_token uuid, attempts integer)
-LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM boardready.queue_check_table(p_table);
-  -- A worker that died holding its last attempt does not get another run.
-  EXECUTE format($q$
-    UPDATE boardready.%1$I q
-       SET status = 'dead_letter', reason_code = 'lease_expired', error_class = 'LeaseExpired',
-           failed_at = $1, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $1
-     WHERE q.id IN (SELECT x.id FROM boardready.%1$I x
-                     WHERE x.status = 'leased' AND x.leased_until < $1 AND x.attempts >= $2
-                     FOR UPDATE SKIP LOCKED)$q$, p_table)
-  USING p_now, p_max_attempts;
-
-  RETURN QUERY EXECUTE format($q$
-    WITH due AS (
-      SELECT x.id FROM boardready.%1$I x
-       WHERE (x.status = 'accepted' AND x.run_after <= $1)
-          OR (x.status = 'leased' AND x.leased_until < $1)
-       ORDER BY x.id
-       FOR UPDATE SKIP LOCKED
-       LIMIT $2)
-    UPDATE boardready.%1$I q
-       SET status = 'leased', attempts = q.attempts + 1, lease_token = gen_random_uuid(),
-           leased_until = $1 + make_interval(secs => $3), leased_by = $4, updated_at = $1
-      FROM due
-     WHERE q.id = due.id
-    RETURNING q.id, q.lease_token, q.attempts$q$, p_table)
-  USING p_now, p_limit, p_lease_seconds, p_worker;
-END $$;
-
--- The claimed rows as one value. A queue's claim joins them to its table in a
--- second statement: joined in the claiming statement itself, a row committed
--- after that statement's snapshot but claimed by its inner UPDATE would be
--- leased yet missing from the result, and wait for its lease to expire.
--- (The type boardready.queue_claimed is in migration 0005.)
-CREATE OR REPLACE FUNCTION boardready.queue_claim_all(
-  p_table text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
-  p_now timestamptz, p_item_id bigint DEFAULT NULL)
-RETURNS boardready.queue_claimed[] LANGUAGE sql AS $$
-  SELECT coalesce(array_agg(ROW(c.id, c.lease_token, c.attempts)::boardready.queue_claimed), '{}')
-    FROM (SELECT * FROM boardready.queue_claim(p_table, p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now)
-           WHERE p_item_id IS NULL
-          UNION ALL
-          SELECT * FROM boardready.queue_claim_one(p_table, p_item_id, p_worker, p_lease_seconds, p_now)
-           WHERE p_item_id IS NOT NULL) c
+-- A failed attempt's next run: exponential backoff, 1 s doubling per attempt,
+-- capped at 5 minutes, with +-25 % jitter so that a burst of failures does
+-- not retry in lockstep, never before p_not_before (the code host's
+-- Retry-After). NULL: no further attempt, the item becomes a dead letter
+-- (its last attempt failed, or the failure is final).
+CREATE OR REPLACE FUNCTION boardready.queue_retry_after(
+  p_attempts integer, p_max_attempts integer, p_final boolean, p_not_before timestamptz, p_now timestamptz)
+RETURNS timestamptz LANGUAGE sql VOLATILE AS $$
+  SELECT CASE WHEN p_final OR p_attempts >= p_max_attempts THEN NULL
+              ELSE greatest(p_now + make_interval(secs => least(300, power(2, p_attempts - 1))
+                                                          * (0.75 + random() * 0.5)),
+                            p_not_before) END
 $$;
 
--- Claim one given item when it is claimable (accepted, or its lease expired);
--- its due time is not waited for: the caller publishes it right now.
-CREATE OR REPLACE FUNCTION boardready.queue_claim_one(
-  p_table text, p_id bigint, p_worker text, p_lease_seconds integer, p_now timestamptz)
-RETURNS TABLE (id bigint, lease_token uuid, attempts integer)
-LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM boardready.queue_check_table(p_table);
-  RETURN QUERY EXECUTE format($q$
-    UPDATE boardready.%1$I q
-       SET status = 'leased', attempts = q.attempts + 1, lease_token = gen_random_uuid(),
-           leased_until = $1 + make_interval(secs => $3), leased_by = $4, updated_at = $1
-     WHERE q.id = (SELECT x.id FROM boardready.%1$I x
-                    WHERE x.id = $2 AND (x.status = 'accepted' OR (x.status = 'leased' AND x.leased_until < $1))
-                    FOR UPDATE SKIP LOCKED)
-    RETURNING q.id, q.lease_token, q.attempts$q$, p_table)
-  USING p_now, p_id, p_lease_seconds, p_worker;
-END $$;
-
--- Extend the leases a live worker still holds on items it is running
--- (workers/queue_worker.py renews them a few times per lease), so that an
--- item slower than its lease is not claimed and run a second time by another
--- worker meanwhile. A lease already taken over (another token) or ended is
--- left alone. Returns the ids whose lease was extended.
-CREATE OR REPLACE FUNCTION boardready.queue_renew_leases(
-  p_table text, p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamptz DEFAULT now())
-RETURNS SETOF bigint
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-BEGIN
-  PERFORM queue_check_table(p_table);
-  RETURN QUERY EXECUTE format($q$
-    UPDATE boardready.%1$I q
-       SET leased_until = greatest(q.leased_until, $1 + make_interval(secs => $2))
-      FROM unnest($3::bigint[], $4::uuid[]) AS held (id, lease_token)
-     WHERE q.id = held.id AND q.lease_token = held.lease_token AND q.status = 'leased'
-    RETURNING q.id$q$, p_table)
-  USING p_now, p_lease_seconds, p_ids, p_lease_tokens;
-END $$;
-
--- Lock the item if the caller's lease is still the current one.
-CREATE OR REPLACE FUNCTION boardready.queue_lock_leased(p_table text, p_id bigint, p_lease_token uuid)
-RETURNS integer LANGUAGE plpgsql AS $$
-DECLARE
-  v_attempts integer;
-BEGIN
-  PERFORM boardready.queue_check_table(p_table);
-  EXECUTE format('SELECT attempts FROM boardready.%I WHERE id = $1 AND status = ''leased'' AND lease_token = $2 '
-                 'FOR UPDATE', p_table)
-    INTO v_attempts USING p_id, p_lease_token;
-  RETURN v_attempts;  -- NULL: the lease was lost
-END $$;
-
-CREATE OR REPLACE FUNCTION boardready.queue_complete(
-  p_table text, p_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz)
-RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-  IF boardready.queue_lock_leased(p_table, p_id, p_lease_token) IS NULL THEN
-    RETURN false;
-  END IF;
-  EXECUTE format('UPDATE boardready.%I SET status = ''completed'', outcome = $2, completed_at = $3, '
-                 'lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $3 WHERE id = $1', p_table)
-    USING p_id, p_outcome, p_now;
-  RETURN true;
-END $$;
-
--- A failed attempt: back off and retry, or dead-letter after the last attempt
--- (or at once when p_final). p_not_before honours the code host's Retry-After.
--- The workers call it directly for a queue whose failure has no effect beyond
--- the item (lifecycle jobs, reconciliation items; the per-queue copies
--- job_fail and reconciliation_fail are gone), hence SECURITY DEFINER; the
--- table is checked against the queue tables (queue_check_table).
-CREATE OR REPLACE FUNCTION boardready.queue_fail(
-  p_table text, p_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text,
-  p_max_attempts integer, p_now timestamptz DEFAULT now(), p_not_before timestamptz DEFAULT NULL,
-  p_final boolean DEFAULT false)
-RETURNS TABLE (outcome text, run_after timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_attempts integer;
-  v_delay    double precision;
-  v_after    timestamptz;
-BEGIN
-  PERFORM boardready.job_check_failure_codes(p_reason_code, p_error_class);
-  v_attempts := boardready.queue_lock_leased(p_table, p_id, p_lease_token);
-  IF v_attempts IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text, NULL::timestamptz;
-    RETURN;
-  END IF;
-
-  IF p_final OR v_attempts >= p_max_attempts THEN
-    EXECUTE format('UPDATE boardready.%I SET status = ''dead_letter'', reason_code = $2, error_class = $3, '
-                   'failed_at = $4, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $4 '
-                   'WHERE id = $1', p_table)
-      USING p_id, p_reason_code, p_error_class, p_now;
-    RETURN QUERY SELECT 'dead_letter'::text, NULL::timestamptz;
-    RETURN;
-  END IF;
-
-  -- Exponential backoff, 1 s doubling per attempt, capped at 5 minutes, with
-  -- +-25 % jitter so that a burst of failures does not retry in lockstep.
-  v_delay := least(300, power(2, v_attempts - 1)) * (0.75 + random() * 0.5);
-  v_after := greatest(p_now + make_interval(secs => v_delay), p_not_before);
-  EXECUTE format('UPDATE boardready.%I SET status = ''accepted'', reason_code = $2, error_class = $3, failed_at = $4, '
-                 'run_after = $5, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $4 '
-                 'WHERE id = $1', p_table)
-    USING p_id, p_reason_code, p_error_class, p_now, v_after;
-  RETURN QUERY SELECT 'retry_scheduled'::text, v_after;
-END $$;
-
--- Give a claimed item back untouched (a worker shutting down): not an
--- attempt. Each queue's NOTIFY channel is named after its table. Every
--- worker calls it directly (the per-queue copies job_release,
--- reconciliation_release and outbox_release are gone), hence SECURITY DEFINER.
-CREATE OR REPLACE FUNCTION boardready.queue_release(
-  p_table text, p_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-BEGIN
-  IF boardready.queue_lock_leased(p_table, p_id, p_lease_token) IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text;
-    RETURN;
-  END IF;
-  EXECUTE format('UPDATE boardready.%I SET status = ''accepted'', attempts = greatest(attempts - 1, 0), '
-                 'run_after = $2, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = $2 '
-                 'WHERE id = $1', p_table)
-    USING p_id, p_now;
-  PERFORM pg_notify(p_table, '');
-  RETURN QUERY SELECT 'released'::text;
-END $$;
+-- A lease that ran out (its worker died or hung): the item is claimable
+-- again, unless that was its last attempt, which is not run again.
+CREATE OR REPLACE FUNCTION boardready.queue_expired_status(p_attempts integer, p_max_attempts integer)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN p_attempts >= p_max_attempts THEN 'dead_letter' ELSE 'accepted' END
+$$;
 
 -- ---------------------------------------------------------------------------
--- work_items: the queue of supply work (0020), claimed by a static statement.
+-- work_items
 
--- Claim due items of the given kinds, in the order the kinds are given
--- (a pull request's supply check before a board's daily refresh). A worker
--- that died holding an item's last attempt dead-letters it, as queue_claim does.
+-- Lease due items of the given kinds, oldest due first (or the one given
+-- item, when it is claimable: its due time is not waited for, the caller
+-- publishes it right now). Returns the claimed ids with their tokens; each
+-- queue's claim joins them to what its handlers need in a statement of its
+-- own: joined in the claiming statement itself, a row committed after that
+-- statement's snapshot but claimed by its inner UPDATE would be leased yet
+-- missing from the result, and wait for its lease to expire.
+CREATE OR REPLACE FUNCTION boardready.work_lease_due(
+  p_kinds text[], p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
+  p_now timestamptz, p_item_id bigint DEFAULT NULL)
+RETURNS boardready.queue_claimed[]
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_claimed boardready.queue_claimed[];
+BEGIN
+  UPDATE boardready.work_items q
+     SET status = boardready.queue_expired_status(q.attempts, p_max_attempts), run_after = p_now,
+         reason_code = CASE WHEN q.attempts >= p_max_attempts THEN 'lease_expired' ELSE q.reason_code END,
+         error_class = CASE WHEN q.attempts >= p_max_attempts THEN 'LeaseExpired' ELSE q.error_class END,
+         failed_at = CASE WHEN q.attempts >= p_max_attempts THEN p_now ELSE q.failed_at END,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE q.id IN (SELECT x.id FROM boardready.work_items x
+                   WHERE x.status = 'leased' AND x.leased_until < p_now AND x.kind = ANY (p_kinds)
+                     FOR UPDATE SKIP LOCKED);
+  IF p_item_id IS NOT NULL THEN
+    WITH claimed AS (
+      UPDATE boardready.work_items q
+         SET status = 'leased', attempts = q.attempts + 1, lease_token = gen_random_uuid(),
+             leased_until = p_now + make_interval(secs => p_lease_seconds), leased_by = p_worker, updated_at = p_now
+       WHERE q.id = (SELECT x.id FROM boardready.work_items x
+                      WHERE x.id = p_item_id AND x.status = 'accepted' AND x.kind = ANY (p_kinds)
+                        FOR UPDATE SKIP LOCKED)
+      RETURNING q.id, q.lease_token, q.attempts
+    )
+    SELECT coalesce(array_agg(ROW(c.id, c.lease_token, c.attempts)::boardready.queue_claimed), '{}') INTO v_claimed
+      FROM claimed c;
+    RETURN v_claimed;
+  END IF;
+  WITH due AS (
+    SELECT x.id FROM boardready.work_items x
+     WHERE x.status = 'accepted' AND x.run_after <= p_now AND x.kind = ANY (p_kinds)
+     ORDER BY x.run_after, x.id
+       FOR UPDATE SKIP LOCKED
+     LIMIT p_limit
+  ), claimed AS (
+    UPDATE boardready.work_items q
+       SET status = 'leased', attempts = q.attempts + 1, lease_token = gen_random_uuid(),
+           leased_until = p_now + make_interval(secs => p_lease_seconds), leased_by = p_worker, updated_at = p_now
+      FROM due
+     WHERE q.id = due.id
+    RETURNING q.id, q.lease_token, q.attempts
+  )
+  SELECT coalesce(array_agg(ROW(c.id, c.lease_token, c.attempts)::boardready.queue_claimed), '{}') INTO v_claimed
+    FROM claimed c;
+  RETURN v_claimed;
+END $$;
+
+-- Claim due items of the given kinds with their subject ids (supply work).
 CREATE OR REPLACE FUNCTION boardready.work_claim(
   p_kinds text[], p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
   p_now timestamptz DEFAULT now())
@@ -205,36 +100,112 @@ RETURNS TABLE (item_id bigint, lease_token uuid, kind text, subject_id bigint, i
                attempts integer)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_claimed queue_claimed[];
+  v_claimed queue_claimed[] := work_lease_due(p_kinds, p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
 BEGIN
-  UPDATE work_items q
-     SET status = 'dead_letter', reason_code = 'lease_expired', error_class = 'LeaseExpired', failed_at = p_now,
-         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE q.id IN (SELECT x.id FROM work_items x
-                   WHERE x.status = 'leased' AND x.leased_until < p_now AND x.attempts >= p_max_attempts
-                     AND x.kind = ANY (p_kinds)
-                     FOR UPDATE SKIP LOCKED);
-  WITH due AS (
-    SELECT x.id FROM work_items x
-     WHERE x.kind = ANY (p_kinds)
-       AND ((x.status = 'accepted' AND x.run_after <= p_now) OR (x.status = 'leased' AND x.leased_until < p_now))
-     ORDER BY array_position(p_kinds, x.kind), x.run_after, x.id
-       FOR UPDATE SKIP LOCKED
-     LIMIT p_limit
-  ), claimed AS (
-    UPDATE work_items q
-       SET status = 'leased', attempts = q.attempts + 1, lease_token = gen_random_uuid(),
-           leased_until = p_now + make_interval(secs => p_lease_seconds), leased_by = p_worker, updated_at = p_now
-      FROM due
-     WHERE q.id = due.id
-    RETURNING q.id, q.lease_token, q.attempts
-  )
-  SELECT coalesce(array_agg(ROW(c.id, c.lease_token, c.attempts)::queue_claimed), '{}') INTO v_claimed FROM claimed c;
   -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY
   SELECT w.id, c.lease_token, w.kind, w.subject_id, w.installation_id, c.attempts
     FROM unnest(v_claimed) c JOIN work_items w ON w.id = c.id
-   ORDER BY array_position(p_kinds, w.kind), w.run_after, w.id;
+   ORDER BY w.run_after, w.id;
+END $$;
+
+-- Lock the item if the caller's lease is still the current one; its attempts
+-- (NULL: the lease was lost).
+CREATE OR REPLACE FUNCTION boardready.work_lock_leased(p_item_id bigint, p_lease_token uuid)
+RETURNS integer LANGUAGE sql AS $$
+  SELECT w.attempts FROM boardready.work_items w
+   WHERE w.id = p_item_id AND w.status = 'leased' AND w.lease_token = p_lease_token
+     FOR UPDATE
+$$;
+
+-- The previous release (0.6.0) names a reconciliation item by the id it had
+-- before 0032 numbered it into work_items: a lease it held across the
+-- upgrade is found by its token. The item's id in work_items.
+CREATE OR REPLACE FUNCTION boardready.work_item_for_lease(p_item_id bigint, p_lease_token uuid)
+RETURNS bigint LANGUAGE sql STABLE AS $$
+  SELECT coalesce((SELECT w.id FROM boardready.work_items w WHERE w.id = p_item_id AND w.lease_token = p_lease_token),
+                  (SELECT w.id FROM boardready.work_items w WHERE w.status = 'leased' AND w.lease_token = p_lease_token),
+                  p_item_id)
+$$;
+
+-- An item's work is done: completed with its outcome, if the lease is still the caller's.
+CREATE OR REPLACE FUNCTION boardready.work_complete(
+  p_item_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz DEFAULT now())
+RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  IF work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
+    RETURN false;
+  END IF;
+  UPDATE work_items SET status = 'completed', outcome = p_outcome, completed_at = p_now, lease_token = NULL,
+         leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_item_id;
+  RETURN true;
+END $$;
+
+-- A failed attempt: back off and retry, or dead-letter after the last attempt
+-- (or at once when p_final); queue_retry_after decides. The workers call it
+-- for every kind whose failure has no effect beyond the item (reconciliation
+-- items, supply work; the outbox's outbox_fail adds its own).
+CREATE OR REPLACE FUNCTION boardready.work_fail(
+  p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
+  p_now timestamptz DEFAULT now(), p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false)
+RETURNS TABLE (outcome text, run_after timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_attempts integer;
+  v_after    timestamptz;
+BEGIN
+  PERFORM job_check_failure_codes(p_reason_code, p_error_class);
+  v_attempts := work_lock_leased(p_item_id, p_lease_token);
+  IF v_attempts IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text, NULL::timestamptz;
+    RETURN;
+  END IF;
+  v_after := queue_retry_after(v_attempts, p_max_attempts, p_final, p_not_before, p_now);
+  UPDATE work_items w
+     SET status = CASE WHEN v_after IS NULL THEN 'dead_letter' ELSE 'accepted' END,
+         run_after = coalesce(v_after, w.run_after), reason_code = p_reason_code, error_class = p_error_class,
+         failed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE w.id = p_item_id;
+  RETURN QUERY SELECT CASE WHEN v_after IS NULL THEN 'dead_letter' ELSE 'retry_scheduled' END, v_after;
+END $$;
+
+-- The kinds of each queue of work_items (its workers claim them together),
+-- and each queue's NOTIFY channel (a hint that work is waiting).
+CREATE OR REPLACE FUNCTION boardready.work_queue_kinds(p_queue text)
+RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE p_queue
+    WHEN 'outbox' THEN ARRAY['check_run_create', 'workflow_dispatch', 'check_run_complete', 'check_run_decision',
+                             'pr_comment']
+    WHEN 'reconciliation' THEN ARRAY['workflow_attempt', 'release_run', 'lifecycle_inbox']
+    WHEN 'supply' THEN ARRAY['supply_check', 'board_refresh'] END
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.work_channel(p_kind text)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN p_kind = ANY (boardready.work_queue_kinds('supply')) THEN 'boardready_supply'
+              WHEN p_kind = ANY (boardready.work_queue_kinds('reconciliation')) THEN 'reconciliation_items'
+              ELSE 'outbox_items' END
+$$;
+
+-- Give a claimed item back untouched (a worker shutting down): not an attempt.
+CREATE OR REPLACE FUNCTION boardready.work_release(
+  p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_kind text;
+BEGIN
+  IF work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  UPDATE work_items SET status = 'accepted', attempts = greatest(attempts - 1, 0), run_after = p_now,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_item_id
+  RETURNING kind INTO v_kind;
+  PERFORM pg_notify(work_channel(v_kind), '');
+  RETURN QUERY SELECT 'released'::text;
 END $$;
 
 -- Put a leased item back until p_run_after without counting the attempt
@@ -244,7 +215,7 @@ CREATE OR REPLACE FUNCTION boardready.work_defer(
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  IF queue_lock_leased('work_items', p_item_id, p_lease_token) IS NULL THEN
+  IF work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
@@ -254,11 +225,129 @@ BEGIN
   RETURN QUERY SELECT 'deferred'::text;
 END $$;
 
--- An item's work is done: completed with its outcome, if the lease is still the caller's.
-CREATE OR REPLACE FUNCTION boardready.work_complete(
-  p_item_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz DEFAULT now())
-RETURNS boolean LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT queue_complete('work_items', p_item_id, p_lease_token, p_outcome, p_now)
+-- Extend the leases a live worker still holds on items it is running
+-- (workers/queue_worker.py renews them a few times per lease), so that an
+-- item slower than its lease is not claimed and run a second time by another
+-- worker meanwhile. A lease already taken over (another token) or ended is
+-- left alone. Returns the ids whose lease was extended.
+CREATE OR REPLACE FUNCTION boardready.work_renew_leases(
+  p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamptz DEFAULT now())
+RETURNS SETOF bigint
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  UPDATE work_items q
+     SET leased_until = greatest(q.leased_until, p_now + make_interval(secs => p_lease_seconds))
+    FROM unnest(p_ids, p_lease_tokens) AS held (id, lease_token)
+   WHERE q.id = held.id AND q.lease_token = held.lease_token AND q.status = 'leased'
+  RETURNING q.id
+$$;
+
+-- ---------------------------------------------------------------------------
+-- lifecycle_jobs: the same rules, over the jobs' own table.
+
+CREATE OR REPLACE FUNCTION boardready.job_lease_due(
+  p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz)
+RETURNS boardready.queue_claimed[]
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_claimed boardready.queue_claimed[];
+BEGIN
+  UPDATE boardready.lifecycle_jobs q
+     SET status = boardready.queue_expired_status(q.attempts, p_max_attempts), run_after = p_now,
+         reason_code = CASE WHEN q.attempts >= p_max_attempts THEN 'lease_expired' ELSE q.reason_code END,
+         error_class = CASE WHEN q.attempts >= p_max_attempts THEN 'LeaseExpired' ELSE q.error_class END,
+         failed_at = CASE WHEN q.attempts >= p_max_attempts THEN p_now ELSE q.failed_at END,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE q.id IN (SELECT x.id FROM boardready.lifecycle_jobs x
+                   WHERE x.status = 'leased' AND x.leased_until < p_now
+                     FOR UPDATE SKIP LOCKED);
+  WITH due AS (
+    SELECT x.id FROM boardready.lifecycle_jobs x
+     WHERE x.status = 'accepted' AND x.run_after <= p_now
+     ORDER BY x.run_after, x.id
+       FOR UPDATE SKIP LOCKED
+     LIMIT p_limit
+  ), claimed AS (
+    UPDATE boardready.lifecycle_jobs q
+       SET status = 'leased', attempts = q.attempts + 1, lease_token = gen_random_uuid(),
+           leased_until = p_now + make_interval(secs => p_lease_seconds), leased_by = p_worker, updated_at = p_now
+      FROM due
+     WHERE q.id = due.id
+    RETURNING q.id, q.lease_token, q.attempts
+  )
+  SELECT coalesce(array_agg(ROW(c.id, c.lease_token, c.attempts)::boardready.queue_claimed), '{}') INTO v_claimed
+    FROM claimed c;
+  RETURN v_claimed;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.job_lock_leased(p_job_id bigint, p_lease_token uuid)
+RETURNS integer LANGUAGE sql AS $$
+  SELECT j.attempts FROM boardready.lifecycle_jobs j
+   WHERE j.id = p_job_id AND j.status = 'leased' AND j.lease_token = p_lease_token
+     FOR UPDATE
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.job_complete(
+  p_job_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz DEFAULT now())
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  IF boardready.job_lock_leased(p_job_id, p_lease_token) IS NULL THEN
+    RETURN false;
+  END IF;
+  UPDATE boardready.lifecycle_jobs SET status = 'completed', outcome = p_outcome, completed_at = p_now,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_job_id;
+  RETURN true;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.job_fail(
+  p_job_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
+  p_now timestamptz DEFAULT now(), p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false)
+RETURNS TABLE (outcome text, run_after timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_attempts integer;
+  v_after    timestamptz;
+BEGIN
+  PERFORM job_check_failure_codes(p_reason_code, p_error_class);
+  v_attempts := job_lock_leased(p_job_id, p_lease_token);
+  IF v_attempts IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text, NULL::timestamptz;
+    RETURN;
+  END IF;
+  v_after := queue_retry_after(v_attempts, p_max_attempts, p_final, p_not_before, p_now);
+  UPDATE lifecycle_jobs j
+     SET status = CASE WHEN v_after IS NULL THEN 'dead_letter' ELSE 'accepted' END,
+         run_after = coalesce(v_after, j.run_after), reason_code = p_reason_code, error_class = p_error_class,
+         failed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE j.id = p_job_id;
+  RETURN QUERY SELECT CASE WHEN v_after IS NULL THEN 'dead_letter' ELSE 'retry_scheduled' END, v_after;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.job_release(
+  p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  IF job_lock_leased(p_job_id, p_lease_token) IS NULL THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  UPDATE lifecycle_jobs SET status = 'accepted', attempts = greatest(attempts - 1, 0), run_after = p_now,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_job_id;
+  PERFORM pg_notify('lifecycle_jobs', '');
+  RETURN QUERY SELECT 'released'::text;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.job_renew_leases(
+  p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamptz DEFAULT now())
+RETURNS SETOF bigint
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  UPDATE lifecycle_jobs q
+     SET leased_until = greatest(q.leased_until, p_now + make_interval(secs => p_lease_seconds))
+    FROM unnest(p_ids, p_lease_tokens) AS held (id, lease_token)
+   WHERE q.id = held.id AND q.lease_token = held.lease_token AND q.status = 'leased'
+  RETURNING q.id
 $$;
 
 -- ---------------------------------------------------------------------------
@@ -302,13 +391,159 @@ BEGIN
   IF p_reason_code IS NOT NULL THEN
     PERFORM job_check_failure_codes(p_reason_code, p_error_class);
   END IF;
-  IF queue_lock_leased('schedules', p_schedule_id, p_lease_token) IS NULL THEN
-    RETURN false;
-  END IF;
   UPDATE schedules
      SET status = 'accepted', attempts = 0, run_after = p_now + make_interval(secs => p_interval_ms / 1000.0),
          outcome = p_outcome, reason_code = p_reason_code, error_class = p_error_class, completed_at = p_now,
          lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE id = p_schedule_id;
-  RETURN true;
+   WHERE id = p_schedule_id AND status = 'leased' AND lease_token = p_lease_token;
+  RETURN FOUND;
+END $$;
+
+-- Give a leased tick back unstarted (a worker shutting down): due at once for another replica.
+CREATE OR REPLACE FUNCTION boardready.schedule_release(
+  p_schedule_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  UPDATE schedules SET status = 'accepted', attempts = greatest(attempts - 1, 0), run_after = p_now,
+         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
+   WHERE id = p_schedule_id AND status = 'leased' AND lease_token = p_lease_token;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'lease_lost'::text;
+    RETURN;
+  END IF;
+  PERFORM pg_notify('schedules', '');
+  RETURN QUERY SELECT 'released'::text;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.schedule_renew_leases(
+  p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamptz DEFAULT now())
+RETURNS SETOF bigint
+LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  UPDATE schedules q
+     SET leased_until = greatest(q.leased_until, p_now + make_interval(secs => p_lease_seconds))
+    FROM unnest(p_ids, p_lease_tokens) AS held (id, lease_token)
+   WHERE q.id = held.id AND q.lease_token = held.lease_token AND q.status = 'leased'
+  RETURNING q.id
+$$;
+
+-- ---------------------------------------------------------------------------
+-- The previous release's names (0.6.0 calls queue_fail, queue_release and
+-- queue_renew_leases with a table name; its other queue_* are internal to
+-- bodies this release replaced). They keep their signatures and meaning for
+-- one release, each a static choice between the two queue tables above, and
+-- go in the release after (a migration drops them).
+
+CREATE OR REPLACE FUNCTION boardready.queue_check_table(p_table text)
+RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+  IF p_table NOT IN ('lifecycle_jobs', 'outbox_items', 'reconciliation_items', 'work_items') THEN
+    RAISE EXCEPTION 'queue_unknown_table' USING ERRCODE = '22023';
+  END IF;
+END $$;
+
+-- The kinds a previous-release table name stands for.
+CREATE OR REPLACE FUNCTION boardready.queue_table_kinds(p_table text)
+RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
+  SELECT boardready.work_queue_kinds(CASE p_table WHEN 'outbox_items' THEN 'outbox'
+                                                  WHEN 'reconciliation_items' THEN 'reconciliation'
+                                                  ELSE 'supply' END)
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.queue_claim(
+  p_table text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
+  p_now timestamptz)
+RETURNS TABLE (id bigint, lease_token uuid, attempts integer)
+LANGUAGE sql AS $$
+  SELECT c.id, c.lease_token, c.attempts
+    FROM unnest(boardready.queue_claim_all(p_table, p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now)) c
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.queue_claim_all(
+  p_table text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
+  p_now timestamptz, p_item_id bigint DEFAULT NULL)
+RETURNS boardready.queue_claimed[] LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM boardready.queue_check_table(p_table);
+  IF p_table = 'lifecycle_jobs' THEN
+    RETURN boardready.job_lease_due(p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
+  END IF;
+  RETURN boardready.work_lease_due(boardready.queue_table_kinds(p_table), p_worker, p_limit, p_lease_seconds,
+                                   p_max_attempts, p_now, p_item_id);
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.queue_claim_one(
+  p_table text, p_id bigint, p_worker text, p_lease_seconds integer, p_now timestamptz)
+RETURNS TABLE (id bigint, lease_token uuid, attempts integer)
+LANGUAGE sql AS $$
+  SELECT c.id, c.lease_token, c.attempts
+    FROM unnest(boardready.work_lease_due(boardready.queue_table_kinds(p_table), p_worker, 1, p_lease_seconds,
+                                          2147483647, p_now, p_id)) c
+$$;
+
+CREATE OR REPLACE FUNCTION boardready.queue_renew_leases(
+  p_table text, p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamptz DEFAULT now())
+RETURNS SETOF bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  PERFORM queue_check_table(p_table);
+  IF p_table = 'lifecycle_jobs' THEN
+    RETURN QUERY SELECT * FROM job_renew_leases(p_ids, p_lease_tokens, p_lease_seconds, p_now);
+  ELSE
+    RETURN QUERY SELECT * FROM work_renew_leases(
+      ARRAY(SELECT work_item_for_lease(h.id, h.token) FROM unnest(p_ids, p_lease_tokens) AS h (id, token)),
+      p_lease_tokens, p_lease_seconds, p_now);
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.queue_lock_leased(p_table text, p_id bigint, p_lease_token uuid)
+RETURNS integer LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM boardready.queue_check_table(p_table);
+  IF p_table = 'lifecycle_jobs' THEN
+    RETURN boardready.job_lock_leased(p_id, p_lease_token);
+  END IF;
+  RETURN boardready.work_lock_leased(boardready.work_item_for_lease(p_id, p_lease_token), p_lease_token);
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.queue_complete(
+  p_table text, p_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM boardready.queue_check_table(p_table);
+  IF p_table = 'lifecycle_jobs' THEN
+    RETURN boardready.job_complete(p_id, p_lease_token, p_outcome, p_now);
+  END IF;
+  RETURN boardready.work_complete(boardready.work_item_for_lease(p_id, p_lease_token), p_lease_token, p_outcome,
+                                  p_now);
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.queue_fail(
+  p_table text, p_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text,
+  p_max_attempts integer, p_now timestamptz DEFAULT now(), p_not_before timestamptz DEFAULT NULL,
+  p_final boolean DEFAULT false)
+RETURNS TABLE (outcome text, run_after timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  PERFORM queue_check_table(p_table);
+  IF p_table = 'lifecycle_jobs' THEN
+    RETURN QUERY SELECT * FROM job_fail(p_id, p_lease_token, p_reason_code, p_error_class, p_max_attempts, p_now,
+                                        p_not_before, p_final);
+  ELSE
+    RETURN QUERY SELECT * FROM work_fail(work_item_for_lease(p_id, p_lease_token), p_lease_token, p_reason_code,
+                                         p_error_class, p_max_attempts, p_now, p_not_before, p_final);
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.queue_release(
+  p_table text, p_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  PERFORM queue_check_table(p_table);
+  IF p_table = 'lifecycle_jobs' THEN
+    RETURN QUERY SELECT * FROM job_release(p_id, p_lease_token, p_now);
+  ELSE
+    RETURN QUERY SELECT * FROM work_release(work_item_for_lease(p_id, p_lease_token), p_lease_token, p_now);
+  END IF;
 END $$;

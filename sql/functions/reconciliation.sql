@@ -7,8 +7,10 @@
 --   lifecycle_inbox    inbox row         a non-terminal delivery without a job, or an inbox state that
 --                                        differs from its job's
 --
--- Detection is one function for every kind; items are claimed per kind with the
--- generic lease functions of queue.sql; each observation is reported through
+-- Items are work_items of the reconciliation kinds (0032; the view
+-- reconciliation_items shows them with their deadline and observations).
+-- Detection is one function for every kind; items are claimed per kind with
+-- queue.sql's work_lease_due; each observation is reported through
 -- one function that re-checks, in its own transaction, that the caller's
 -- lease is still held and (for terminal repairs) that the attempt is still
 -- the release run's current one. Deadlines and windows come from the caller
@@ -33,11 +35,11 @@ RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   v_id bigint;
 BEGIN
-  INSERT INTO boardready.reconciliation_items (kind, subject_id, installation_id, reason_code, deadline_at, status,
-                                               run_after, created_at, updated_at)
+  INSERT INTO boardready.work_items (kind, subject_id, installation_id, reason_code, deadline_at, status, run_after,
+                                     created_at, updated_at)
   VALUES (p_kind, p_subject_id, p_installation_id, boardready.reconciliation_check_reason(p_reason), p_deadline,
           'accepted', p_now, p_now, p_now)
-  ON CONFLICT (kind, subject_id) WHERE status IN ('accepted', 'leased') DO NOTHING
+  ON CONFLICT (kind, subject_id) WHERE status IN ('accepted', 'leased') AND idempotency_key IS NULL DO NOTHING
   RETURNING id INTO v_id;
   RETURN v_id;
 END $$;
@@ -155,33 +157,14 @@ $$;
 -- ---------------------------------------------------------------------------
 -- Claims and leases (queue.sql's rules)
 
--- The due items of one kind, leased. Exhausted expired leases are
--- dead-lettered by the generic claim (limit 0: it claims nothing else); each
--- item is then leased by queue_claim_one, which skips rows another replica
--- holds.
+-- The due items of one kind, leased (queue.sql's rules: a worker that died
+-- holding an item's last attempt dead-letters it).
 CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_ids(
   p_kind text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
   p_now timestamptz)
-RETURNS boardready.queue_claimed[] LANGUAGE plpgsql AS $$
-DECLARE
-  v_claimed boardready.queue_claimed[] := '{}';
-  v_id      bigint;
-BEGIN
-  PERFORM boardready.queue_claim('reconciliation_items', p_worker, 0, p_lease_seconds, p_max_attempts, p_now);
-  FOR v_id IN
-    SELECT ri.id FROM boardready.reconciliation_items ri
-     WHERE ri.kind = p_kind
-       AND ((ri.status = 'accepted' AND ri.run_after <= p_now) OR (ri.status = 'leased' AND ri.leased_until < p_now))
-     ORDER BY ri.run_after, ri.id
-     LIMIT greatest(p_limit, 0) * 4
-  LOOP
-    EXIT WHEN cardinality(v_claimed) >= p_limit;
-    v_claimed := v_claimed || ARRAY(SELECT ROW(c.id, c.lease_token, c.attempts)::boardready.queue_claimed
-                                      FROM boardready.queue_claim_one('reconciliation_items', v_id, p_worker,
-                                                                      p_lease_seconds, p_now) c);
-  END LOOP;
-  RETURN v_claimed;
-END $$;
+RETURNS boardready.queue_claimed[] LANGUAGE sql AS $$
+  SELECT boardready.work_lease_due(ARRAY[p_kind], p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now)
+$$;
 
 -- The claimed items of one kind with their own columns, read in a statement
 -- of its own after the claim, so that its snapshot sees every row the claim
@@ -200,7 +183,7 @@ DECLARE
 BEGIN
   RETURN QUERY
   SELECT ri.id, c.lease_token, c.attempts, ri.reason_code, ri.deadline_at, ri.subject_id
-    FROM unnest(v_claimed) c JOIN boardready.reconciliation_items ri ON ri.id = c.id
+    FROM unnest(v_claimed) c JOIN boardready.work_items ri ON ri.id = c.id
    ORDER BY ri.id;
 END $$;
 
@@ -232,16 +215,15 @@ GRANT SELECT ON boardready.reconciliation_workflow_subjects, boardready.reconcil
    TO boardready_api;
 
 -- An unexpected failure of a handler (not an observation) backs off, and
--- dead-letters after the last attempt, as jobs do: queue.sql's queue_fail;
--- a shutdown gives the item back with queue_release. The wrappers that only
--- named the table went.
+-- dead-letters after the last attempt, as jobs do: queue.sql's work_fail;
+-- a shutdown gives the item back with work_release.
 
 -- Observed, not converged yet: look again after p_next_check_seconds. The
 -- claim count starts over (attempts counts failures since the last observation).
 CREATE OR REPLACE FUNCTION boardready.reconciliation_recheck(
   p_item_id bigint, p_reason text, p_next_check_seconds integer, p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
-  UPDATE boardready.reconciliation_items
+  UPDATE boardready.work_items
      SET status = 'accepted', reason_code = boardready.reconciliation_check_reason(p_reason), attempts = 0,
          observations = observations + 1, run_after = p_now + make_interval(secs => p_next_check_seconds),
          lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
@@ -252,7 +234,7 @@ $$;
 CREATE OR REPLACE FUNCTION boardready.reconciliation_finish(
   p_item_id bigint, p_outcome text, p_reason text, p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
-  UPDATE boardready.reconciliation_items
+  UPDATE boardready.work_items
      SET status = 'completed', outcome = boardready.reconciliation_check_reason(p_outcome),
          reason_code = boardready.reconciliation_check_reason(p_reason), observations = observations + 1,
          completed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
@@ -310,7 +292,7 @@ BEGIN
      WHERE id = v_attempt.id;
     UPDATE release_runs SET status = 'dispatched', updated_at = p_now WHERE id = v_run.id AND status = 'queued';
     -- The uncertain dispatch did start this run: its dead letter is resolved.
-    UPDATE outbox_items
+    UPDATE work_items
        SET status = 'completed', outcome = 'dispatch_reconciled', completed_at = p_now, updated_at = p_now
      WHERE attempt_id = v_attempt.id AND kind = 'workflow_dispatch' AND status = 'dead_letter';
   END IF;
@@ -490,12 +472,14 @@ RETURNS TABLE (outcome text, reason_code text, terminal boolean, release_run_id 
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_item reconciliation_items%ROWTYPE;
+  -- The previous release may name an item held across the upgrade by its older id (queue.sql).
+  v_id   bigint := work_item_for_lease(p_item_id, p_lease_token);
 BEGIN
-  IF queue_lock_leased('reconciliation_items', p_item_id, p_lease_token) IS NULL THEN
+  IF work_lock_leased(v_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text, NULL::text, false, NULL::bigint, NULL::bigint, NULL::bigint;
     RETURN;
   END IF;
-  SELECT * INTO v_item FROM reconciliation_items WHERE id = p_item_id;
+  SELECT * INTO v_item FROM reconciliation_items WHERE id = v_id;
   CASE v_item.kind
   WHEN 'workflow_attempt' THEN
     RETURN QUERY SELECT o.outcome, o.reason_code, o.terminal, o.release_run_id, NULL::bigint, NULL::bigint

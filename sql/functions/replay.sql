@@ -3,29 +3,35 @@
 
 -- The listing is a named query now (sql/queries/dead_letters_page.sql).
 
--- Replaced by queue_replay below; dropped so that a database migrated before
--- keeps no second way to replay.
+-- Replay of one dead-lettered item (a lifecycle job, an outbox call or supply
+-- work): back to 'accepted' with a fresh attempt budget, due now, and a NOTIFY
+-- on its workers' channel. Refused when ops.dead_letters says it is not safe:
+-- a job of a canceled account (its new lifecycle jobs are blocked), an
+-- uncertain dispatch with no persisted workflow run id (it may have started a
+-- workflow already). Everything else is safe to run again: job handlers are
+-- upserts, and an outbox item's idempotency key and external_id keep a repeat
+-- from creating a second check run or comment. Returns the audit event's
+-- details: stable codes and counts only, never actions or payload.
+CREATE OR REPLACE FUNCTION boardready.queue_replay_details(
+  p_kind text, p_reason_code text, p_error_class text, p_attempts integer, p_failed_at timestamptz)
+RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN p_kind IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('kind', p_kind) END
+         || jsonb_build_object('previousReasonCode', p_reason_code, 'previousErrorClass', p_error_class,
+                               'previousAttempts', p_attempts, 'previousFailedAt', p_failed_at)
+$$;
 
--- Replay of one dead-lettered queue item (a lifecycle job, an outbox item or supply work):
--- back to 'accepted' with a fresh attempt budget, due now, and a NOTIFY on
--- the queue's channel (named after its table). Refused when ops.dead_letters
--- says it is not safe: a job of a canceled account (its new lifecycle jobs are
--- blocked), an uncertain dispatch with no persisted workflow run id (it may
--- have started a workflow already). Everything else is safe to run again:
--- job handlers are upserts, and an outbox item's idempotency key and
--- external_id keep a repeat from creating a second check run or comment.
-CREATE OR REPLACE FUNCTION boardready.queue_replay(
-  p_table text, p_item_type text, p_installation_id bigint, p_item_id bigint, p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready.work_replay(
+  p_item_type text, p_installation_id bigint, p_item_id bigint, p_now timestamptz)
 RETURNS TABLE (outcome text, details jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_item jsonb;
+  v_item boardready.work_items%ROWTYPE;
 BEGIN
-  PERFORM boardready.queue_check_table(p_table);
-  EXECUTE format('SELECT to_jsonb(q) FROM boardready.%I q WHERE q.id = $1 AND q.installation_id = $2 '
-                 'AND q.status = ''dead_letter'' FOR UPDATE', p_table)
-    INTO v_item USING p_item_id, p_installation_id;
-  IF v_item IS NULL THEN
+  SELECT * INTO v_item FROM boardready.work_items w
+   WHERE w.id = p_item_id AND w.installation_id = p_installation_id AND w.status = 'dead_letter'
+     AND w.kind = ANY (boardready.work_queue_kinds(CASE p_item_type WHEN 'outbox' THEN 'outbox' ELSE 'supply' END))
+     FOR UPDATE;
+  IF NOT FOUND THEN
     RETURN QUERY SELECT 'not_found'::text, NULL::jsonb;
     RETURN;
   END IF;
@@ -33,15 +39,51 @@ BEGIN
     RETURN QUERY SELECT 'not_replayable'::text, NULL::jsonb;
     RETURN;
   END IF;
-  EXECUTE format('UPDATE boardready.%I SET status = ''accepted'', attempts = 0, run_after = $2, updated_at = $2 '
-                 'WHERE id = $1', p_table)
-    USING p_item_id, p_now;
-  PERFORM pg_notify(p_table, '');
-  -- Stable codes and counts only: never actions or payload.
-  RETURN QUERY SELECT 'replayed'::text,
-    CASE WHEN p_item_type IN ('outbox', 'supply') THEN jsonb_build_object('kind', v_item->'kind') ELSE '{}'::jsonb END
-    || jsonb_build_object('previousReasonCode', v_item->'reason_code', 'previousErrorClass', v_item->'error_class',
-                          'previousAttempts', v_item->'attempts', 'previousFailedAt', v_item->'failed_at');
+  UPDATE boardready.work_items SET status = 'accepted', attempts = 0, run_after = p_now, updated_at = p_now
+   WHERE id = p_item_id;
+  PERFORM pg_notify(boardready.work_channel(v_item.kind), '');
+  RETURN QUERY SELECT 'replayed'::text, boardready.queue_replay_details(v_item.kind, v_item.reason_code,
+                                                                       v_item.error_class, v_item.attempts,
+                                                                       v_item.failed_at);
+END $$;
+
+CREATE OR REPLACE FUNCTION boardready.job_replay(p_installation_id bigint, p_job_id bigint, p_now timestamptz)
+RETURNS TABLE (outcome text, details jsonb)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_job boardready.lifecycle_jobs%ROWTYPE;
+BEGIN
+  SELECT * INTO v_job FROM boardready.lifecycle_jobs j
+   WHERE j.id = p_job_id AND j.installation_id = p_installation_id AND j.status = 'dead_letter'
+     FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'not_found'::text, NULL::jsonb;
+    RETURN;
+  END IF;
+  IF NOT (SELECT d.replay_safe FROM ops.dead_letters d WHERE d.item_type = 'job' AND d.item_id = p_job_id) THEN
+    RETURN QUERY SELECT 'not_replayable'::text, NULL::jsonb;
+    RETURN;
+  END IF;
+  UPDATE boardready.lifecycle_jobs SET status = 'accepted', attempts = 0, run_after = p_now, updated_at = p_now
+   WHERE id = p_job_id;
+  PERFORM pg_notify('lifecycle_jobs', '');
+  RETURN QUERY SELECT 'replayed'::text, boardready.queue_replay_details(NULL, v_job.reason_code, v_job.error_class,
+                                                                       v_job.attempts, v_job.failed_at);
+END $$;
+
+-- The previous release's name for the two above (internal to its
+-- dead_letter_replay; kept one release).
+CREATE OR REPLACE FUNCTION boardready.queue_replay(
+  p_table text, p_item_type text, p_installation_id bigint, p_item_id bigint, p_now timestamptz)
+RETURNS TABLE (outcome text, details jsonb)
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM boardready.queue_check_table(p_table);
+  IF p_table = 'lifecycle_jobs' THEN
+    RETURN QUERY SELECT * FROM boardready.job_replay(p_installation_id, p_item_id, p_now);
+  ELSE
+    RETURN QUERY SELECT * FROM boardready.work_replay(p_item_type, p_installation_id, p_item_id, p_now);
+  END IF;
 END $$;
 
 -- Outcomes: replayed, already_applied (same key, same request: same audit
@@ -84,10 +126,12 @@ BEGIN
   END IF;
 
   -- Locks the item within the installation; replayed, not_found or not_replayable.
-  SELECT r.outcome, r.details INTO v_outcome, v_details
-    FROM queue_replay(CASE p_item_type WHEN 'job' THEN 'lifecycle_jobs' WHEN 'outbox' THEN 'outbox_items'
-                                       ELSE 'work_items' END, p_item_type,
-                      p_installation_id, p_item_id, p_now) r;
+  IF p_item_type = 'job' THEN
+    SELECT r.outcome, r.details INTO v_outcome, v_details FROM job_replay(p_installation_id, p_item_id, p_now) r;
+  ELSE
+    SELECT r.outcome, r.details INTO v_outcome, v_details
+      FROM work_replay(p_item_type, p_installation_id, p_item_id, p_now) r;
+  END IF;
 
   IF v_outcome <> 'replayed' THEN
     -- Nothing changed, so nothing is recorded: the key stays free.

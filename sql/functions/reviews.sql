@@ -339,7 +339,7 @@ DECLARE
   v_run      release_runs%ROWTYPE;
   v_in       record;
 BEGIN
-  IF queue_lock_leased('outbox_items', p_item_id, p_lease_token) IS NULL THEN
+  IF work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text, NULL::text, NULL::text, NULL::text, NULL::integer, NULL::text,
                         NULL::integer, NULL::integer, NULL::integer, NULL::text, NULL::text;
     RETURN;

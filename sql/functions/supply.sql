@@ -445,8 +445,8 @@ BEGIN
   ON CONFLICT (run_result_id) DO NOTHING;
   INSERT INTO boardready.work_items (kind, subject_id, installation_id, status, run_after, created_at, updated_at)
   VALUES ('supply_check', p_run_result_id, v_board.installation_id, 'accepted', p_now, p_now, p_now)
-  ON CONFLICT (kind, subject_id) WHERE status IN ('accepted', 'leased') DO NOTHING;
-  UPDATE boardready.outbox_items SET run_after = p_now + make_interval(secs => p_hold_seconds), updated_at = p_now
+  ON CONFLICT (kind, subject_id) WHERE status IN ('accepted', 'leased') AND idempotency_key IS NULL DO NOTHING;
+  UPDATE boardready.work_items SET run_after = p_now + make_interval(secs => p_hold_seconds), updated_at = p_now
    WHERE run_result_id = p_run_result_id AND status = 'accepted' AND kind IN ('check_run_complete', 'pr_comment');
   PERFORM pg_notify('boardready_supply', '');
   RETURN true;
@@ -456,7 +456,7 @@ END $$;
 -- (supply_check, opened by supply_check_open) and a watched board's refresh
 -- (board_refresh, enqueued by the board_refresh schedule). queue.sql's rules
 -- lease it (work_claim), renew it, fail it with backoff into dead letters
--- (queue_fail) and replay it (item type `supply`).
+-- (work_fail) and replay it (item type `supply`).
 
 -- The watched boards due for their refresh become work items; a board whose
 -- last refresh item was dead-lettered since it became due waits for the
@@ -474,7 +474,7 @@ BEGIN
    WHERE b.unwatched_at IS NULL AND b.refresh_after <= p_now
      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.kind = 'board_refresh' AND w.subject_id = b.id
                         AND w.status = 'dead_letter' AND w.failed_at >= b.refresh_after)
-  ON CONFLICT (kind, subject_id) WHERE status IN ('accepted', 'leased') DO NOTHING;
+  ON CONFLICT (kind, subject_id) WHERE status IN ('accepted', 'leased') AND idempotency_key IS NULL DO NOTHING;
   GET DIAGNOSTICS v_made = ROW_COUNT;
   RETURN v_made;
 END $$;
@@ -499,12 +499,23 @@ CREATE OR REPLACE FUNCTION boardready.supply_work_claim_v2(
   p_now timestamptz DEFAULT now())
 RETURNS TABLE (item_id bigint, lease_token uuid, kind text, subject_id bigint, installation_id bigint,
                attempts integer, parts jsonb)
-LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT w.item_id, w.lease_token, w.kind, w.subject_id, w.installation_id, w.attempts,
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_claimed queue_claimed[] := work_lease_due(ARRAY['supply_check'], p_worker, p_limit, p_lease_seconds,
+                                              p_max_attempts, p_now);
+BEGIN
+  IF cardinality(v_claimed) < p_limit THEN
+    v_claimed := v_claimed || work_lease_due(ARRAY['board_refresh'], p_worker, p_limit - cardinality(v_claimed),
+                                             p_lease_seconds, p_max_attempts, p_now);
+  END IF;
+  -- A statement of its own, so its snapshot sees every row the claim took.
+  RETURN QUERY
+  SELECT w.id, c.lease_token, w.kind, w.subject_id, w.installation_id, c.attempts,
          coalesce(supply_work_parts(w.kind, w.subject_id, p_max_age_hours, p_now), '[]'::jsonb)
-    FROM work_claim(ARRAY['supply_check', 'board_refresh'], p_worker, p_limit, p_lease_seconds, p_max_attempts,
-                    p_now) w
-$$;
+    FROM unnest(v_claimed) WITH ORDINALITY AS c (id, lease_token, attempts, ordinal)
+    JOIN work_items w ON w.id = c.id
+   ORDER BY c.ordinal;
+END $$;
 
 -- A leased supply item's work is done, in one transaction with its lease
 -- checked: a check's findings are applied (p_unavailable_reason: parts whose
@@ -521,7 +532,7 @@ DECLARE
   v_outcome text;
   v_added integer := 0;
 BEGIN
-  IF queue_lock_leased('work_items', p_item_id, p_lease_token) IS NULL THEN
+  IF work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text, 0;
     RETURN;
   END IF;

@@ -29,7 +29,14 @@ def claim(pool, worker: str) -> list[dict]:
                              p_max_attempts=3)
 
 
-def renew(pool, ids, tokens, table="lifecycle_jobs") -> list[int]:
+def renew(pool, ids, tokens, function="job_renew_leases") -> list[int]:
+    with pool.connection() as conn:
+        rows = database.call(conn, function, p_ids=ids, p_lease_tokens=tokens, p_lease_seconds=60)
+    return [row[function] for row in rows]
+
+
+def renew_by_table(pool, table: str, ids, tokens) -> list[int]:
+    """The previous release's renewal, which names its table."""
     with pool.connection() as conn:
         rows = database.call(conn, "queue_renew_leases", p_table=table, p_ids=ids, p_lease_tokens=tokens,
                              p_lease_seconds=60)
@@ -52,9 +59,17 @@ def test_a_renewal_extends_only_the_lease_still_held(client, owner, pool):
     assert renew(pool, [taken["job_id"]], [taken["lease_token"]]) == [taken["job_id"]]
 
 
-def test_only_queue_tables_are_renewed(pool):
+def test_a_job_lease_is_renewed_by_the_jobs_renewal_only(client, pool):
+    deliver(client, "held")
+    [item] = claim(pool, "first")
+    # work_items holds no item with the job's token: its renewal extends nothing.
+    assert renew(pool, [item["job_id"]], [item["lease_token"]], function="work_renew_leases") == []
+    assert renew_by_table(pool, "lifecycle_jobs", [item["job_id"]], [item["lease_token"]]) == [item["job_id"]]
+
+
+def test_the_previous_release_renewal_takes_only_queue_tables(pool):
     with pytest.raises(psycopg.errors.InvalidParameterValue):
-        renew(pool, [1], ["00000000-0000-0000-0000-000000000000"], table="api_tokens")
+        renew_by_table(pool, "api_tokens", [1], ["00000000-0000-0000-0000-000000000000"])
 
 
 def test_an_item_slower_than_its_lease_runs_once_while_another_worker_polls(client, owner, pool, db_url):

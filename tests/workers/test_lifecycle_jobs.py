@@ -46,7 +46,7 @@ def process(pool, item, now=None):
 
 def fail(pool, item, now=None, reason="handler_error", error_class="RuntimeError"):
     with pool.connection() as conn:
-        return database.call_one(conn, "queue_fail", p_table="lifecycle_jobs", p_id=item["job_id"],
+        return database.call_one(conn, "job_fail", p_job_id=item["job_id"],
                                  p_lease_token=item["lease_token"], p_reason_code=reason, p_error_class=error_class,
                                  p_max_attempts=MAX_ATTEMPTS, p_now=now or dt.datetime.now(dt.timezone.utc))
 
@@ -279,7 +279,7 @@ def test_release_gives_the_job_back_without_using_an_attempt(client, owner, pool
     deliver(client, "installation.created.1.json")
     [item] = claim(pool)
     with pool.connection() as conn:
-        assert database.call_one(conn, "queue_release", p_table="lifecycle_jobs", p_id=item["job_id"],
+        assert database.call_one(conn, "job_release", p_job_id=item["job_id"],
                                  p_lease_token=item["lease_token"])["outcome"] == "released"
     row = job(owner)
     assert (row["status"], row["attempts"]) == ("accepted", 0)
