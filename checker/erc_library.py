@@ -184,16 +184,20 @@ def _text_size(node: Node | None) -> tuple:
 
 
 def _pin(node: Node, unit: int, body: int) -> tuple[tuple, tuple]:
-    at = node.first("at")
-    name, number = node.first("name"), node.first("number")
+    # The first child list of each name, in one pass (reversed: the first one wins); pins
+    # are most of a symbol's signature (thousands on the video demo).
+    fields = {item[0]: item for item in reversed(node[1:-2]) if type(item) is not str}
+    at, name, number, hide, length = (fields.get("at"), fields.get("name"), fields.get("number"),
+                                      fields.get("hide"), fields.get("length"))
     key = ((number.atom(0) if number is not None else "") or "", unit, body)
-    hide = node.first("hide")
     hidden = bool(node.flag("hide")) or (hide is not None and hide.atom(0) != "no")
+    angle = at.atom(2) if at is not None else None
     value = (_iu(at.atom(0)) if at is not None else 0, _iu(at.atom(1)) if at is not None else 0,
-             round(float(at.atom(2) or 0)) if at is not None and at.atom(2) else 0,
-             _iu(node.value("length")), node.atom(0) or "", node.atom(1) or "",
+             round(float(angle or 0)) if angle else 0,
+             _iu(length.atom(0) if length is not None else None), node.atom(0) or "", node.atom(1) or "",
              (name.atom(0) if name is not None else "") or "", hidden, _text_size(name), _text_size(number),
-             tuple((alt.atom(0) or "", alt.atom(1) or "", alt.atom(2) or "") for alt in node.nodes("alternate")))
+             tuple((alt.atom(0) or "", alt.atom(1) or "", alt.atom(2) or "") for alt in node.nodes("alternate"))
+             if "alternate" in fields else ())
     return key, value
 
 

@@ -340,8 +340,17 @@ class Node(tuple):
 
     def atom(self, index: int = 0, default: str | None = None) -> str | None:
         """The ``index``-th atom after the name (skipping child lists)."""
-        if index == 0 and len(self) > 3 and type(self[1]) is str:   # atoms come first in KiCad's lists
-            return self[1]
+        # Atoms come first in KiCad's lists: when the items up to the index-th are all
+        # atoms, it is the item at that place (no loop; (at x y angle) asks for 0, 1, 2).
+        if index == 0:
+            if len(self) > 3 and type(self[1]) is str:
+                return self[1]
+        elif index == 1:
+            if len(self) > 4 and type(self[1]) is str and type(self[2]) is str:
+                return self[2]
+        elif index == 2:
+            if len(self) > 5 and type(self[1]) is str and type(self[2]) is str and type(self[3]) is str:
+                return self[3]
         seen = 0
         for item in islice(self, 1, len(self) - 2):
             if type(item) is str:
