@@ -205,7 +205,7 @@ def _reusing(schematics: dict, boards: dict, head_root: Path):
 # two spaces before). What load_board turns into items: the rest (layers, setup, nets,
 # groups, dimensions ...) must be the same on both sides for the head's items to be reused.
 _TOP_LEVEL_OPENINGS = ("\n\t(", "\n  (")
-_KIND = re.compile(r"\(([^\s()\"]+)")
+_KIND = re.compile(r"\s*\(([^\s()\"]+)")
 _ITEM_KINDS = frozenset(("footprint", "module", "segment", "arc", "via", "zone", "gr_text", "gr_line", "gr_arc",
                          "gr_circle", "gr_rect", "gr_poly", "gr_curve"))
 _BOARD_LISTS = ("footprints", "tracks", "vias", "edges", "zones", "copper_shapes", "silk_shapes", "mask_shapes",
@@ -236,6 +236,10 @@ def _split(text: str) -> tuple[str, list[int], str] | None:
     if text.count('"', 0, starts[0]) % 2 or any(text.count('"', a, b) % 2 for a, b in zip(starts, starts[1:])):
         return None
     return text[:starts[0]], starts, text[end:]
+
+
+def _chunk_key(chunk: str) -> tuple[int, str, str]:
+    return len(chunk), chunk[:96], chunk[-96:]
 
 
 def _chunks(text: str, starts: list[int]) -> list[str]:
@@ -294,7 +298,7 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
     head_chunks, base_chunks = _chunks(head_text, head_split[1]), _chunks(base_text, base_split[1])
 
     def kind(chunk: str) -> str:
-        match = _KIND.match(chunk.lstrip())
+        match = _KIND.match(chunk)
         return match.group(1) if match else ""
 
     head_kinds, base_kinds = [kind(c) for c in head_chunks], [kind(c) for c in base_chunks]
@@ -304,15 +308,18 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
     head_items = _items_by_chunk(head, head_split[1])
     if head_items is None or any(items for items, k in zip(head_items, head_kinds) if k not in _ITEM_KINDS):
         return None
-    reusable: dict[str, list[int]] = defaultdict(list)   # chunk text -> the head's chunks with it, last first
-    for index in range(len(head_chunks) - 1, -1, -1):
-        if head_kinds[index] in _ITEM_KINDS:
-            reusable[head_chunks[index]].append(index)
+    # The head's item lists by a short key (hashing whole zone fills would cost more than
+    # comparing them), each then compared in full; the first unused one of equal text is taken.
+    reusable: dict[tuple, list[int]] = defaultdict(list)
+    for index, (chunk, k) in enumerate(zip(head_chunks, head_kinds)):
+        if k in _ITEM_KINDS:
+            reusable[_chunk_key(chunk)].append(index)
     plan: list[int | str] = []   # per base item chunk: the head chunk it is, or its text to load
     for chunk, k in zip(base_chunks, base_kinds):
         if k in _ITEM_KINDS:
-            same = reusable.get(chunk)
-            plan.append(same.pop() if same else chunk)
+            candidates = reusable.get(_chunk_key(chunk), [])
+            same = next((n for n, index in enumerate(candidates) if head_chunks[index] == chunk), None)
+            plan.append(candidates.pop(same) if same is not None else chunk)
     loaded_texts = [step for step in plan if isinstance(step, str)]
     # The base's own items, loaded in one go: its header, then its lists the head lacks.
     pieces = [base_split[0], *header, *loaded_texts]
