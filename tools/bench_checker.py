@@ -1,18 +1,20 @@
 """bin/bench-checker: the checker against kicad-cli 9 and sexpdata, side by side in one run.
 
-Part one times whole processes, start-up included, project by project (the
-fixtures' real projects, and KiCad 9's video demo when kicad-demos is
+Part one times whole processes, start-up included, project by project (every
+KiCad project of the fixtures, and KiCad 9's video demo when kicad-demos is
 installed): bin/check's process (``python -m checker.cli --no-kicad-cli``)
 against ``kicad-cli sch erc`` and ``kicad-cli pcb drc`` with the oracle's
-arguments. A schematic-only project is compared with KiCad's ERC, a board's
-project with KiCad's DRC. Part two times, in this process, the checker's whole
+arguments, the three run in turn N times (so a load on the machine falls on
+all of them alike), each figure the median wall time. A schematic-only project
+is compared with KiCad's ERC, a board's project with KiCad's DRC alone (the
+checker also does the ERC, which KiCad runs as a second process). Part two times, in this process, the checker's whole
 check of a board's project (every file read and parsed, every rule, the run
 result built) against sexpdata merely parsing the board file (the video demo,
 the four-layer kit-dev-coldfire and flat_hierarchy). Part three is the reader
 benchmark: our S-expression reader against sexpdata on the same decoded text,
 with tracemalloc's peak for one parse.
 
-Each figure is the best of N repetitions (the least disturbed by the
+Parts two and three give the best of N repetitions (the least disturbed by the
 machine), in wall time and, for the check and sexpdata, in this process's CPU
 time too: on a machine shared with other work the CPU-time ratio is the
 steadier one. The reader table also times our reader as board loading uses it
@@ -24,6 +26,8 @@ import argparse
 import gc
 import os
 import platform
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,7 +44,7 @@ ROOT = kicad_oracle.ROOT
 FIXTURES = kicad_oracle.FIXTURES
 # KiCad 9's video demo (Debian's kicad-demos): the board the issue's speed goal names.
 VIDEO = Path("/usr/share/kicad/demos/video/video.kicad_pcb")
-PROCESS_FOLDERS = ["tests/fixtures/kicad", "tests/fixtures/kicad-multilayer"]
+PROCESS_FOLDERS = ["tests/fixtures"]
 WHOLE_CHECK_BOARDS = ["kicad-multilayer/kit-dev-coldfire-xilinx_5213/kit-dev-coldfire-xilinx_5213.kicad_pcb",
                       "kicad/v6/flat_hierarchy/flat_hierarchy.kicad_pcb"]
 READER_FILES = ["kicad/v6/flat_hierarchy/flat_hierarchy.kicad_pcb", "kicad/v6/stickhub/StickHub.kicad_pcb",
@@ -87,37 +91,46 @@ def whole_check(board: Path, repeat: int) -> dict:
             "sexpdata": sexpdata_wall, "sexpdata_cpu": sexpdata_cpu}
 
 
-def _best_process(command: list[str], repeat: int) -> float | None:
-    """Best wall time of a whole process (start-up included); None when it fails."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True)
-        elapsed = time.perf_counter() - start
-        if done.returncode not in (0, 1):
-            return None
-        best = min(best, elapsed)
-    return best
+def _timed_process(command: list[str]) -> tuple[float, float] | None:
+    """Wall and CPU time (user and system, the process and its children) of one whole
+    process, start-up included; None when it fails."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, cwd=ROOT)
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        return None
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def process_figures(project: kicad_oracle.KicadProject, repeat: int, cli: str | None) -> dict:
-    """bin/check's process (python -m checker.cli, no kicad-cli) against kicad-cli's ERC and DRC processes."""
+    """bin/check's process (python -m checker.cli, no kicad-cli) against kicad-cli's ERC and DRC
+    processes, run in turn ``repeat`` times: the median wall and CPU time of each."""
     target = project.folder / f"{project.name}.kicad_pro"
     target = target if target.exists() else project.folder
-    ours = _best_process([sys.executable, "-m", "checker.cli", str(target), "--no-kicad-cli", "--format", "json",
-                          "-o", os.devnull, "--fail-on", "never"], repeat)
+    commands = {"check": [sys.executable, "-m", "checker.cli", str(target), "--no-kicad-cli", "--format", "json",
+                          "-o", os.devnull, "--fail-on", "never"]}
     folder = project.folder.relative_to(ROOT) if project.folder.is_relative_to(ROOT) else project.folder
-    figures = {"project": f"{folder}/{project.name}", "check": ours,
-               "kib": sum(p.stat().st_size for p in project.folder.glob(f"*.kicad_*")) // 1024,
-               "board": project.board is not None}
-    if cli:
-        with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
-            out = str(Path(scratch) / "report.json")
-            if project.schematic is not None:
-                figures["erc"] = _best_process(kicad_oracle.command("erc", cli, project.schematic, Path(out)), repeat)
-            if project.board is not None:
-                figures["drc"] = _best_process(kicad_oracle.command("drc", cli, project.board, Path(out),
-                                                                    project.schematic is not None), repeat)
+    figures: dict = {"project": f"{folder}/{project.name}",
+                     "kib": sum(p.stat().st_size for p in project.folder.glob("*.kicad_*")) // 1024,
+                     "board": project.board is not None}
+    with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+        out = Path(scratch) / "report.json"
+        if cli and project.schematic is not None:
+            commands["erc"] = kicad_oracle.command("erc", cli, project.schematic, out)
+        if cli and project.board is not None:
+            commands["drc"] = kicad_oracle.command("drc", cli, project.board, out, project.schematic is not None)
+        runs: dict[str, list] = {name: [] for name in commands}
+        for _ in range(repeat):
+            for name, command in commands.items():
+                runs[name].append(_timed_process(command))
+    for name, timings in runs.items():
+        if None in timings:
+            figures[name] = figures[name + "_cpu"] = None
+        else:
+            figures[name] = statistics.median(wall for wall, _ in timings)
+            figures[name + "_cpu"] = statistics.median(cpu for _, cpu in timings)
     return figures
 
 
@@ -125,18 +138,32 @@ def _ms(value: float | None) -> str:
     return f"{value * 1000:.0f}" if value is not None else "-"
 
 
-def print_process_table(projects: list[kicad_oracle.KicadProject], repeat: int, cli: str | None) -> None:
-    print("bin/check's whole process (start-up included, --no-kicad-cli) against kicad-cli's, best of "
-          f"{repeat}: a schematic-only project against `sch erc`, a board's project against `pcb drc`.")
+def print_process_table(projects: list[kicad_oracle.KicadProject], repeat: int, cli: str | None) -> int:
+    """The table; returns how many projects the checker did not beat kicad-cli on (wall time)."""
+    print("bin/check's whole process (start-up included, --no-kicad-cli) against kicad-cli's, side by side: "
+          f"the three processes in turn, {repeat} times, median wall (and CPU) ms. A schematic-only project "
+          "against `sch erc`, a board's project against `pcb drc` alone.")
     print()
-    print("| project | KiB | checker ms | kicad-cli erc ms | kicad-cli drc ms | KiCad / checker |")
+    print("| project | KiB | checker ms (CPU) | kicad-cli erc ms (CPU) | kicad-cli drc ms (CPU) | KiCad / checker |")
     print("|---|---|---|---|---|---|")
+    slower = 0
     for project in projects:
         f = process_figures(project, repeat, cli)
         kicad = f.get("drc") if f["board"] else f.get("erc")
         ratio = f"{kicad / f['check']:.2f}x" if kicad and f["check"] else "-"
-        print(f"| `{f['project']}` | {f['kib']} | {_ms(f['check'])} | {_ms(f.get('erc'))} | {_ms(f.get('drc'))} "
-              f"| {ratio} |")
+        slower += bool(kicad and f["check"] and kicad <= f["check"])
+        print(f"| `{f['project']}` | {f['kib']} | {_ms_cpu(f, 'check')} | {_ms_cpu(f, 'erc')} | {_ms_cpu(f, 'drc')} "
+              f"| {ratio} |", flush=True)
+    print()
+    print(f"checker faster than kicad-cli on {len(projects) - slower} of {len(projects)} projects "
+          f"(load average now {', '.join(f'{v:.1f}' for v in os.getloadavg())})")
+    return slower
+
+
+def _ms_cpu(figures: dict, name: str) -> str:
+    if figures.get(name) is None:
+        return "-"
+    return f"{_ms(figures[name])} ({_ms(figures[name + '_cpu'])})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,11 +171,12 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="bin/bench-checker")
     parser.add_argument("files", nargs="*", type=Path, help="boards for the whole-check table")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-processes", action="store_true", help="skip the process table")
     parser.add_argument("--no-kicad", action="store_true", help="skip kicad-cli even when installed")
     parser.add_argument("--projects", nargs="*", type=Path, default=None,
-                        help="folders for the process table (default: the fixtures' real projects, and the "
-                             "video demo when kicad-demos is installed)")
+                        help="folders for the process table (default: every KiCad project of the fixtures, and "
+                             "the video demo when kicad-demos is installed)")
     args = parser.parse_args(argv)
     cli = None if args.no_kicad else kicad_oracle.kicad_cli()
     version = kicad_oracle.kicad_version(cli) if cli else "absent"
@@ -158,8 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     folders = [p.resolve() for p in args.projects or []] or (
         [ROOT / f for f in PROCESS_FOLDERS] + [p for p in (VIDEO.parent,) if p.exists()])
-    print_process_table(kicad_oracle.find_projects(folders), args.repeat, cli)
-    print()
+    if not args.no_processes:
+        print_process_table(kicad_oracle.find_projects(folders), args.repeat, cli)
+        print()
     print(f"{'whole check, in process: board':<40} {'KiB':>6} {'check ms':>9} {'sexpdata ms':>12} "
           f"{'vs sexpdata':>12} {'CPU: check ms':>14} {'sexpdata ms':>12} {'vs sexpdata':>12}")
     boards = args.files or [b for b in [VIDEO] + [FIXTURES / f for f in WHOLE_CHECK_BOARDS] if b.exists()]
