@@ -47,7 +47,7 @@ from tools import named_queries as queries
 from app.serve import SERVICE_WSGI_APP, Service
 from app.web.wsgi import pool_size_per_web_process
 from tools import intake_db_cost, intake_floor
-from tools.process_cpu import parent_pid, tree_cpu_seconds
+from tools.process_cpu import parent_pid, process_cpu_seconds, tree_cpu_seconds
 
 REPOSITORIES = 12
 
@@ -161,22 +161,47 @@ class Round:
 
 
 class CpuMeter:
-    """CPU seconds spent by the load generator, the server's process tree and PostgreSQL's."""
+    """CPU seconds spent by the load generator, the server's process tree and
+    PostgreSQL's; with the workers on, also the worker process's part of the
+    server's and its database sessions' part of PostgreSQL's (the sessions
+    named boardready-worker), which the floor never spends."""
 
     def __init__(self, server: Service, database_url: str):
+        self.database_url = database_url
         with psycopg.connect(database_url) as conn:
             self.postmaster = parent_pid(conn.info.backend_pid)
         self.server_roots = [child.pid for child in server.children]
+        self.worker_pids = [child.pid for child in server.children[1:]]   # Service starts the API first
 
     def read(self) -> dict[str, float]:
-        return {"client": time.process_time(),
-                "server": sum(tree_cpu_seconds(pid) for pid in self.server_roots),
-                "postgres": tree_cpu_seconds(self.postmaster)}
+        spent = {"client": time.process_time(),
+                 "server": sum(tree_cpu_seconds(pid) for pid in self.server_roots)}
+        if self.worker_pids:
+            spent["of which worker"] = sum(tree_cpu_seconds(pid) for pid in self.worker_pids)
+        spent["postgres"] = tree_cpu_seconds(self.postmaster)
+        if self.worker_pids:
+            spent["of which worker's sessions"] = self._worker_sessions_cpu()
+        return spent
+
+    def _worker_sessions_cpu(self) -> float:
+        # The worker's pool keeps its sessions for the round, so a session's
+        # CPU since it started is what it spent in the round (less before the
+        # first reading, which the difference removes).
+        with psycopg.connect(self.database_url) as conn:
+            pids = [pid for (pid,) in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = 'boardready-worker'")]
+        total = 0.0
+        for pid in pids:
+            try:
+                total += process_cpu_seconds(pid)
+            except FileNotFoundError:
+                continue
+        return total
 
     def per_request_us(self, before: dict[str, float], requests: int) -> dict[str, float]:
         after = self.read()
         spent = {group: (after[group] - before[group]) / requests * 1e6 for group in after}
-        return {**spent, "total": sum(spent.values())}
+        return {**spent, "total": sum(us for group, us in spent.items() if not group.startswith("of which"))}
 
 
 def deliveries_for(args, run: str) -> tuple[list, list]:
