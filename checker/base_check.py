@@ -45,15 +45,18 @@ class BaseCheck:
     head's (the same schematic, project file and symbol libraries make the same ERC
     findings), so the base runs every rule but ERC, on its own board and the head's
     schematic. Which ERC findings are new is then known without running it: none.
+    The base's board is read only where its file differs from the head's
+    (_board_from_heads).
 
-    The base's check runs beside the head's rules: in a forked process started once
-    the head's models are read (``start``), on a machine with a core to spare (and no
-    other thread that a fork could catch holding a lock). The fork diffs the boards
-    too (it has both) and sends back only the diff, the base's fingerprints, BOM and,
-    when it differs, schematic state. Otherwise, or when the fork fails, it all runs in
-    this process when asked for. A base without the project (the pull request adds it)
-    compares with nothing; a base the checker refuses (a malformed or hostile file)
-    compares not at all, and says so."""
+    The base's check runs beside the head's rules when a core is idle: in a forked
+    process started once the head's models are read (``start``; and no other thread
+    runs, which a fork could catch holding a lock). The fork diffs the boards too (it
+    has both) and sends back only the diff, the base's fingerprints, BOM and, when it
+    differs, schematic state. Otherwise, or when the fork fails, it all runs in this
+    process when asked for: less CPU (nothing is copied on write, no two checks
+    compete for a core), more wall time. A base without the project (the pull request
+    adds it) compares with nothing; a base the checker refuses (a malformed or hostile
+    file) compares not at all, and says so."""
 
     def __init__(self, check, options, root: Path, target: Path):
         base_root = Path(os.path.abspath(options.base))
@@ -66,7 +69,6 @@ class BaseCheck:
         self._root = Path(os.path.abspath(root))
         self._child = None
         self._pipe = None
-        self._parent = os.getpid()
         head, base = _kicad_files(self._root, target), _kicad_files(base_root, self._options.path)
         # A change that left every KiCad file as it was (firmware, docs) needs no second check.
         self.unchanged = self._options.path.exists() and _same_files(head, base)
@@ -88,20 +90,18 @@ class BaseCheck:
         except OSError:
             self._child = None
 
-    def _checked(self, head_models, reuse: bool, reuse_boards: bool | None = None) -> dict:
+    def _checked(self, head_models, reuse: bool) -> dict:
         """What the comparison needs of the base: the boards' diffs against the head's,
         its finding fingerprints (ERC's left out when they are the head's), BOM lines
         and schematic state (None: the head's). ``reuse``: take what the head read where
         the inputs are the same; only in a single-threaded process (_reusing swaps
-        module functions while the base is checked). ``reuse_boards`` (by default: in
-        the fork): the base's board shares the head's items, which the base's rules
-        then see; in the fork the head's own check cannot see what they do."""
+        module functions while the base is checked). The base's board then shares the
+        head's items (rules read items, never write them; in the fork the head cannot
+        even see what the base's rules do)."""
         from .errors import HostileInputError, NoProjectFound
 
         reused = self._reusable_schematics(head_models) if reuse else {}
-        if reuse_boards is None:
-            reuse_boards = os.getpid() != self._parent
-        boards = {m.board.file: m.board for m in head_models if m.board is not None} if reuse and reuse_boards else {}
+        boards = {m.board.file: m.board for m in head_models if m.board is not None} if reuse else {}
         try:
             with _reusing(reused, boards, self._root):
                 base = self._check(self._options)
@@ -347,8 +347,17 @@ def _single_threaded() -> bool:
     return threading.active_count() == 1
 
 
+# Whether the base is checked in a forked process: None, when a core is idle (the
+# 1-minute load average below the core count); True or False, always or never
+# (bin/bench-board-diff measures both).
+FORK: bool | None = None
+
+
 def _can_fork() -> bool:
-    return (os.cpu_count() or 1) > 1 and _single_threaded() and hasattr(os, "fork")
+    if not (hasattr(os, "fork") and _single_threaded()) or FORK is False:
+        return False
+    cores = os.cpu_count() or 1
+    return FORK is True or (cores > 1 and os.getloadavg()[0] < cores)
 
 
 def _board_diffs(base_boards: dict, head_models) -> list[dict]:

@@ -487,7 +487,7 @@ def _restricted_and_full(head: Path, base: Path) -> tuple[dict, dict, list, list
     root = Path(os.path.abspath(head))
     base_check = BaseCheck(_check, RunOptions(path=root, base=base, run_kicad_cli=False), root, root)
     full = base_check._checked(head_outcome.models, reuse=False)
-    restricted = base_check._checked(head_outcome.models, reuse=True, reuse_boards=True)
+    restricted = base_check._checked(head_outcome.models, reuse=True)
     marks = []
     for payload in (restricted, full):
         for finding in head_outcome.findings:
@@ -591,3 +591,17 @@ def test_the_base_board_is_loaded_in_full_when_the_header_differs(tmp_path):
     head_board = check(RunOptions(path=head, run_kicad_cli=False)).models[0].board
     clean = PLANTED / "clean" / "ecc83-pp.kicad_pcb"
     assert _board_from_heads(head_board, head, clean, InputReader(PLANTED / "clean", DEFAULT_LIMITS)) is None
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "in turn"])
+def test_the_base_checked_in_a_fork_or_in_turn_marks_what_a_full_check_marks(fork, monkeypatch, tmp_path):
+    from checker import base_check
+    from tools.bench_board_diff import planted_base
+
+    monkeypatch.setattr(base_check, "FORK", fork)
+    assert base_check._can_fork() is fork
+    project = KICAD / "v6" / "pic_programmer"
+    base = planted_base(project, tmp_path)
+    outcome = _compare(project, base)
+    assert [f.baseline for f in outcome.findings] == _marks_of_a_full_base_check(project, base, outcome.findings)
+    assert outcome.comparison["summary"][:3] == ["1 footprint moved: C1 (2.54 mm)", "1 track removed", "1 via added"]
