@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import HostileInputError
-from .sexpr import Node
+from .sexpr import Effects, Node
 
 UNITS_PER_MM = 10000
 DEFAULT_PIN_NAME_OFFSET = 5080          # 20 mil, KiCad's default when a symbol gives none
@@ -178,6 +178,8 @@ def _text_size(node: Node | None) -> tuple:
     if node is None:
         return ()
     effects = node.first("effects")
+    if type(effects) is Effects:      # read as one node: its size by place
+        return (_iu(effects[1]), _iu(effects[2]))
     font = effects.first("font") if effects is not None else None
     size = font.first("size") if font is not None else None
     return (_iu(size.atom(0)), _iu(size.atom(1))) if size is not None else ()
@@ -204,8 +206,11 @@ def _pin(node: Node, unit: int, body: int) -> tuple[tuple, tuple]:
 def _field(node: Node) -> tuple[str, tuple]:
     name = node.atom(0) or ""
     effects = node.first("effects")
-    hidden = bool(effects is not None and (effects.flag("hide") or (
-        effects.first("hide") is not None and effects.first("hide").atom(0) != "no")))
+    if type(effects) is Effects:      # read as one node: (hide word) is its fifth item, "" without one
+        hidden = effects[4] not in ("", "no")
+    else:
+        hidden = bool(effects is not None and (effects.flag("hide") or (
+            effects.first("hide") is not None and effects.first("hide").atom(0) != "no")))
     hide = node.first("hide")
     hidden = hidden or (hide is not None and hide.atom(0) != "no")
     return name, (node.atom(1) or "", hidden)

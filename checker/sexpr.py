@@ -77,24 +77,45 @@ _XY = r'\(xy [^()"]*+\)'   # one fast loop per point; the words are counted when
 #   4    a twig: a named list holding only a run of plain leaves (3 name),
 #        e.g. (segment (start ..) (end ..) (width ..) (layer ..) (net ..));
 #   6    any other leaf (5 name, 6 its atoms' text), e.g. (net 3 "Net-(D1-Pad2)");
-#   7,8  "(" of any other list, with its bare name (8) if it has one;
-#   9    ")";  10 a quoted string body;  11 a bare atom;
-#   12   any other character (a stray quote): always an error.
+#   7    a text's effects as KiCad writes nearly all of them, (effects (font (size
+#        x y)) [(justify ..)] [(hide ..)]): 8, 9 the size, 10 the justify words,
+#        11 the hide word (see Effects);
+#   12,13 "(" of any other list, with its bare name (13) if it has one;
+#   14   ")";  15 a quoted string body;  16 a bare atom;
+#   17   any other character (a stray quote): always an error.
 # Runs and twigs are most of a board and are split in C; the rest goes
 # through the Python loop. Possessive quantifiers keep hostile input from
 # causing backtracking blow-ups.
+# Effects are a third of a schematic's reading (ten thousand on the video demo, in
+# pins, fields and labels), and most are never looked into: one token and one node
+# (Effects) each, their lists made only when asked for. Words of at most 64
+# characters, so that no word can be longer than a reading's atom limit allows
+# (the pattern is used only when that limit is 64 or more: _effects_token).
+_EFFECTS_WORD_MAX = 64
+_EFFECTS_WORD = r'[^\s()"]{1,64}+'
+_EFFECTS_TOKEN = (r"|(\(effects\s*+\(font\s*+\(size (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + r")\)\s*+\)\s*+"
+                  r"(?:\(justify (" + _EFFECTS_WORD + "(?: " + _EFFECTS_WORD + r"){0,2})\)\s*+)?"
+                  r"(?:\(hide (" + _EFFECTS_WORD + r")\)\s*+)?\))")
+_NO_EFFECTS_TOKEN = r"|(\(effects(?!)()()()())"   # the same groups, never matching
 _OTHER_TOKENS = (
     "|(" + _PLAIN_LEAVES + ")"
     + r"|\((" + _NAME + r")\s*+(" + _PLAIN_LEAVES + r")\)"
     + r'|\((' + _NAME + r')([^()"]*+(?:' + _STRING + r'[^()"]*+)*+)\)'
+    + _EFFECTS_TOKEN
     + r"|(\()(?:" + _SPACE + "(" + _NAME + "))?"
     + r"|(\))"
     + '|"(' + _STRING_BODY + ')"'
     + r'|([^\s()"]++)'
     + "|(.))"
 )
-_TOKEN_DENSE = re.compile(_SPACE + r"(?:\(pts\s*+((?:" + _XY + _SPACE + r")++)\)" + _OTHER_TOKENS, re.S)
-_TOKEN = re.compile(_SPACE + r"(?:\(pts(?!)()" + _OTHER_TOKENS, re.S)
+_DENSE_PTS = r"(?:\(pts\s*+((?:" + _XY + _SPACE + r")++)\)"
+_NO_PTS = r"(?:\(pts(?!)()"
+# By (dense_points, compact effects): the token pattern of a reading.
+_TOKENS = {(dense, effects): re.compile(_SPACE + (_DENSE_PTS if dense else _NO_PTS) + _OTHER_TOKENS.replace(
+    _EFFECTS_TOKEN, _EFFECTS_TOKEN if effects else _NO_EFFECTS_TOKEN), re.S)
+    for dense in (False, True) for effects in (False, True)}
+_TOKEN_DENSE = _TOKENS[True, True]
+_TOKEN = _TOKENS[False, True]
 # A board's track segment as KiCad 7 and later write it, the leaves of a twig named
 # "segment" (a fifth of a large board's text): read with ``dense_points`` into a
 # Segment node, no leaf nodes. Words as the twig's reading splits them (a plain
@@ -466,6 +487,59 @@ class Segment(Node):
         return f"Segment({self[6]!r}, line {self.line})"
 
 
+class Effects(Node):
+    """A text's (effects (font (size x y)) [(justify ..)] [(hide ..)]), the spelling of
+    nearly every effects list KiCad writes, read as one node: ``("effects", size_x,
+    size_y, justify words or "", hide word or "", ordinal, source)``. Its lists (font,
+    size, justify, hide: the ordinals after its own) are made only when asked for; it
+    then answers every question as the lists it was read from."""
+
+    __slots__ = ()
+
+    def as_node(self) -> Node:
+        size_x, size_y, justify, hide, ordinal, source = self[1:]
+        children = [Node(("font", Node(("size", size_x, size_y, ordinal + 2, source)), ordinal + 1, source))]
+        following = ordinal + 3
+        if justify:
+            children.append(Node(("justify", *justify.split(" "), following, source)))
+            following += 1
+        if hide:
+            children.append(Node(("hide", hide, following, source)))
+        return Node(("effects", *children, ordinal, source))
+
+    @property
+    def size(self) -> tuple[str, str]:
+        """The font size's two words, as written (width, height)."""
+        return self[1], self[2]
+
+    @property
+    def items(self) -> tuple:
+        return self.as_node().items
+
+    def nodes(self, name: str | None = None) -> Iterator[Node]:
+        return self.as_node().nodes(name)
+
+    def first(self, name: str) -> Node | None:
+        return self.as_node().first(name)
+
+    def atoms(self) -> list[str]:
+        return []
+
+    def atom(self, index: int = 0, default: str | None = None) -> str | None:
+        return default
+
+    def value(self, name: str, default: str | None = None) -> str | None:
+        return self.as_node().value(name, default)
+
+    def flag(self, name: str) -> bool | None:
+        if name == "hide":      # (hide word): the first list named hide
+            return (self[4] in ("yes", "true")) if self[4] else None
+        return self.as_node().flag(name)
+
+    def __repr__(self) -> str:
+        return f"Effects({self[1]} x {self[2]}, line {self.line})"
+
+
 def to_float(text: str | None) -> float | None:
     if text is None:
         return None
@@ -562,7 +636,7 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
 
     # Depth needs no check for leaves: a leaf's parent was refused one level
     # early, so no leaf sits deeper than max_depth.
-    for match in (_TOKEN_DENSE if dense_points else _TOKEN).finditer(text):
+    for match in _TOKENS[dense_points, max_atom >= _EFFECTS_WORD_MAX].finditer(text):
         kind = match.lastindex
         if kind == 2:  # a run of plain leaves
             run = match.group(2)
@@ -655,40 +729,58 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
                 any(map(attach, leaves, zip(range(ordinal + 1, ordinal + 1 + count), repeat(source))))
                 parts.append(Node(("pts", *map(Node, leaves), ordinal, source)))
             ordinal += 1 + count
-        elif kind <= 8:  # "(" opening any other list, optionally named
+        elif kind == 7:  # effects as KiCad writes them: one node, its lists made when asked for
             offset = match.start(7)
+            if len(stack) >= max_depth - 2:   # as the lists would be refused: effects', else font's
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}",
+                     offset if len(stack) >= max_depth - 1 else text.index("(", offset + 1))
+            if not stack and not multiple and lists:
+                fail(MalformedSexpr, "text after the top-level list", offset)
+            size_x, size_y, justify, hide = match.group(8, 9, 10, 11)
+            parts.append(Effects(("effects", size_x, size_y, justify or "", hide or "", ordinal, source)))
+            # As read list by list: "(" and name, the font twig (8), a leaf's "(", ")" and words.
+            tokens += 10
+            ordinal += 3
+            if justify is not None:
+                tokens += 3 + justify.count(" ") + 1
+                ordinal += 1
+            if hide is not None:
+                tokens += 4
+                ordinal += 1
+        elif kind <= 13:  # "(" opening any other list, optionally named
+            offset = match.start(12)
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
             if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            name = match.group(8)
+            name = match.group(13)
             if name is not None and len(name) > max_atom:
-                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(8))
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(13))
             stack.append((parts, ordinal))
             parts = [name]
             ordinal += 1
             tokens += 2
-        elif kind == 9:
+        elif kind == 14:
             if not stack:
-                fail(MalformedSexpr, "unbalanced ')'", match.start(9))
+                fail(MalformedSexpr, "unbalanced ')'", match.start(14))
             closed = parts
             parts, own_ordinal = stack.pop()
             closed.append(own_ordinal)
             closed.append(source)
             parts.append(Node(closed))
             continue
-        elif kind <= 11:
+        elif kind <= 16:
             atom = match.group(kind)
             if not stack:
                 fail(MalformedSexpr, "atom outside any list", match.start(kind))
             if len(atom) > max_atom:
                 fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(kind))
-            if kind == 10 and "\\" in atom:
+            if kind == 15 and "\\" in atom:
                 atom = _unescape(atom)
             parts.append(atom)
             tokens += 1
-        else:  # kind 12: a character no token accepts, e.g. an unterminated quote
-            offset = match.start(12)
+        else:  # kind 17: a character no token accepts, e.g. an unterminated quote
+            offset = match.start(17)
             what = "unterminated string" if text[offset] == '"' else "unexpected character"
             fail(MalformedSexpr, what, offset)
         if tokens > max_tokens:

@@ -318,3 +318,60 @@ def test_dense_segments_are_counted_and_bounded_like_the_twig():
         with pytest.raises(AtomTooLong):   # a long uuid: any text longer than the bound takes the twig's check
             sexpr.parse(text.replace('"a"', '"' + "a" * 30 + '"'), limits=Limits(max_atom_chars=20),
                         dense_points=dense)
+
+
+def test_compact_effects_answer_as_the_lists_they_were_read_from(monkeypatch):
+    # A schematic's (effects (font (size ..)) [(justify ..)] [(hide ..)]) is one Effects node;
+    # walked, the file gives the same lists, atoms, ordinals and positions as read list by list.
+    text = (KICAD / "v6/flat_hierarchy/flat_hierarchy.kicad_sch").read_text()
+    compact = sexpr.parse(text)
+    monkeypatch.setitem(sexpr._TOKENS, (False, True), sexpr._TOKENS[False, False])   # effects list by list
+    plain = sexpr.parse(text)
+    effects = [n for n in sexpr.walk(compact) if isinstance(n, sexpr.Effects)]
+    assert effects and not any(isinstance(n, sexpr.Effects) for n in sexpr.walk(plain))
+
+    def listed(root):
+        return [(n.name, n.atoms(), n.line, n.column) for n in sexpr.walk(root)]
+    assert listed(compact) == listed(plain)
+
+
+@pytest.mark.parametrize("text, hidden", [
+    ("(effects (font (size 1.27 1.27)) (justify left bottom) (hide yes))", True),
+    ("(effects (font (size 1.27 1.27)) (hide no))", False),
+    ("(effects (font (size 1 2)))", None),
+])
+def test_compact_effects_flags_and_sizes(text, hidden):
+    effects = sexpr.parse(text)
+    assert isinstance(effects, sexpr.Effects)
+    plain = sexpr.parse(text, limits=Limits(max_atom_chars=sexpr._EFFECTS_WORD_MAX - 1))
+    assert effects.flag("hide") == plain.flag("hide") == hidden
+    assert effects.size == tuple(plain.first("font").first("size").atoms())
+    assert effects.first("justify") is None or effects.first("justify").atoms() == plain.first("justify").atoms()
+
+
+@pytest.mark.parametrize("text", [
+    "(effects (font (size 1.27 1.27) (thickness 0.15)))",
+    "(effects (font (size 1.27 1.27) bold))",
+    "(effects (font (size 1.27 1.27)) hide)",
+    "(effects (font (face \"KiCad Font\") (size 1.27 1.27)))",
+    "(effects (font (size 1.27 1.27)) (hide yes) (justify left))",
+])
+def test_other_effects_are_read_list_by_list(text):
+    assert not isinstance(sexpr.parse(text), sexpr.Effects)
+
+
+def test_compact_effects_are_counted_and_bounded_like_their_lists():
+    text = "(label (effects (font (size 1.27 1.27)) (justify left bottom) (hide yes)))"
+    for limits in (Limits(), Limits(max_atom_chars=sexpr._EFFECTS_WORD_MAX - 1)):   # compact, then list by list
+        assert isinstance(sexpr.parse(text, limits=limits).first("effects"), sexpr.Effects) == (
+            limits.max_atom_chars >= sexpr._EFFECTS_WORD_MAX)
+        # 2 for the label, 2 for effects, 8 for the font twig, 5 for justify, 4 for hide: 21.
+        sexpr.parse(text, limits=Limits(max_tokens=21, max_atom_chars=limits.max_atom_chars))
+        with pytest.raises(TooManyTokens):
+            sexpr.parse(text, limits=Limits(max_tokens=20, max_atom_chars=limits.max_atom_chars))
+        for depth, column in ((2, 8), (3, 17)):   # refused at effects, then at font
+            with pytest.raises(NestingTooDeep) as refused:
+                sexpr.parse(text, limits=Limits(max_depth=depth, max_atom_chars=limits.max_atom_chars))
+            assert refused.value.column == column
+        with pytest.raises(MalformedSexpr):
+            sexpr.parse("(label) " + text[7:-1], limits=limits)
