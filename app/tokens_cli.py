@@ -20,7 +20,7 @@ import sys
 import psycopg
 from psycopg.rows import dict_row
 
-from app import api_tokens, database, runtime
+from app import api_tokens, database, runtime, sql_api
 from app import config as config_module
 from app.web.tokens import iso
 
@@ -57,9 +57,9 @@ def _create(conn, args) -> int:
     scopes = api_tokens.scopes(args.scopes)
     duration = api_tokens.duration_days(args.duration_days)
     new = api_tokens.generate()
-    row = database.call_one(conn, "token_create", p_repository_id=repository_id, p_name=name, p_scopes=scopes,
-                            p_duration_days=duration, p_token_sha256=new.sha256, p_token_prefix=new.prefix,
-                            p_created_by=_creator())
+    row = sql_api.token_create(conn, repository_id=repository_id, name=name, scopes=scopes,
+                               duration_days=duration, token_sha256=new.sha256, token_prefix=new.prefix,
+                               created_by=_creator())
     if row["outcome"] != "created":
         sys.stderr.write(f"error: {row['outcome']}: repository {repository_id} cannot get a token\n")
         return 1
@@ -74,7 +74,7 @@ def _create(conn, args) -> int:
 
 def _list(conn, args) -> int:
     repository_id = api_tokens.repository_id(args.repository_id)
-    rows = database.call(conn, "token_list", p_repository_id=repository_id)
+    rows = sql_api.token_list(conn, repository_id=repository_id)
     print("id\tname\tprefix\tscopes\tstatus\texpires_at\tlast_used_at")
     for r in rows:
         print("\t".join([str(r["token_id"]), r["name"], r["token_prefix"], ",".join(r["scopes"]), r["status"],
@@ -84,8 +84,7 @@ def _list(conn, args) -> int:
 
 def _revoke(conn, args) -> int:
     token_id = api_tokens.token_id(args.token_id)
-    row = database.call_one(conn, "token_revoke", p_token_id=token_id, p_repository_id=None,
-                            p_reason="operator_cli")
+    row = sql_api.token_revoke(conn, token_id=token_id, repository_id=None, reason="operator_cli")
     if row["outcome"] == "not_found":
         sys.stderr.write(f"error: no token {token_id}\n")
         return 1

@@ -22,7 +22,7 @@ import time
 
 import psycopg
 
-from app import database, embedded_pg, migrations
+from app import database, embedded_pg, migrations, sql_api
 
 SEED = """
 INSERT INTO accounts (id, login, type) VALUES (1, 'kept', 'Organization'), (2, 'held', 'Organization');
@@ -65,13 +65,14 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def drive(pool, function: str, going: str, **params) -> tuple[int, list[float], float, str]:
-    """Call `function` until its outcome is no longer `going`: (rows, batch ms, seconds, last outcome)."""
+def drive(pool, function, going: str, **params) -> tuple[int, list[float], float, str]:
+    """Call `function` (app/sql_api.py's) until its outcome is no longer `going`: (rows, batch ms, seconds,
+    last outcome)."""
     rows, latencies, started = 0, [], time.monotonic()
     while True:
         began = time.monotonic()
         with database.connection(pool) as conn:
-            row = database.call_one(conn, function, **params)
+            row = function(conn, **params)
         latencies.append((time.monotonic() - began) * 1000)
         rows += row["deleted_rows"] if row["outcome"] == going else 0
         if row["outcome"] != going:
@@ -112,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
 
     pool = database.create_pool(url, max_size=2, name="bench", open_wait_seconds=10)
     try:
-        report("retention", *drive(pool, "retention_purge_batch", "purged", p_retention_days=30,
-                                   p_batch_size=args.batch_size))
+        report("retention", *drive(pool, sql_api.retention_purge_batch, "purged", retention_days=30,
+                                   batch_size=args.batch_size))
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("SET search_path = boardready")
             kept = conn.execute("SELECT count(*) FROM release_runs").fetchone()[0]
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                 for statement in CANCEL.split(";\n"):
                     if statement.strip():
                         conn.execute(statement)
-        report("erasure", *drive(pool, "erasure_step", "erasing", p_batch_size=args.batch_size))
+        report("erasure", *drive(pool, sql_api.erasure_step, "erasing", batch_size=args.batch_size))
     finally:
         pool.close()
     return 0

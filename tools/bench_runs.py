@@ -28,7 +28,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from app import config as config_module
-from app import database, embedded_pg, migrations
+from app import embedded_pg, migrations, sql_api
 from app.serve import Service
 from app.web.session_auth import SESSION_COOKIE, digest, new_secret_value
 
@@ -78,8 +78,8 @@ def new_session(database_url: str, visible: int, repositories: int) -> str:
     ids = [FIRST_REPOSITORY + i * step for i in range(visible)]
     value = new_secret_value()
     with psycopg.connect(database_url, autocommit=True, row_factory=dict_row) as conn:
-        database.call_one(conn, "session_create", p_token_sha256=digest(value), p_viewer_id=1, p_viewer_login="bench",
-                          p_installation_ids=[INSTALLATION], p_repository_ids=ids, p_ttl_hours=12)
+        sql_api.session_create(conn, token_sha256=digest(value), viewer_id=1, viewer_login="bench",
+                               installation_ids=[INSTALLATION], repository_ids=ids, ttl_hours=12)
     return value
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import psycopg
 from psycopg.rows import dict_row
 
-from app import database
+from app import sql_api
 from tools import named_queries as queries
 
 HEARTBEAT_SECONDS = 5
@@ -136,9 +136,9 @@ def retire_earlier_waivers(url: str, repository: str) -> int:
     with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
         standing = queries.fetch_all(conn, "demo_standing_waivers", full_name=repository)
         for waiver in standing:
-            database.call_one(conn, "waiver_delete", p_repository_id=waiver["repository_id"],
-                              p_repository_ids=[waiver["repository_id"]], p_waiver_id=waiver["id"],
-                              p_actor=DEMO_ACTOR)
+            sql_api.waiver_delete(conn, repository_id=waiver["repository_id"],
+                                  repository_ids=[waiver["repository_id"]], waiver_id=waiver["id"],
+                                  actor=DEMO_ACTOR)
     for waiver in standing:
         say(f"   revoked waiver {waiver['id']} of {waiver['fingerprint'][:12]} by {waiver['created_by']}: "
             f"\"{waiver['reason'][:60]}\"")

@@ -14,7 +14,7 @@ import httpx
 import psycopg
 from psycopg.rows import dict_row
 
-from app import api_tokens, database
+from app import api_tokens, sql_api
 from tools import demo_board
 
 REPOSITORY = "acme-hw/blinky-board"
@@ -30,9 +30,9 @@ def _admin_token(url: str) -> tuple[int, str]:
         repository_id = conn.execute("SELECT id FROM boardready.repositories WHERE full_name = %s",
                                      (REPOSITORY,)).fetchone()["id"]
         new = api_tokens.generate()
-        database.call_one(conn, "token_create", p_repository_id=repository_id, p_name="demo-supply",
-                          p_scopes=["admin"], p_duration_days=1, p_token_sha256=new.sha256,
-                          p_token_prefix=new.prefix, p_created_by="demo")
+        sql_api.token_create(conn, repository_id=repository_id, name="demo-supply",
+                             scopes=["admin"], duration_days=1, token_sha256=new.sha256,
+                             token_prefix=new.prefix, created_by="demo")
     return repository_id, new.value
 
 

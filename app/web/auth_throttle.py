@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from app import database
+from app import sql_api
 from app.web import client_address
 from app.web.errors import ApiError
 
@@ -45,8 +45,7 @@ def refuse_if_limited(conn, limiter: str, key: str, limit: int, at: dt.datetime)
     Runs before any credential is looked at, so a limited client learns
     nothing, not even with the right token; the refusal itself is not counted.
     """
-    row = database.call_one(conn, "auth_throttle_check", p_limiter=limiter, p_client_key=key, p_limit=limit,
-                            p_now=at)
+    row = sql_api.auth_throttle_check(conn, limiter=limiter, client_key=key, limit=limit, now=at)
     if row["limited"]:
         raise limited(row["retry_after_seconds"])
 
@@ -58,5 +57,4 @@ def limited(retry_after_seconds: int) -> ApiError:
 
 
 def record_failure(conn, limiter: str, key: str, at: dt.datetime) -> int:
-    return database.call_one(conn, "auth_throttle_record_failure", p_limiter=limiter, p_client_key=key,
-                             p_now=at)["failures"]
+    return sql_api.auth_throttle_record_failure(conn, limiter=limiter, client_key=key, now=at)["failures"]

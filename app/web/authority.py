@@ -17,7 +17,7 @@ import dataclasses
 import datetime as dt
 import threading
 
-from app import queries
+from app import queries, sql_api
 from app.host import client as host_client
 from app.host.errors import HostError
 from app.jsonlog import log
@@ -84,8 +84,8 @@ def current(pool, config, auth, repository_id: int, scope: str):
     now = dt.datetime.now(dt.timezone.utc)
     if _stale(config, auth, now):
         role = _role_from_host(pool, config, auth, repository_id)
-        row = db.call_one(pool, config, "session_permission_replace", idempotent=True,
-                          p_session_id=auth.session_id, p_repository_id=repository_id, p_role=role)
+        row = db.call(pool, config, sql_api.session_permission_replace, idempotent=True,
+                      session_id=auth.session_id, repository_id=repository_id, role=role)
         log("session.permission_reread", sessionId=auth.session_id, repositoryId=repository_id, role=role,
             outcome=row["outcome"])
         if row["outcome"] in ("ended", "not_found"):

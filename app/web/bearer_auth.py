@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app import api_tokens, database
+from app import api_tokens, sql_api
 from app.web import auth_throttle, db
 from app.web.errors import ApiError
 
@@ -136,7 +136,7 @@ class BearerAuth:
                                             self.config.auth_rate_limit_per_minute, at)
             row = None
             if value is not None:
-                row = database.call_one(conn, "token_verify_v2", p_token_sha256=api_tokens.digest(value), p_now=at)
+                row = sql_api.token_verify_v2(conn, token_sha256=api_tokens.digest(value), now=at)
                 if row["outcome"] in _UNAUTHORIZED:
                     failure = row["outcome"]
             if failure is not None:

@@ -62,8 +62,9 @@ def run(pool, config, work: Callable[[psycopg.Connection], T], *, idempotent: bo
         raise _unavailable(exc, refusal, event, log_fields) from None
 
 
-def call_one(pool, config, function: str, /, *, idempotent: bool, refusal: tuple[str, str] = UNAVAILABLE,
-             event: str = "database.unavailable", log_fields: dict | None = None, **params: Any) -> dict:
-    """One SQL function call: the common case of `run`."""
-    return run(pool, config, lambda conn: database.call_one(conn, function, **params), idempotent=idempotent,
+def call(pool, config, function: Callable[..., T], /, *, idempotent: bool, refusal: tuple[str, str] = UNAVAILABLE,
+         event: str = "database.unavailable", log_fields: dict | None = None, **params: Any) -> T:
+    """One SQL function call, `function` being app/sql_api.py's: the common case of `run`.
+    (A function with an argument named like one of these keywords goes through `run`.)"""
+    return run(pool, config, lambda conn: function(conn, **params), idempotent=idempotent,
                refusal=refusal, event=event, **(log_fields or {}))

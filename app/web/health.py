@@ -12,7 +12,7 @@ import falcon
 import psycopg
 from psycopg_pool import PoolTimeout
 
-from app import SERVICE_NAME, database, queries
+from app import SERVICE_NAME, database, sql_api
 
 
 class Live:
@@ -41,7 +41,7 @@ class Ready:
                 remaining_ms = max(1, int((deadline - time.monotonic()) * 1000))
                 with conn.transaction():
                     conn.execute(f"SET LOCAL statement_timeout = {remaining_ms}")
-                    queries.fetch_one(conn, "health_probe")
+                    sql_api.health_probe(conn)
         except psycopg.errors.QueryCanceled:
             return "database-timeout"
         except PoolTimeout:

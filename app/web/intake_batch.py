@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from psycopg.types.json import Jsonb
 
-from app import database
+from app import sql_api
 from app.jsonlog import log
 from app.web import db
 from app.web.errors import ApiError
@@ -119,14 +119,12 @@ class IntakeBatcher:
 
     def _call(self, conn, batch: list[_Waiting]) -> list[dict]:
         deliveries = [waiting.delivery for waiting in batch]
-        return database.call(
-            conn, "intake_accept_deliveries", p_provider=self.provider,
-            p_delivery_ids=[d.delivery_id for d in deliveries], p_events=[d.event for d in deliveries],
-            p_actions=[d.action for d in deliveries], p_installation_ids=[d.installation_id for d in deliveries],
-            p_normalized=[Jsonb(d.actions) for d in deliveries],
-            p_payload_sha256s=[d.payload_sha256 for d in deliveries],
-            p_payload_bytes=[d.payload_bytes for d in deliveries],
-            p_acceptance_ms=[d.acceptance_ms for d in deliveries])
+        return sql_api.intake_accept_deliveries(
+            conn, provider=self.provider, delivery_ids=[d.delivery_id for d in deliveries],
+            events=[d.event for d in deliveries], actions=[d.action for d in deliveries],
+            installation_ids=[d.installation_id for d in deliveries], normalized=[Jsonb(d.actions) for d in deliveries],
+            payload_sha256s=[d.payload_sha256 for d in deliveries], payload_bytes=[d.payload_bytes for d in deliveries],
+            acceptance_ms=[d.acceptance_ms for d in deliveries])
 
     @staticmethod
     def _finish(batch: list[_Waiting], error: ApiError) -> None:

@@ -19,6 +19,7 @@ import re
 
 import falcon
 
+from app import sql_api
 from app.jsonlog import log
 from app.web import db
 from app.web.bodies import SMALL_MAX_BYTES, read_json_object
@@ -80,8 +81,8 @@ class LegalHolds(OperatorResource):
         reason = _text(body, "reason", REASON_MAX, required=True)
         reference = _text(body, "reference", REFERENCE_MAX, required=False)
         # Keyed by the Idempotency-Key: a retry after a lost connection answers already_applied.
-        row = db.call_one(self.pool, self.config, "legal_hold_place", idempotent=True, p_account_id=account,
-                          p_reason=reason, p_reference=reference, p_idempotency_key=key, p_actor=actor)
+        row = db.call(self.pool, self.config, sql_api.legal_hold_place, idempotent=True, account_id=account,
+                      reason=reason, reference=reference, idempotency_key=key, actor=actor)
         log("operator.legal_hold_placed", accountId=account, outcome=row["outcome"], holdId=row["hold_id"],
             actor=actor, auditEventId=str(row["audit_event_id"]) if row["audit_event_id"] else None)
         if row["outcome"] == "account_not_found":
@@ -99,8 +100,8 @@ class LegalHold(OperatorResource):
         account = path_id(account_id, "invalid_account_id", "accountId")
         hold = path_id(hold_id, "invalid_hold_id", "holdId")
         key = idempotency_key(req)
-        row = db.call_one(self.pool, self.config, "legal_hold_release", idempotent=True, p_account_id=account,
-                          p_hold_id=hold, p_idempotency_key=key, p_actor=actor)
+        row = db.call(self.pool, self.config, sql_api.legal_hold_release, idempotent=True, account_id=account,
+                      hold_id=hold, idempotency_key=key, actor=actor)
         log("operator.legal_hold_released", accountId=account, holdId=hold, outcome=row["outcome"], actor=actor,
             erasureRequestId=row["erasure_request_id"], erasureResumed=row["erasure_resumed"],
             auditEventId=str(row["audit_event_id"]) if row["audit_event_id"] else None)

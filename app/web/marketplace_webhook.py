@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import falcon
 
+from app import sql_api
 from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.jsonlog import log
 from app.payload import InvalidPayload
@@ -38,13 +39,13 @@ class MarketplaceWebhook:
             raise ApiError(400, exc.code, f"{exc.field} {exc.message}") from None
 
         # Idempotent by delivery id: a retry after a lost connection answers `duplicate`.
-        row = db.call_one(
-            self.pool, self.config, "marketplace_apply_event", idempotent=True, refusal=db.NOT_STORED,
+        row = db.call(
+            self.pool, self.config, sql_api.marketplace_apply_event, idempotent=True, refusal=db.NOT_STORED,
             event="marketplace.persist_failed", log_fields={"deliveryId": delivery.delivery_id},
-            p_delivery_id=delivery.delivery_id, p_action=event.action, p_account_id=event.account_id,
-            p_account_login=event.account_login, p_account_type=event.account_type,
-            p_effective_date=event.effective_date, p_payload_sha256=delivery.raw_sha256,
-            p_payload_bytes=delivery.raw_bytes,
+            delivery_id=delivery.delivery_id, action=event.action, account_id=event.account_id,
+            account_login=event.account_login, account_type=event.account_type,
+            effective_date=event.effective_date, payload_sha256=delivery.raw_sha256,
+            payload_bytes=delivery.raw_bytes,
         )
 
         log("marketplace.delivery", deliveryId=delivery.delivery_id, action=event.action,

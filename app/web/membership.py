@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app import sql_api
 from app.jsonlog import log
 from app.payload import optional_id, positive_id
 from app.web import db
@@ -53,8 +54,8 @@ def removal(event: str, action: str | None, payload: dict, normalized: dict) -> 
 
 
 def apply(pool, config, change: AccessRemoval, delivery_id: str) -> None:
-    row = db.call_one(pool, config, "access_removed", idempotent=True, p_person_id=change.person_id,
-                      p_account_id=change.account_id, p_installation_id=change.installation_id,
-                      p_repository_ids=change.repository_ids, p_reason=change.reason)
+    row = db.call(pool, config, sql_api.access_removed, idempotent=True, person_id=change.person_id,
+                  account_id=change.account_id, installation_id=change.installation_id,
+                  repository_ids=change.repository_ids, reason=change.reason)
     log("access.removed", deliveryId=delivery_id, reason=change.reason, personId=change.person_id,
         sessionsEnded=row["sessions_ended"], tokensRevoked=row["tokens_revoked"])

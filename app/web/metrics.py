@@ -20,8 +20,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from app import queries
-from app import database, telemetry
+from app import sql_api, telemetry
 from app.web import db
 from app.web.operator import OperatorResource
 
@@ -105,13 +104,12 @@ class Metrics(OperatorResource):
     def _snapshot(self, conn) -> dict:
         with conn.transaction():
             conn.execute(f"SET LOCAL statement_timeout = {int(self.config.db_acquire_timeout_ms)}")
-            return queries.fetch_one(conn, "slo_snapshot",
-                                     deadline_seconds=self.config.reconciliation.deadline_seconds)
+            return sql_api.slo_snapshot(conn, deadline_seconds=self.config.reconciliation.deadline_seconds)
 
     def _queues(self, conn) -> list[dict]:
         with conn.transaction():
             conn.execute(f"SET LOCAL statement_timeout = {int(self.config.db_acquire_timeout_ms)}")
-            return database.call(conn, "metrics_queues")
+            return sql_api.metrics_queues(conn)
 
     def on_get(self, req, resp):
         self.gate.authenticate(req)

@@ -18,7 +18,7 @@ import uuid
 
 import falcon
 
-from app import database, queries
+from app import queries, sql_api
 from app.jsonlog import log
 from app.web import auth_throttle, db
 from app.web.errors import ApiError
@@ -178,9 +178,8 @@ class Replay(OperatorResource):
 
         operation_id = str(uuid.uuid4())
         with db.connection(self.pool, self.config) as conn:
-            row = database.call_one(conn, "dead_letter_replay", p_installation_id=installation,
-                                    p_item_type=item_type, p_item_id=item, p_idempotency_key=key,
-                                    p_actor=actor, p_operation_id=operation_id)
+            [row] = sql_api.dead_letter_replay(conn, installation_id=installation, item_type=item_type, item_id=item,
+                                               idempotency_key=key, actor=actor, operation_id=operation_id)
         log("operator.replay", installationId=installation, itemType=item_type, itemId=item_id,
             outcome=row["outcome"], operationId=operation_id, actor=actor,
             auditEventId=str(row["audit_event_id"]) if row["audit_event_id"] else None)

@@ -8,7 +8,7 @@ did the work), so every API replica reports the fleet's truth, not its own.
 """
 from __future__ import annotations
 
-from app import queries
+from app import sql_api
 from app.web import db
 from app.web.operator import OperatorResource
 from app.web.tokens import iso
@@ -41,7 +41,5 @@ def reconciliation_body(config, rows: list[dict]) -> dict:
 class OperatorReconciliation(OperatorResource):
     def on_get(self, req, resp):
         self.gate.authenticate(req)
-        rows = db.run(self.pool, self.config,
-                      lambda conn: queries.fetch_all(conn, "reconciliation_status"),
-                      idempotent=True)
+        rows = db.call(self.pool, self.config, sql_api.reconciliation_status, idempotent=True)
         resp.media = reconciliation_body(self.config, rows)

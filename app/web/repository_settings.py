@@ -13,7 +13,7 @@ body properties are dropped, as the spec's versioning section says.
 """
 from __future__ import annotations
 
-from app import api_tokens, database
+from app import api_tokens, sql_api
 from app.jsonlog import log
 from app.web import authority, db
 from app.web.bearer_auth import require
@@ -44,7 +44,7 @@ class RepositorySettings:
         repository = _repository_id(repository_id)
         require(req, scope="admin", repository_id=repository)
         with db.connection(self.pool, self.config) as conn:
-            row = database.call_one(conn, "repository_settings_get", p_repository_id=repository)
+            row = sql_api.repository_settings_get(conn, repository_id=repository)
         if row["outcome"] != "found":
             raise _not_found()
         resp.media = {"ok": True, "repositoryId": str(repository),
@@ -58,9 +58,9 @@ class RepositorySettings:
             raise ApiError(400, "invalid_token_published_results", "tokenPublishedResults must be true or false")
         auth = authority.current(self.pool, self.config, auth, repository, "admin")
         with db.connection(self.pool, self.config) as conn:
-            row = database.call_one(conn, "repository_settings_update", p_repository_id=repository,
-                                    p_token_published_results=body["tokenPublishedResults"],
-                                    p_actor=auth.person)
+            row = sql_api.repository_settings_update(conn, repository_id=repository,
+                                                     token_published_results=body["tokenPublishedResults"],
+                                                     actor=auth.person)
         if row["outcome"] == "repository_not_found":
             raise _not_found()
         log("repository.settings", repositoryId=repository, outcome=row["outcome"],

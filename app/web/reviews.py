@@ -21,7 +21,7 @@ import re
 
 import falcon
 
-from app import queries
+from app import queries, sql_api
 from app.jsonlog import log
 from app.web import authority, db, keyset
 from app.web.bearer_auth import require
@@ -86,12 +86,11 @@ def record_approval(pool, config, auth, review: int, body: dict, comment: str | 
         raise ApiError(404, "not_found", "no such review among your repositories")
     repository = found["repository_id"]
     auth = authority.current(pool, config, auth, repository, "admin" if break_glass else "reviews:write")
-    function, commented = ("review_record_approval_v2", {}) if comment is None else \
-        ("review_record_approval_comment_v2", {"p_comment": comment})
-    row = db.call_one(pool, config, function, idempotent=False, p_review_id=review,
-                      p_repository_ids=[repository], p_actor=auth.person, p_status=status,
-                      p_break_glass=break_glass, p_break_glass_reason=reason, p_limit=config.decisions_per_minute,
-                      **commented)
+    function, commented = (sql_api.review_record_approval_v2, {}) if comment is None else \
+        (sql_api.review_record_approval_comment_v2, {"comment": comment})
+    row = db.call(pool, config, function, idempotent=False, review_id=review, repository_ids=[repository],
+                  actor=auth.person, status=status, break_glass=break_glass, break_glass_reason=reason,
+                  limit=config.decisions_per_minute, **commented)
     if row["outcome"] == "invalid_comment":
         raise ApiError(400, "invalid_comment", "a comment goes with changes_requested and has at most 4000 characters")
     if row["outcome"] == "rate_limited":
@@ -165,8 +164,8 @@ class Waivers(DatabaseResource):
         if waiver is None:
             raise ApiError(400, "invalid_waiver_id", "waiverId must be a waiver id")
         auth = authority.current(self.pool, self.config, auth, repository, "reviews:write")
-        row = db.call_one(self.pool, self.config, "waiver_delete", idempotent=False, p_repository_id=repository,
-                          p_repository_ids=sorted(auth.repository_ids), p_waiver_id=waiver, p_actor=auth.person)
+        row = db.call(self.pool, self.config, sql_api.waiver_delete, idempotent=False, repository_id=repository,
+                      repository_ids=sorted(auth.repository_ids), waiver_id=waiver, actor=auth.person)
         if row["outcome"] == "not_found":
             raise ApiError(404, "not_found", "no such waiver among your repositories")
         log("review.waiver_deleted", waiverId=waiver, outcome=row["outcome"], actor=auth.actor)
@@ -183,10 +182,10 @@ def create_waiver(pool, config, auth, repository: int, body: dict) -> tuple[str,
     reason = _text(body, "reason", 1000, "invalid_reason")
     expires_at = _expires_at(body, config.waiver_max_days)
     auth = authority.current(pool, config, auth, repository, "reviews:write")
-    row = db.call_one(pool, config, "waiver_create_v2", idempotent=False, p_repository_id=repository,
-                      p_repository_ids=sorted(auth.repository_ids), p_fingerprint=fingerprint, p_reason=reason,
-                      p_expires_at=expires_at, p_actor=auth.person, p_max_days=config.waiver_max_days,
-                      p_limit=config.decisions_per_minute)
+    row = db.call(pool, config, sql_api.waiver_create_v2, idempotent=False, repository_id=repository,
+                  repository_ids=sorted(auth.repository_ids), fingerprint=fingerprint, reason=reason,
+                  expires_at=expires_at, actor=auth.person, max_days=config.waiver_max_days,
+                  limit=config.decisions_per_minute)
     if row["outcome"] == "rate_limited":
         raise _rate_limited(row["retry_after_seconds"])
     if row["outcome"] == "invalid_expires_at":

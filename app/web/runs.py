@@ -10,7 +10,7 @@ import re
 import falcon
 from psycopg.types.json import Jsonb
 
-from app import database, run_results
+from app import run_results, sql_api
 from app.jsonlog import log
 from app.oidc import OidcRefused, workflow_file
 from app.web import auth_throttle, db
@@ -63,7 +63,7 @@ def _attempt_ref(body: dict) -> str:
 
 def _accept(pool, config, **params) -> dict:
     with db.connection(pool, config) as conn:
-        row = database.call_one(conn, "release_result_accept", **params)
+        row = sql_api.release_result_accept(conn, **params)
     if row["outcome"] in REFUSALS:
         status, code, message = REFUSALS[row["outcome"]]
         raise ApiError(status, code, message)
@@ -89,8 +89,8 @@ class RunIngest:
         auth = require(req, repository_id=body["repositoryId"])
         result = _validated(body)
         with db.connection(self.pool, self.config) as conn:
-            row = database.call_one(conn, "run_ingest", p_repository_id=int(auth.repository_id),
-                                    p_api_token_id=auth.token_id, p_result=Jsonb(result))
+            row = sql_api.run_ingest(conn, repository_id=int(auth.repository_id),
+                                     api_token_id=auth.token_id, result=Jsonb(result))
         if row["outcome"] != "accepted":
             raise ApiError(404, "repository_unknown", "the token's repository is not known to the service")
         resp.status = falcon.HTTP_201
@@ -112,9 +112,9 @@ class ReleaseResult:
         body = {k: v for k, v in body.items() if k in ("attemptId", "result")}
         ref = _attempt_ref(body)
         result = _validated(body.get("result"))
-        row = _accept(self.pool, self.config, p_attempt_ref=ref, p_repository_id=int(auth.repository_id),
-                      p_workflow_run_id=None, p_source="bearer_result", p_result=Jsonb(result),
-                      p_digest=run_results.digest(body["result"]), p_api_token_id=auth.token_id, p_oidc_jti=None)
+        row = _accept(self.pool, self.config, attempt_ref=ref, repository_id=int(auth.repository_id),
+                      workflow_run_id=None, source="bearer_result", result=Jsonb(result),
+                      digest=run_results.digest(body["result"]), api_token_id=auth.token_id, oidc_jti=None)
         published = False
         if row["outcome"] == "accepted" and self.publisher is not None:
             published = self.publisher.publish_now(row["release_run_id"])
@@ -169,9 +169,9 @@ class WorkflowResultCallback:
         if not isinstance(body.get("result"), dict) or run_results.digest(body["result"]) != body["digest"]:
             raise ApiError(400, "digest_mismatch", "digest is not the SHA-256 of the result's RFC 8785 form")
         result = _validated(body["result"])
-        row = _accept(self.pool, self.config, p_attempt_ref=ref, p_repository_id=int(claims["repository_id"]),
-                      p_workflow_run_id=int(claims["run_id"]), p_source="workflow_callback", p_result=Jsonb(result),
-                      p_digest=body["digest"], p_api_token_id=None, p_oidc_jti=str(claims["jti"])[:200])
+        row = _accept(self.pool, self.config, attempt_ref=ref, repository_id=int(claims["repository_id"]),
+                      workflow_run_id=int(claims["run_id"]), source="workflow_callback", result=Jsonb(result),
+                      digest=body["digest"], api_token_id=None, oidc_jti=str(claims["jti"])[:200])
         log("runs.workflow_result", outcome=row["outcome"], releaseRunId=row["release_run_id"],
             decision=row["decision"], workflowRunId=int(claims["run_id"]))
         _answer(resp, row)

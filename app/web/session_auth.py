@@ -40,6 +40,7 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
+from app import sql_api
 from app.web import auth_throttle, db
 from app.web.bodies import read_bounded
 from app.web.errors import ApiError
@@ -196,9 +197,9 @@ class SessionAuth:
         # The lookup, the limiter (only for an unknown cookie) and a failure's
         # count are one call (sql/functions/sessions.sql).
         # Retried once after a lost connection: a repeat can at most count one more failure.
-        row = db.call_one(self.pool, self.config, "session_authenticate_v2", idempotent=True,
-                          p_token_sha256=digest(value), p_client_key=auth_throttle.client_key(req),
-                          p_limit=self.config.auth_rate_limit_per_minute, p_now=auth_throttle.now())
+        row = db.call(self.pool, self.config, sql_api.session_authenticate_v2, idempotent=True,
+                      token_sha256=digest(value), client_key=auth_throttle.client_key(req),
+                      limit=self.config.auth_rate_limit_per_minute, now=auth_throttle.now())
         if row["outcome"] == "limited":
             raise auth_throttle.limited(row["retry_after_seconds"])
         if row["outcome"] == "unknown":

@@ -27,6 +27,7 @@ import re
 
 import falcon
 
+from app import sql_api
 from app.host.oauth import HostUnavailable, OAuthClient, SignInRefused, authorize_url
 from app.jsonlog import log
 from app.web import auth_throttle, db
@@ -67,9 +68,9 @@ class _SignInRoute:
 
     def take_turn(self, req) -> None:
         """One sign-in step for the client address, or 429 past the limit."""
-        row = db.call_one(self.pool, self.config, "rate_take", idempotent=False, p_limiter="sign_in",
-                          p_subject=auth_throttle.client_key(req), p_limit=self.config.sign_in_per_minute,
-                          p_now=auth_throttle.now())
+        row = db.call(self.pool, self.config, sql_api.rate_take, idempotent=False, limiter="sign_in",
+                      subject=auth_throttle.client_key(req), limit=self.config.sign_in_per_minute,
+                      now=auth_throttle.now())
         if not row["allowed"]:
             raise ApiError(429, "too_many_sign_ins", "too many sign-in attempts from this address; retry later",
                            headers={"Retry-After": str(row["retry_after_seconds"])})
@@ -84,8 +85,8 @@ class SignIn(_SignInRoute):
         if not RETURN_TO.match(return_to):
             raise ApiError(400, "invalid_return_to", "returnTo must be a path on this service")
         pre_session, state = new_secret_value(), new_secret_value()
-        db.call_one(self.pool, self.config, "sign_in_begin", idempotent=False, p_cookie_sha256=digest(pre_session),
-                    p_state=state, p_return_to=return_to, p_ttl_seconds=SIGN_IN_TTL_SECONDS)
+        db.call(self.pool, self.config, sql_api.sign_in_begin, idempotent=False, cookie_sha256=digest(pre_session),
+                state=state, return_to=return_to, ttl_seconds=SIGN_IN_TTL_SECONDS)
         set_cookie(resp, self.config, SIGN_IN_COOKIE, pre_session, SIGN_IN_TTL_SECONDS, path=SIGN_IN_PATH)
         resp.status = falcon.HTTP_302
         resp.location = authorize_url(self.settings.web_url, self.settings.client_id, self.redirect_uri, state,
@@ -103,8 +104,8 @@ class Callback(_SignInRoute):
         if pre_session is None:
             raise ApiError(400, "sign_in_expired", "no sign-in is in progress in this browser; start again")
         state = req.get_param("state") or ""
-        row = db.call_one(self.pool, self.config, "sign_in_finish", idempotent=False,
-                          p_cookie_sha256=digest(pre_session), p_state=state if STATE.match(state) else "")
+        row = db.call(self.pool, self.config, sql_api.sign_in_finish, idempotent=False,
+                      cookie_sha256=digest(pre_session), state=state if STATE.match(state) else "")
         if req.get_param("error") is not None:
             raise ApiError(403, "sign_in_denied", "the sign-in was not authorized on the code host")
         if row["outcome"] in ("unknown", "expired"):
@@ -117,13 +118,13 @@ class Callback(_SignInRoute):
         viewer = self._viewer(code, _verifier(pre_session))
 
         value = new_secret_value()
-        created = db.call_one(self.pool, self.config, "session_create_v2", idempotent=False,
-                              p_token_sha256=digest(value), p_viewer_id=viewer.id, p_viewer_login=viewer.login,
-                              p_installation_ids=list(viewer.installation_ids),
-                              p_repository_ids=list(viewer.repository_ids),
-                              p_admin_repository_ids=list(viewer.admin_repository_ids),
-                              p_write_repository_ids=list(viewer.write_repository_ids),
-                              p_ttl_hours=self.settings.session_ttl_hours)
+        created = db.call(self.pool, self.config, sql_api.session_create_v2, idempotent=False,
+                          token_sha256=digest(value), viewer_id=viewer.id, viewer_login=viewer.login,
+                          installation_ids=list(viewer.installation_ids),
+                          repository_ids=list(viewer.repository_ids),
+                          admin_repository_ids=list(viewer.admin_repository_ids),
+                          write_repository_ids=list(viewer.write_repository_ids),
+                          ttl_hours=self.settings.session_ttl_hours)
         log("session.created", sessionId=str(created["session_id"]), viewerId=viewer.id,
             installations=len(viewer.installation_ids), repositories=len(viewer.repository_ids))
         set_cookie(resp, self.config, SESSION_COOKIE, value, self.settings.session_ttl_hours * 3600)
@@ -157,8 +158,8 @@ class SignOut(_SignInRoute):
                     raise
             else:
                 check_csrf(req, actor, form)
-                deleted = db.call_one(self.pool, self.config, "session_delete", idempotent=True,
-                                           p_token_sha256=digest(value))
+                deleted = db.call(self.pool, self.config, sql_api.session_delete, idempotent=True,
+                                  token_sha256=digest(value))
                 log("session.deleted", sessionId=actor.session_id, outcome=deleted["outcome"])
         clear_cookie(resp, self.config, SESSION_COOKIE)
         if form is not None:

@@ -18,7 +18,7 @@ import datetime as dt
 
 import falcon
 
-from app import api_tokens, database
+from app import api_tokens, sql_api
 from app.jsonlog import log
 from app.web import authority, db
 from app.web.bearer_auth import require
@@ -92,9 +92,9 @@ class Tokens:
 
         new = api_tokens.generate()
         with db.connection(self.pool, self.config) as conn:
-            row = database.call_one(conn, "token_create_v2", p_repository_id=repository_id, p_name=name,
-                                    p_scopes=scopes, p_duration_days=duration, p_token_sha256=new.sha256,
-                                    p_token_prefix=new.prefix, p_created_by=auth.actor, p_person_id=auth.person_id)
+            row = sql_api.token_create_v2(conn, repository_id=repository_id, name=name,
+                                          scopes=scopes, duration_days=duration, token_sha256=new.sha256,
+                                          token_prefix=new.prefix, created_by=auth.actor, person_id=auth.person_id)
         if row["outcome"] in NOT_FOUND_OUTCOMES:
             raise ApiError(404, "repository_not_found", "no such repository in any installation")
         if row["outcome"] == "account_canceled":
@@ -113,7 +113,7 @@ class Tokens:
             raise _invalid(exc) from None
         require(req, scope="admin", repository_id=repository_id)
         with db.connection(self.pool, self.config) as conn:
-            rows = database.call(conn, "token_list", p_repository_id=repository_id)
+            rows = sql_api.token_list(conn, repository_id=repository_id)
         resp.media = {"ok": True, "repositoryId": str(repository_id), "tokens": [
             {**token_record(r), "status": r["status"], "lastUsedAt": iso(r["last_used_at"]),
              "revokedAt": iso(r["revoked_at"])}
@@ -130,18 +130,18 @@ class Tokens:
         if hasattr(auth, "repositories_with"):
             # A session's rights on the token's repository, re-read when stale (a credential change).
             with db.connection(self.pool, self.config) as conn:
-                repository = database.call_one(conn, "token_repository_within", p_token_id=token_id,
-                                               p_repository_ids=sorted(auth.repository_ids))["token_repository_within"]
+                repository = sql_api.token_repository_within(conn, token_id=token_id,
+                                                             repository_ids=sorted(auth.repository_ids))
             if repository is not None:
                 auth = authority.current(self.pool, self.config, auth, repository, "reviews:read")
         admin = auth.repositories_with("admin") if hasattr(auth, "repositories_with") else auth.repository_ids
         with db.connection(self.pool, self.config) as conn:
             # Another repository's token, or another person's where the caller is
             # not admin, is not_found. Revoking another person's token is audited.
-            row = database.call_one(conn, "token_revoke_v2", p_token_id=token_id,
-                                    p_admin_repository_ids=sorted(admin),
-                                    p_own_repository_ids=sorted(auth.repository_ids), p_person_id=auth.person_id,
-                                    p_actor=auth.person)
+            row = sql_api.token_revoke_v2(conn, token_id=token_id,
+                                          admin_repository_ids=sorted(admin),
+                                          own_repository_ids=sorted(auth.repository_ids), person_id=auth.person_id,
+                                          actor=auth.person)
         if row["outcome"] == "not_found":
             raise ApiError(404, "not_found", "no such token for this repository")
         log("token.revoked", tokenId=token_id, outcome=row["outcome"], revokedBy=auth.actor, person=auth.person)

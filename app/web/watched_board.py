@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import falcon
 
-from app import api_tokens, database
+from app import api_tokens, sql_api
 from app.jsonlog import log
 from app.web import db, keyset
 from app.web.bearer_auth import require
@@ -86,7 +86,7 @@ def _not_watched() -> ApiError:
 
 
 def _current_board(conn, repository: int) -> dict:
-    row = database.call_one(conn, "watched_board_get", p_repository_id=repository)
+    [row] = sql_api.watched_board_get(conn, repository_id=repository)
     if row["outcome"] != "found":
         raise _not_watched()
     return row
@@ -108,8 +108,8 @@ class WatchedBoard(DatabaseResource):
         body = read_json_object(req, SMALL_MAX_BYTES)
         # Unknown properties are dropped, as the spec's versioning section says.
         path = project_path(body.get("path"))
-        row = db.call_one(self.pool, self.config, "watched_board_watch", idempotent=False,
-                          p_repository_id=repository, p_path=path, p_actor=auth.actor)
+        [row] = db.call(self.pool, self.config, sql_api.watched_board_watch, idempotent=False,
+                        repository_id=repository, path=path, actor=auth.actor)
         if row["outcome"] in _WATCH_REFUSALS:
             raise ApiError(*_WATCH_REFUSALS[row["outcome"]])
         log("supply.board_watch", repositoryId=repository, outcome=row["outcome"], boardId=row["board_id"],
@@ -122,8 +122,8 @@ class WatchedBoard(DatabaseResource):
     def on_delete(self, req, resp, repository_id: str):
         repository = _repository(repository_id)
         auth = require(req, scope="admin", repository_id=repository)
-        row = db.call_one(self.pool, self.config, "watched_board_unwatch", idempotent=False,
-                          p_repository_id=repository, p_actor=auth.actor)
+        [row] = db.call(self.pool, self.config, sql_api.watched_board_unwatch, idempotent=False,
+                        repository_id=repository, actor=auth.actor)
         if row["outcome"] != "unwatched":
             raise _not_watched()
         log("supply.board_unwatch", repositoryId=repository, boardId=row["board_id"], actor=auth.actor)
@@ -153,9 +153,9 @@ class Supply(DatabaseResource):
                 raise ApiError(400, "invalid_cursor", "the watched board or its BOM changed since this cursor was "
                                                       "made: start again without a cursor")
             if board["bom_run_result_id"] is not None:
-                rows = database.call(conn, "watched_board_supply", p_board_id=board["board_id"],
-                                     p_bom_run_id=board["bom_run_result_id"],
-                                     p_after_ordinal=after[2] if after else None, p_limit=limit + 1)
+                rows = sql_api.watched_board_supply(conn, board_id=board["board_id"],
+                                                    bom_run_id=board["bom_run_result_id"],
+                                                    after_ordinal=after[2] if after else None, limit=limit + 1)
         rows, next_cursor = keyset.page(req, rows, limit, lambda r: bom + [r["ordinal"]], filters)
         resp.media = {"ok": True, "repositoryId": str(repository), "board": board_item(board),
                       "parts": [supply_item(r) for r in rows], "nextCursor": next_cursor}

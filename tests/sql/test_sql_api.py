@@ -106,3 +106,31 @@ def test_the_api_role_executes_the_public_functions_and_cannot_reach_the_private
     public = set(catalog["functions"])
     assert catalog["executable"] == public
     assert not catalog["private_usage"], "the API role must not have USAGE on boardready_private"
+
+
+#: Code that still names SQL functions as strings, and why.
+BY_NAME = {
+    # Being rewritten by issue 28's one worker loop when the client landed; they move to it next.
+    "app/host/outbox.py": "queue rewrite", "app/queueing.py": "queue rewrite", "tools/bench_jobs.py": "queue rewrite",
+    "workers/lifecycle.py": "queue rewrite", "workers/reconcile.py": "queue rewrite",
+    "workers/registry.py": "queue rewrite", "workers/retention.py": "queue rewrite",
+    "workers/schedules.py": "queue rewrite", "workers/supply.py": "queue rewrite",
+    "workers/queue_worker.py": "queue rewrite",
+    # Measures the database's own cost of the intake call: a prepared statement, positional arguments.
+    "tools/intake_db_cost.py": "measurement",
+}
+BY_NAME_CALL = re.compile(r"\bdatabase\.call(?:_one)?\(|\bdb\.call_one\(|\bboardready\.[a-z][a-z0-9_]*\(")
+
+
+def test_the_code_calls_sql_functions_through_the_client():
+    """app, workers and tools call app/sql_api.py's functions, not names in strings."""
+    found = set()
+    for folder in ("app", "workers", "tools"):
+        for path in (ROOT / folder).rglob("*.py"):
+            name = str(path.relative_to(ROOT))
+            if name in ("app/sql_api.py", "app/database.py"):
+                continue
+            text = path.read_text(encoding="utf-8")
+            if any(BY_NAME_CALL.search(line) for line in text.splitlines() if not line.lstrip().startswith("#")):
+                found.add(name)
+    assert sorted(found - set(BY_NAME)) == [], "call app/sql_api.py's function instead"

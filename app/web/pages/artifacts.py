@@ -29,7 +29,7 @@ import time
 
 import falcon
 
-from app import queries
+from app import queries, sql_api
 from app.jsonlog import log
 from app.web import db
 from app.web.bodies import read_bounded
@@ -120,10 +120,10 @@ class ArtifactUpload(WorkflowResultCallback):
         content = read_bounded(req, self.config.artifact_max_bytes)
         if not content:
             raise ApiError(400, "empty_artifact", "the report is empty")
-        row = db.call_one(self.pool, self.config, "artifact_store", idempotent=False, p_attempt_ref=ref,
-                          p_repository_id=int(claims["repository_id"]), p_workflow_run_id=int(claims["run_id"]),
-                          p_sha256=hashlib.sha256(content).hexdigest(), p_content=content,
-                          p_size_bytes=len(content))
+        row = db.call(self.pool, self.config, sql_api.artifact_store, idempotent=False, attempt_ref=ref,
+                      repository_id=int(claims["repository_id"]), workflow_run_id=int(claims["run_id"]),
+                      sha256=hashlib.sha256(content).hexdigest(), content=content,
+                      size_bytes=len(content))
         if row["outcome"] in REFUSALS:
             status, code, message = REFUSALS[row["outcome"]]
             raise ApiError(status, code, message)

@@ -21,7 +21,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from app import database
+from app import sql_api
 from app.host.client import HostClient, _repo_path
 from app.host.errors import HostError
 from app.jsonlog import log
@@ -101,7 +101,7 @@ class HostNames:
         missing = sorted(a for a in actors if a not in shown and a not in recently_unknown)
         if missing:
             with db.connection(self.pool, self.config) as conn:
-                rows = database.call(conn, "people_logins", p_actors=missing)
+                rows = sql_api.people_logins(conn, actors=missing)
             found = {r["actor"]: r["shown"] for r in rows if r["shown"]}
             for actor in missing:
                 user = HOST_USER.match(actor)

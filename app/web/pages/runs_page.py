@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from app import database, queries
+from app import queries, sql_api
 from app.web import db
 from app.web.pages.host_names import HostNames
 from app.web.pages.rendering import api_media, render
@@ -67,8 +67,7 @@ class RunsPage:
 
     def _nothing_visible(self, req, resp, viewer):
         with db.connection(self.pool, self.config) as conn:
-            canceled = [r["login"] for r in database.call(conn, "session_canceled_accounts",
-                                                          p_session_id=viewer.session_id)]
+            canceled = [r["login"] for r in sql_api.session_canceled_accounts(conn, session_id=viewer.session_id)]
         if canceled:
             return render(req, resp, "canceled.html", status="403 Forbidden", title="Account canceled",
                           accounts=canceled)
