@@ -593,15 +593,34 @@ def test_the_base_board_is_loaded_in_full_when_the_header_differs(tmp_path):
     assert _board_from_heads(head_board, head, clean, InputReader(PLANTED / "clean", DEFAULT_LIMITS)) is None
 
 
-@pytest.mark.parametrize("fork", [True, False], ids=["forked", "in turn"])
-def test_the_base_checked_in_a_fork_or_in_turn_marks_what_a_full_check_marks(fork, monkeypatch, tmp_path):
-    from checker import base_check
+_CHECKED_IN_A_FRESH_PROCESS = """
+import json, sys
+from pathlib import Path
+from checker import base_check
+from checker.runner import RunOptions, check
+base_check.FORK = sys.argv[3] == "fork"
+assert base_check._can_fork() is base_check.FORK
+outcome = check(RunOptions(path=Path(sys.argv[1]), base=Path(sys.argv[2]), run_kicad_cli=False))
+print(json.dumps({"marks": [[f.fingerprint, f.source, f.baseline] for f in outcome.findings],
+                  "summary": outcome.comparison["summary"]}))
+"""
+
+
+@pytest.mark.parametrize("way", ["fork", "in turn"])
+def test_the_base_checked_in_a_fork_or_in_turn_marks_what_a_full_check_marks(way, tmp_path):
+    """In a process of its own: a fork needs one without other threads (a browser test's)."""
+    import subprocess
+    import sys
+
     from tools.bench_board_diff import planted_base
 
-    monkeypatch.setattr(base_check, "FORK", fork)
-    assert base_check._can_fork() is fork
     project = KICAD / "v6" / "pic_programmer"
     base = planted_base(project, tmp_path)
-    outcome = _compare(project, base)
-    assert [f.baseline for f in outcome.findings] == _marks_of_a_full_base_check(project, base, outcome.findings)
-    assert outcome.comparison["summary"][:3] == ["1 footprint moved: C1 (2.54 mm)", "1 track removed", "1 via added"]
+    done = subprocess.run([sys.executable, "-c", _CHECKED_IN_A_FRESH_PROCESS, str(project), str(base), way],
+                          cwd=FIXTURES.parents[1], capture_output=True, text=True, check=True)
+    outcome = json.loads(done.stdout)
+    known = {f.fingerprint for f in check(RunOptions(path=base, run_kicad_cli=False)).findings}
+    assert [mark for _, _, mark in outcome["marks"]] == [
+        ("existing" if fingerprint in known else "new") if source == "boardready" else None
+        for fingerprint, source, _ in outcome["marks"]]
+    assert outcome["summary"][:3] == ["1 footprint moved: C1 (2.54 mm)", "1 track removed", "1 via added"]
