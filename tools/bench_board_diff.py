@@ -10,11 +10,14 @@ via changed, so the diff has something to say. The runs alternate (without,
 with, without, ...) in one process so the machine's load hits both alike; the
 figures are the best and the median of N each, wall clock and CPU (the base
 check's forked process included), with the load average before and after (the
-machine is shared), and the CPU of the whole `bin/check` process (interpreter,
-imports, the base's fork), with and without kicad-cli when it is installed.
+machine is shared); --base both ways the checker has (base_check.FORK: the
+base forked beside the head, or checked in turn after it); and the CPU of the
+whole `bin/check` process (interpreter, imports, the base's check the way the
+machine's load chooses), with and without kicad-cli when it is installed.
 "Interactive" is the time from navigation start to the drawing's data-ready
-mark (the script ran, the board is drawn and takes input). The run page's figure serves the partial's markup, the script and board.json
-from one local HTTP origin: the service's own render is not in it.
+mark (the script ran, the board is drawn and takes input). The run page's
+figure serves the partial's markup, the script and board.json from one local
+HTTP origin: the service's own render is not in it.
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ import threading
 import time
 from pathlib import Path
 
+from checker import base_check
 from checker.limits import DEFAULT_LIMITS
 from checker.report_html import render_html
 from checker.runner import RunOptions, check
@@ -183,27 +187,35 @@ def main(argv: list[str] | None = None) -> int:
     base = args.base or planted_base(args.project, scratch)
     print(f"load before: {os.getloadavg()}")
     _run(args.project, None)   # imports and caches warm
-    plain_wall, plain_cpu, diff_wall, diff_cpu, diff_own = [], [], [], [], []
+    plain_wall, plain_cpu = [], []
+    ways = {"forked ": True, "in turn": False}   # base_check.FORK: the base beside the head, or after it
+    runs: dict[str, dict[str, list[float]]] = {way: {"wall": [], "cpu": [], "own": []} for way in ways}
     page = ""
     for _ in range(args.repeat):
         wall, cpu, _, _ = _run(args.project, None)
         plain_wall.append(wall)
         plain_cpu.append(cpu)
-        wall, cpu, own, page = _run(args.project, base)
-        diff_wall.append(wall)
-        diff_cpu.append(cpu)
-        diff_own.append(own)
+        for way, fork in ways.items():
+            base_check.FORK = fork
+            wall, cpu, own, page = _run(args.project, base)
+            runs[way]["wall"].append(wall)
+            runs[way]["cpu"].append(cpu)
+            runs[way]["own"].append(own)
+    base_check.FORK = None
     print(f"project {args.project.name}, base {base}, {args.repeat} runs each, report {len(page) / 1e6:.2f} MB")
     print("the change:", "; ".join(_run_comparison(args.project, base)))
-    print(_figures("check + report, no base   wall", plain_wall))
-    print(_figures("check + report, --base    wall", diff_wall))
-    print(_figures("check + report, no base   cpu ", plain_cpu))
-    print(_figures("check + report, --base    cpu ", diff_cpu))
-    print(_figures("check + report, --base    cpu of the head's process alone", diff_own))
-    print(f"--base adds {100 * (min(diff_cpu) / min(plain_cpu) - 1):.0f}% CPU in all (best against best), "
-          f"{100 * (min(diff_own) / min(plain_cpu) - 1):.0f}% to the head's process (the critical path when the "
-          f"base's fork has a core of its own), "
-          f"{100 * (statistics.median(diff_wall) / statistics.median(plain_wall) - 1):.0f}% wall here (median)")
+    print(_figures("check + report, no base              wall", plain_wall))
+    print(_figures("check + report, no base              cpu ", plain_cpu))
+    for way, figures in runs.items():
+        print(_figures(f"check + report, --base, {way}       wall", figures["wall"]))
+        print(_figures(f"check + report, --base, {way}       cpu ", figures["cpu"]))
+        print(f"--base, {way}: adds {100 * (min(figures['cpu']) / min(plain_cpu) - 1):.0f}% CPU in all (best "
+              f"against best), {100 * (statistics.median(figures['cpu']) / statistics.median(plain_cpu) - 1):.0f}% "
+              f"(median against median); {100 * (min(figures['own']) / min(plain_cpu) - 1):.0f}% to the head's "
+              f"process; {100 * (statistics.median(figures['wall']) / statistics.median(plain_wall) - 1):.0f}% "
+              "wall here (median)")
+    cores = os.cpu_count() or 1
+    print(f"bin/check below forks when the load average is under {cores} (the cores): load now {os.getloadavg()[0]:.1f}")
     for kicad_cli in (False, True) if shutil.which("kicad-cli") else (False,):
         name = "bin/check" + ("" if kicad_cli else " --no-kicad-cli")
         plain, with_base = _whole_runs(args.project, base, args.repeat, kicad_cli)
