@@ -34,7 +34,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .erc_library import file_version, symbol_signature
-from .sexpr import Location, Node, Points
+from .sexpr import Location, Node, Pin, Points
 
 UNITS_PER_MM = 10_000
 
@@ -243,6 +243,12 @@ def read_lib_symbols(file_node: Node) -> dict[str, LibSymbol]:
 
 
 def _lib_pin(pin: Node, unit: int, body: int) -> LibPin:
+    if type(pin) is Pin:    # read as one node: its words by place
+        _, kind, shape, x, y, angle, _, hide, name, _, number, _, _, _ = pin
+        # pin.flag("hide"): a bare atom "hide" first, else the (hide ..) list's word.
+        hidden = True if "hide" in (kind, shape) else hide in ("yes", "true")
+        return LibPin(unit=unit, body=body, number=number, name=name, type=_pin_type(kind), x=_iu(x), y=_iu(y),
+                      hidden=hidden, alternates=())
     x, y, _ = _at(pin)
     name_node, number_node = pin.first("name"), pin.first("number")
     alternates = tuple((alt.atom(0) or "", _pin_type(alt.atom(1))) for alt in pin.nodes("alternate"))

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import HostileInputError
-from .sexpr import Effects, Node
+from .sexpr import Effects, Node, Pin
 
 UNITS_PER_MM = 10000
 DEFAULT_PIN_NAME_OFFSET = 5080          # 20 mil, KiCad's default when a symbol gives none
@@ -186,6 +186,14 @@ def _text_size(node: Node | None) -> tuple:
 
 
 def _pin(node: Node, unit: int, body: int) -> tuple[tuple, tuple]:
+    if type(node) is Pin:   # read as one node: its words by place, its effects as Effects
+        _, kind, shape, x, y, angle, length, hide, name, name_effects, number, number_effects, _, _ = node
+        # node.flag("hide"): a bare atom "hide" first, else the (hide ..) list; then (hide ..) not "no".
+        flag = True if "hide" in (kind, shape) else (hide in ("yes", "true")) if hide else None
+        return (number, unit, body), (
+            _iu(x), _iu(y), round(float(angle)) if angle else 0, _iu(length), kind, shape, name,
+            bool(flag) or (bool(hide) and hide != "no"), (_iu(name_effects[1]), _iu(name_effects[2])),
+            (_iu(number_effects[1]), _iu(number_effects[2])), ())
     # The first child list of each name, in one pass (reversed: the first one wins); pins
     # are most of a symbol's signature (thousands on the video demo).
     fields = {item[0]: item for item in reversed(node[1:-2]) if type(item) is not str}

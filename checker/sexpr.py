@@ -80,9 +80,12 @@ _XY = r'\(xy [^()"]*+\)'   # one fast loop per point; the words are counted when
 #   7    a text's effects as KiCad writes nearly all of them, (effects (font (size
 #        x y)) [(justify ..)] [(hide ..)]): 8, 9 the size, 10 the justify words,
 #        11 the hide word (see Effects);
-#   12,13 "(" of any other list, with its bare name (13) if it has one;
-#   14   ")";  15 a quoted string body;  16 a bare atom;
-#   17   any other character (a stray quote): always an error.
+#   12   a library symbol's pin as KiCad writes nearly all of them: 13-19 its type,
+#        shape, at x, y, angle, length and hide word, 20 its name and 21-24 the name's
+#        effects, 25 its number and 26-29 the number's effects (see Pin);
+#   30,31 "(" of any other list, with its bare name (31) if it has one;
+#   32   ")";  33 a quoted string body;  34 a bare atom;
+#   35   any other character (a stray quote): always an error.
 # Runs and twigs are most of a board and are split in C; the rest goes
 # through the Python loop. Possessive quantifiers keep hostile input from
 # causing backtracking blow-ups.
@@ -93,10 +96,19 @@ _XY = r'\(xy [^()"]*+\)'   # one fast loop per point; the words are counted when
 # (the pattern is used only when that limit is 64 or more: _effects_token).
 _EFFECTS_WORD_MAX = 64
 _EFFECTS_WORD = r'[^\s()"]{1,64}+'
-_EFFECTS_TOKEN = (r"|(\(effects\s*+\(font\s*+\(size (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + r")\)\s*+\)\s*+"
-                  r"(?:\(justify (" + _EFFECTS_WORD + "(?: " + _EFFECTS_WORD + r"){0,2})\)\s*+)?"
-                  r"(?:\(hide (" + _EFFECTS_WORD + r")\)\s*+)?\))")
-_NO_EFFECTS_TOKEN = r"|(\(effects(?!)()()()())"   # the same groups, never matching
+_EFFECTS = (r"\(effects\s*+\(font\s*+\(size (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + r")\)\s*+\)\s*+"
+            r"(?:\(justify (" + _EFFECTS_WORD + "(?: " + _EFFECTS_WORD + r"){0,2})\)\s*+)?"
+            r"(?:\(hide (" + _EFFECTS_WORD + r")\)\s*+)?\)")     # 4 groups: size x, y, justify, hide
+# A library symbol's pin as KiCad 8+ writes it (half a schematic's lists are in its
+# symbols' pins): (pin TYPE SHAPE (at x y angle) (length l) [(hide ..)] (name "n"
+# EFFECTS) (number "m" EFFECTS)), names of at most 64 characters without escapes.
+_PIN_NAME = r'"([^"\\]{0,64}+)"'
+_PIN = (r"\(pin (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + r")\s*+\(at (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD
+        + ") (" + _EFFECTS_WORD + r")\)\s*+\(length (" + _EFFECTS_WORD + r")\)\s*+(?:\(hide (" + _EFFECTS_WORD
+        + r")\)\s*+)?\(name " + _PIN_NAME + r"\s*+" + _EFFECTS + r"\s*+\)\s*+\(number " + _PIN_NAME + r"\s*+"
+        + _EFFECTS + r"\s*+\)\s*+\)")                   # 17 groups
+_EFFECTS_TOKEN = "|(" + _EFFECTS + ")" + "|(" + _PIN + ")"
+_NO_EFFECTS_TOKEN = r"|(\(effects(?!)" + "()" * 4 + r")|(\(pin(?!)" + "()" * 17 + ")"   # the same groups, never matching
 _OTHER_TOKENS = (
     "|(" + _PLAIN_LEAVES + ")"
     + r"|\((" + _NAME + r")\s*+(" + _PLAIN_LEAVES + r")\)"
@@ -540,6 +552,51 @@ class Effects(Node):
         return f"Effects({self[1]} x {self[2]}, line {self.line})"
 
 
+class Pin(Node):
+    """A library symbol's pin as KiCad 8+ writes it, read as one node: ``("pin", type, shape,
+    x, y, angle, length, hide word or "", name, name's Effects, number, number's Effects,
+    ordinal, source)``. Its lists (at, length, hide, name and number with their effects: the
+    ordinals after its own) are made only when asked for; it then answers every question as
+    the lists it was read from."""
+
+    __slots__ = ()
+
+    def as_node(self) -> Node:
+        kind, shape, x, y, angle, length, hide, name, name_effects, number, number_effects, ordinal, source = self[1:]
+        children: list = [kind, shape, Node(("at", x, y, angle, ordinal + 1, source)),
+                          Node(("length", length, ordinal + 2, source))]
+        if hide:
+            children.append(Node(("hide", hide, ordinal + 3, source)))
+        children.append(Node(("name", name, name_effects, name_effects[-2] - 1, source)))
+        children.append(Node(("number", number, number_effects, number_effects[-2] - 1, source)))
+        return Node(("pin", *children, ordinal, source))
+
+    @property
+    def items(self) -> tuple:
+        return self.as_node().items
+
+    def nodes(self, name: str | None = None) -> Iterator[Node]:
+        return self.as_node().nodes(name)
+
+    def first(self, name: str) -> Node | None:
+        return self.as_node().first(name)
+
+    def atoms(self) -> list[str]:
+        return [self[1], self[2]]
+
+    def atom(self, index: int = 0, default: str | None = None) -> str | None:
+        return self[1 + index] if index in (0, 1) else default
+
+    def value(self, name: str, default: str | None = None) -> str | None:
+        return self.as_node().value(name, default)
+
+    def flag(self, name: str) -> bool | None:
+        return self.as_node().flag(name)
+
+    def __repr__(self) -> str:
+        return f"Pin({self[10]!r} {self[8]!r}, line {self.line})"
+
+
 def to_float(text: str | None) -> float | None:
     if text is None:
         return None
@@ -738,49 +795,75 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
                 fail(MalformedSexpr, "text after the top-level list", offset)
             size_x, size_y, justify, hide = match.group(8, 9, 10, 11)
             parts.append(Effects(("effects", size_x, size_y, justify or "", hide or "", ordinal, source)))
-            # As read list by list: "(" and name, the font twig (8), a leaf's "(", ")" and words.
-            tokens += 10
-            ordinal += 3
-            if justify is not None:
-                tokens += 3 + justify.count(" ") + 1
-                ordinal += 1
+            effects_tokens, effects_lists = _effects_counts(justify, hide)
+            tokens += effects_tokens
+            ordinal += effects_lists
+        elif kind == 12:  # a library pin as KiCad writes it: one node, its lists made when asked for
+            offset = match.start(12)
+            depth = len(stack)
+            if depth >= max_depth - 4:   # as the lists would be refused: the pin's, its name's, effects', font's
+                name_at = text.index("(name", offset)
+                effects_at = text.index("(effects", name_at)   # not "(" alone: the name may hold one
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}",
+                     offset if depth >= max_depth - 1 else name_at if depth >= max_depth - 2
+                     else effects_at if depth >= max_depth - 3 else text.index("(font", effects_at))
+            if not stack and not multiple and lists:
+                fail(MalformedSexpr, "text after the top-level list", offset)
+            (kind_, shape, x, y, angle, length, hide, name, name_x, name_y, name_justify, name_hide,
+             number, number_x, number_y, number_justify, number_hide) = match.group(*range(13, 30))
+            # As read list by list: the pin's "(" and name, two atoms, the (at)(length)[(hide)] run,
+            # then for name and number "(", name, the string and the effects.
+            tokens += 20
+            at_name = ordinal + 3
             if hide is not None:
                 tokens += 4
-                ordinal += 1
-        elif kind <= 13:  # "(" opening any other list, optionally named
-            offset = match.start(12)
+                at_name += 1
+            name_effects = Effects(("effects", name_x, name_y, name_justify or "", name_hide or "", at_name + 1,
+                                    source))
+            effects_tokens, effects_lists = _effects_counts(name_justify, name_hide)
+            tokens += effects_tokens
+            at_number = at_name + 1 + effects_lists
+            number_effects = Effects(("effects", number_x, number_y, number_justify or "", number_hide or "",
+                                      at_number + 1, source))
+            effects_tokens, effects_lists = _effects_counts(number_justify, number_hide)
+            tokens += effects_tokens
+            parts.append(Pin(("pin", kind_, shape, x, y, angle, length, hide or "", name, name_effects, number,
+                              number_effects, ordinal, source)))
+            ordinal = at_number + 1 + effects_lists
+        elif kind <= 31:  # "(" opening any other list, optionally named
+            offset = match.start(30)
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
             if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            name = match.group(13)
+            name = match.group(31)
             if name is not None and len(name) > max_atom:
-                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(13))
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(31))
             stack.append((parts, ordinal))
             parts = [name]
             ordinal += 1
             tokens += 2
-        elif kind == 14:
+        elif kind == 32:
             if not stack:
-                fail(MalformedSexpr, "unbalanced ')'", match.start(14))
+                fail(MalformedSexpr, "unbalanced ')'", match.start(32))
             closed = parts
             parts, own_ordinal = stack.pop()
             closed.append(own_ordinal)
             closed.append(source)
             parts.append(Node(closed))
             continue
-        elif kind <= 16:
+        elif kind <= 34:
             atom = match.group(kind)
             if not stack:
                 fail(MalformedSexpr, "atom outside any list", match.start(kind))
             if len(atom) > max_atom:
                 fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(kind))
-            if kind == 15 and "\\" in atom:
+            if kind == 33 and "\\" in atom:
                 atom = _unescape(atom)
             parts.append(atom)
             tokens += 1
-        else:  # kind 17: a character no token accepts, e.g. an unterminated quote
-            offset = match.start(17)
+        else:  # kind 35: a character no token accepts, e.g. an unterminated quote
+            offset = match.start(35)
             what = "unterminated string" if text[offset] == '"' else "unexpected character"
             fail(MalformedSexpr, what, offset)
         if tokens > max_tokens:
@@ -816,6 +899,20 @@ def _plain_points(run: str, count: int) -> np.ndarray | None:
     if not np.isnan(points[:, 0]).all() or not np.isfinite(points[:, 1:]).all():
         return None
     return np.ascontiguousarray(points[:, 1:])
+
+
+def _effects_counts(justify: str | None, hide: str | None) -> tuple[int, int]:
+    """Tokens and lists of an Effects as read list by list: "(" and name (2), the font twig
+    holding size (8), each leaf's "(", ")" and words; effects, font and size, then justify and
+    hide when present."""
+    tokens, lists = 10, 3
+    if justify is not None:
+        tokens += 4 + justify.count(" ")
+        lists += 1
+    if hide is not None:
+        tokens += 4
+        lists += 1
+    return tokens, lists
 
 
 def _points_array(words: list[str], count: int) -> np.ndarray | None:

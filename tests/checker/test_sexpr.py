@@ -375,3 +375,42 @@ def test_compact_effects_are_counted_and_bounded_like_their_lists():
             assert refused.value.column == column
         with pytest.raises(MalformedSexpr):
             sexpr.parse("(label) " + text[7:-1], limits=limits)
+
+
+_PIN = ('(symbol "R_1_1" (pin passive line (at 0 3.81 270) (length 1.27) (hide yes) (name "VCC(3V)" (effects '
+        '(font (size 1.27 1.27)))) (number "1" (effects (font (size 1.27 1.27)) (justify left) (hide yes)))))')
+
+
+def test_compact_pins_answer_as_the_lists_they_were_read_from(monkeypatch):
+    # A library symbol's pin as KiCad writes it is one Pin node; walked, the file gives the same
+    # lists, atoms, ordinals and positions as read list by list.
+    text = (KICAD / "v6/flat_hierarchy/flat_hierarchy.kicad_sch").read_text() + _PIN
+    compact = sexpr.parse(text, multiple=True)
+    monkeypatch.setitem(sexpr._TOKENS, (False, True), sexpr._TOKENS[False, False])   # list by list
+    plain = sexpr.parse(text, multiple=True)
+    assert any(isinstance(n, sexpr.Pin) for n in sexpr.walk(compact))
+
+    def listed(root):
+        return [(n.name, n.atoms(), n.line, n.column) for n in sexpr.walk(root)]
+    assert listed(compact) == listed(plain)
+
+
+def test_compact_pins_are_counted_and_bounded_like_their_lists(monkeypatch):
+    assert isinstance(sexpr.parse(_PIN).first("pin"), sexpr.Pin)
+    # symbol 2 + string 1; pin 2, 2 atoms, run 14 (at 6, length 4, hide 4); name 3 + effects 10;
+    # number 3 + effects 18 (10, justify 4, hide 4): 55.
+    for compact in (True, False):
+        if not compact:
+            monkeypatch.setitem(sexpr._TOKENS, (False, True), sexpr._TOKENS[False, False])
+        assert isinstance(sexpr.parse(_PIN).first("pin"), sexpr.Pin) == compact
+        sexpr.parse(_PIN, limits=Limits(max_tokens=55))
+        with pytest.raises(TooManyTokens):
+            sexpr.parse(_PIN, limits=Limits(max_tokens=54))
+        columns = []
+        for depth in (2, 3, 4, 5):    # refused at the pin, its name, the name's effects, their font
+            with pytest.raises(NestingTooDeep) as refused:
+                sexpr.parse(_PIN, limits=Limits(max_depth=depth))
+            columns.append(refused.value.column)
+        assert columns == [_PIN.index("(pin") + 1, _PIN.index("(name") + 1, _PIN.index("(effects") + 1,
+                           _PIN.index("(font") + 1]
+        sexpr.parse(_PIN, limits=Limits(max_depth=6))
