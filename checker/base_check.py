@@ -75,6 +75,7 @@ class BaseCheck:
         # A change to board-side files alone leaves the schematic and its ERC as they were.
         self._schematic_unchanged = (not self.unchanged and self._options.path.exists()
                                      and _same_files(_schematic_side(head), _schematic_side(base)))
+        self._compared = set(_schematic_side(head) or ()) if self._schematic_unchanged else set()
 
     def start(self, models) -> None:
         """Fork the base's check, now that the head's models are read (the fork reuses
@@ -129,7 +130,7 @@ class BaseCheck:
             return {}
         base_root = self._options.root
         for schematic in schematics:
-            for name in schematic.files:
+            for name in set(schematic.files) - self._compared:   # a sheet outside the project's folder
                 try:
                     if (self._root / name).read_bytes() != (base_root / name).read_bytes():
                         return {}
@@ -229,7 +230,9 @@ def _split(text: str) -> tuple[str, list[int], str] | None:
             starts.append(at + 1)
             at = text.find(opening, at + len(opening))
     starts.sort()
-    end = len(text.rstrip()) - 1
+    end = len(text) - 1
+    while end > 0 and text[end] in " \t\r\n":
+        end -= 1
     if not starts or text[end] != ")" or starts[-1] >= end:
         return None
     starts.append(end)

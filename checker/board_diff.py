@@ -50,13 +50,18 @@ def _zone_key(zone) -> tuple:
 
 
 def _match_by_key(base_items, head_items, key) -> tuple[list[int], list]:
-    """(indices of head items the base lacks, base items the head lacks): a multiset difference."""
+    """(indices of head items the base lacks, base items the head lacks): a multiset difference.
+    An item both boards share (checker/base_check.py builds the base's board from the
+    head's items where their files agree) has its key made once."""
     waiting: dict[tuple, list] = defaultdict(list)
+    keys: dict[int, tuple] = {}
     for item in base_items:
-        waiting[key(item)].append(item)
+        keys[id(item)] = made = key(item)
+        waiting[made].append(item)
     added = []
     for index, item in enumerate(head_items):
-        same = waiting.get(key(item))
+        made = keys.get(id(item))   # the base's items are alive here: an id is not reused
+        same = waiting.get(made if made is not None else key(item))
         if same:
             same.pop()
         else:
