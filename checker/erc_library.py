@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import HostileInputError
-from .sexpr import Effects, Node, Pin
+from .sexpr import Effects, Node, Pin, Property
 
 UNITS_PER_MM = 10000
 DEFAULT_PIN_NAME_OFFSET = 5080          # 20 mil, KiCad's default when a symbol gives none
@@ -219,8 +219,11 @@ def _field(node: Node) -> tuple[str, tuple]:
     else:
         hidden = bool(effects is not None and (effects.flag("hide") or (
             effects.first("hide") is not None and effects.first("hide").atom(0) != "no")))
-    hide = node.first("hide")
-    hidden = hidden or (hide is not None and hide.atom(0) != "no")
+    if type(node) is Property:        # read as one node: its (hide word) by place, "" without one
+        hidden = hidden or node[6] not in ("", "no")
+    else:
+        hide = node.first("hide")
+        hidden = hidden or (hide is not None and hide.atom(0) != "no")
     return name, (node.atom(1) or "", hidden)
 
 

@@ -83,9 +83,11 @@ _XY = r'\(xy [^()"]*+\)'   # one fast loop per point; the words are counted when
 #   12   a library symbol's pin as KiCad writes nearly all of them: 13-19 its type,
 #        shape, at x, y, angle, length and hide word, 20 its name and 21-24 the name's
 #        effects, 25 its number and 26-29 the number's effects (see Pin);
-#   30,31 "(" of any other list, with its bare name (31) if it has one;
-#   32   ")";  33 a quoted string body;  34 a bare atom;
-#   35   any other character (a stray quote): always an error.
+#   30   a symbol's field as KiCad writes nearly all of them: 31, 32 key and value,
+#        33-35 at x, y, angle, 36 the hide word, 37-40 its effects (see Property);
+#   41,42 "(" of any other list, with its bare name (42) if it has one;
+#   43   ")";  44 a quoted string body;  45 a bare atom;
+#   46   any other character (a stray quote): always an error.
 # Runs and twigs are most of a board and are split in C; the rest goes
 # through the Python loop. Possessive quantifiers keep hostile input from
 # causing backtracking blow-ups.
@@ -107,8 +109,13 @@ _PIN = (r"\(pin (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + r")\s*+\(at (" + _E
         + ") (" + _EFFECTS_WORD + r")\)\s*+\(length (" + _EFFECTS_WORD + r")\)\s*+(?:\(hide (" + _EFFECTS_WORD
         + r")\)\s*+)?\(name " + _PIN_NAME + r"\s*+" + _EFFECTS + r"\s*+\)\s*+\(number " + _PIN_NAME + r"\s*+"
         + _EFFECTS + r"\s*+\)\s*+\)")                   # 17 groups
-_EFFECTS_TOKEN = "|(" + _EFFECTS + ")" + "|(" + _PIN + ")"
-_NO_EFFECTS_TOKEN = r"|(\(effects(?!)" + "()" * 4 + r")|(\(pin(?!)" + "()" * 17 + ")"   # the same groups, never matching
+# A symbol's field as KiCad 7+ writes it (a third of a schematic's lists): (property
+# "key" "value" (at x y angle) [(hide ..)] EFFECTS), strings without escapes.
+_PROPERTY = (r'\(property "([^"\\]*+)" "([^"\\]*+)"\s*+\(at (' + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + ") ("
+             + _EFFECTS_WORD + r")\)\s*+(?:\(hide (" + _EFFECTS_WORD + r")\)\s*+)?" + _EFFECTS + r"\s*+\)")   # 10 groups
+_EFFECTS_TOKEN = "|(" + _EFFECTS + ")" + "|(" + _PIN + ")" + "|(" + _PROPERTY + ")"
+_NO_EFFECTS_TOKEN = (r"|(\(effects(?!)" + "()" * 4 + r")|(\(pin(?!)" + "()" * 17 + r")|(\(property(?!)" + "()" * 10
+                     + ")")   # the same groups, never matching
 _OTHER_TOKENS = (
     "|(" + _PLAIN_LEAVES + ")"
     + r"|\((" + _NAME + r")\s*+(" + _PLAIN_LEAVES + r")\)"
@@ -597,6 +604,48 @@ class Pin(Node):
         return f"Pin({self[10]!r} {self[8]!r}, line {self.line})"
 
 
+class Property(Node):
+    """A symbol's field as KiCad 7+ writes it, read as one node: ``("property", key, value,
+    x, y, angle, hide word or "", Effects, ordinal, source)``. Its key and value are its atoms
+    and its effects its Effects; its other lists (at, hide) are made only when asked for."""
+
+    __slots__ = ()
+
+    def as_node(self) -> Node:
+        key, value, x, y, angle, hide, effects, ordinal, source = self[1:]
+        children: list = [key, value, Node(("at", x, y, angle, ordinal + 1, source))]
+        if hide:
+            children.append(Node(("hide", hide, ordinal + 2, source)))
+        return Node(("property", *children, effects, ordinal, source))
+
+    @property
+    def items(self) -> tuple:
+        return self.as_node().items
+
+    def nodes(self, name: str | None = None) -> Iterator[Node]:
+        return self.as_node().nodes(name)
+
+    def first(self, name: str) -> Node | None:
+        if name == "effects":
+            return self[7]
+        return self.as_node().first(name)
+
+    def atoms(self) -> list[str]:
+        return [self[1], self[2]]
+
+    def atom(self, index: int = 0, default: str | None = None) -> str | None:
+        return self[1 + index] if index in (0, 1) else default
+
+    def value(self, name: str, default: str | None = None) -> str | None:
+        return self.as_node().value(name, default)
+
+    def flag(self, name: str) -> bool | None:
+        return self.as_node().flag(name)
+
+    def __repr__(self) -> str:
+        return f"Property({self[1]!r}, {self[2]!r}, line {self.line})"
+
+
 def to_float(text: str | None) -> float | None:
     if text is None:
         return None
@@ -830,40 +879,67 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
             parts.append(Pin(("pin", kind_, shape, x, y, angle, length, hide or "", name, name_effects, number,
                               number_effects, ordinal, source)))
             ordinal = at_number + 1 + effects_lists
-        elif kind <= 31:  # "(" opening any other list, optionally named
+        elif kind == 30:  # a field as KiCad writes it: one node, its lists made when asked for
             offset = match.start(30)
+            depth = len(stack)
+            if depth >= max_depth - 1:
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
+            if not stack and not multiple and lists:
+                fail(MalformedSexpr, "text after the top-level list", offset)
+            key, value, x, y, angle, hide, size_x, size_y, justify, effects_hide = match.group(*range(31, 41))
+            if len(key) > max_atom:       # as the strings would be refused, then the effects' lists
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(31))
+            if len(value) > max_atom:
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(32))
+            if depth >= max_depth - 3:
+                effects_at = text.index("(effects", match.end(35))
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}",
+                     effects_at if depth >= max_depth - 2 else text.index("(font", effects_at))
+            # As read list by list: "(" and name, two strings, the (at)[(hide)] run, the effects.
+            tokens += 10
+            at_effects = ordinal + 2
+            if hide is not None:
+                tokens += 4
+                at_effects += 1
+            effects_tokens, effects_lists = _effects_counts(justify, effects_hide)
+            tokens += effects_tokens
+            parts.append(Property(("property", key, value, x, y, angle, hide or "", Effects((
+                "effects", size_x, size_y, justify or "", effects_hide or "", at_effects, source)), ordinal, source)))
+            ordinal = at_effects + effects_lists
+        elif kind <= 42:  # "(" opening any other list, optionally named
+            offset = match.start(41)
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
             if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            name = match.group(31)
+            name = match.group(42)
             if name is not None and len(name) > max_atom:
-                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(31))
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(42))
             stack.append((parts, ordinal))
             parts = [name]
             ordinal += 1
             tokens += 2
-        elif kind == 32:
+        elif kind == 43:
             if not stack:
-                fail(MalformedSexpr, "unbalanced ')'", match.start(32))
+                fail(MalformedSexpr, "unbalanced ')'", match.start(43))
             closed = parts
             parts, own_ordinal = stack.pop()
             closed.append(own_ordinal)
             closed.append(source)
             parts.append(Node(closed))
             continue
-        elif kind <= 34:
+        elif kind <= 45:
             atom = match.group(kind)
             if not stack:
                 fail(MalformedSexpr, "atom outside any list", match.start(kind))
             if len(atom) > max_atom:
                 fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(kind))
-            if kind == 33 and "\\" in atom:
+            if kind == 44 and "\\" in atom:
                 atom = _unescape(atom)
             parts.append(atom)
             tokens += 1
-        else:  # kind 35: a character no token accepts, e.g. an unterminated quote
-            offset = match.start(35)
+        else:  # kind 46: a character no token accepts, e.g. an unterminated quote
+            offset = match.start(46)
             what = "unterminated string" if text[offset] == '"' else "unexpected character"
             fail(MalformedSexpr, what, offset)
         if tokens > max_tokens:

@@ -414,3 +414,31 @@ def test_compact_pins_are_counted_and_bounded_like_their_lists(monkeypatch):
         assert columns == [_PIN.index("(pin") + 1, _PIN.index("(name") + 1, _PIN.index("(effects") + 1,
                            _PIN.index("(font") + 1]
         sexpr.parse(_PIN, limits=Limits(max_depth=6))
+
+
+_PROPERTY = '(symbol (property "Reference" "U(1)" (at 1 2 0) (hide yes) (effects (font (size 1.27 1.27)) (justify left))))'
+
+
+def test_compact_properties_are_counted_and_bounded_like_their_lists(monkeypatch):
+    # symbol 2; property 2, two strings 2, run 10 (at 6, hide 4); effects 14 (10, justify 4): 30.
+    for compact in (True, False):
+        if not compact:
+            monkeypatch.setitem(sexpr._TOKENS, (False, True), sexpr._TOKENS[False, False])
+        field = sexpr.parse(_PROPERTY).first("property")
+        assert isinstance(field, sexpr.Property) == compact
+        assert field.atoms() == ["Reference", "U(1)"] and field.value("hide") == "yes"
+        assert field.first("effects").first("justify").atoms() == ["left"]
+        sexpr.parse(_PROPERTY, limits=Limits(max_tokens=30))
+        with pytest.raises(TooManyTokens):
+            sexpr.parse(_PROPERTY, limits=Limits(max_tokens=29))
+        columns = []
+        for depth in (2, 3, 4):    # refused at the field, its effects, their font
+            with pytest.raises(NestingTooDeep) as refused:
+                sexpr.parse(_PROPERTY, limits=Limits(max_depth=depth))
+            columns.append(refused.value.column)
+        assert columns == [_PROPERTY.index("(property") + 1, _PROPERTY.index("(effects") + 1,
+                           _PROPERTY.index("(font") + 1]
+        sexpr.parse(_PROPERTY, limits=Limits(max_depth=5))
+        with pytest.raises(AtomTooLong) as refused:   # the value, as its string would be
+            sexpr.parse(_PROPERTY.replace("U(1)", "U" * 70), limits=Limits(max_atom_chars=64))
+        assert refused.value.column == _PROPERTY.index("U(1)") + 1
