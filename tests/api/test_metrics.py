@@ -6,6 +6,7 @@ each counts in memory and publishes when a scrape in any of them asks."""
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 import uuid
@@ -168,3 +169,22 @@ def test_counts_of_many_threads_add_up_while_they_are_published():
     # Each took 20 ms or a little more: all in the (0.01, 0.025] bucket, when the machine keeps up.
     assert values[("boardready_http_request_duration_seconds_bucket", (("le", "0.01"),) + histogram)] == 0
     assert values[("boardready_http_request_duration_seconds_sum", histogram)] >= 0.02 * threads * per_thread
+
+
+def test_a_scrape_waits_at_most_half_a_second_for_a_process_that_does_not_answer(tmp_path, monkeypatch):
+    """A process that is stopped (its socket bound, nobody reading) or gone
+    (its socket file left behind) costs a scrape PUBLISH_WAIT_SECONDS at most."""
+    monkeypatch.setenv(telemetry.MULTIPROCESS_DIR, str(tmp_path))
+    stopped = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    stopped.bind(str(tmp_path / "publish_999998.sock"))
+    gone = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    gone.bind(str(tmp_path / "publish_999999.sock"))
+    gone.close()   # the file stays, nobody is bound to it
+    try:
+        started = time.monotonic()
+        telemetry.publish_everywhere()
+        waited = time.monotonic() - started
+    finally:
+        stopped.close()
+    assert telemetry.PUBLISH_WAIT_SECONDS <= waited < telemetry.PUBLISH_WAIT_SECONDS + 0.4
+    assert not [path for path in tmp_path.iterdir() if path.name.startswith("scrape_")]   # its reply socket removed
