@@ -34,7 +34,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .erc_library import file_version, symbol_signature
-from .sexpr import Location, Node, Pin, Points
+from .sexpr import Location, Node, Pin, Points, Wire
 
 UNITS_PER_MM = 10_000
 
@@ -199,6 +199,8 @@ def _is_number(text: str | None) -> bool:
 
 
 def _points(node: Node) -> list[tuple[int, int]]:
+    if type(node) is Wire:      # read as one node: its two points by place
+        return [(_iu(node[1]), _iu(node[2])), (_iu(node[3]), _iu(node[4]))]
     pts = node.first("pts")
     if pts is None:
         return []

@@ -85,9 +85,12 @@ _XY = r'\(xy [^()"]*+\)'   # one fast loop per point; the words are counted when
 #        effects, 25 its number and 26-29 the number's effects (see Pin);
 #   30   a symbol's field as KiCad writes nearly all of them: 31, 32 key and value,
 #        33-35 at x, y, angle, 36 the hide word, 37-40 its effects (see Property);
-#   41,42 "(" of any other list, with its bare name (42) if it has one;
-#   43   ")";  44 a quoted string body;  45 a bare atom;
-#   46   any other character (a stray quote): always an error.
+#   41   a wire or bus as KiCad writes them: 42 wire or bus, 43-46 its two points,
+#        47, 48 the stroke's width and type, 49 its uuid (see Wire);
+#   50   a placed symbol's pin: 51 its number, 52 its uuid (see PinRef);
+#   53,54 "(" of any other list, with its bare name (54) if it has one;
+#   55   ")";  56 a quoted string body;  57 a bare atom;
+#   58   any other character (a stray quote): always an error.
 # Runs and twigs are most of a board and are split in C; the rest goes
 # through the Python loop. Possessive quantifiers keep hostile input from
 # causing backtracking blow-ups.
@@ -113,9 +116,17 @@ _PIN = (r"\(pin (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + r")\s*+\(at (" + _E
 # "key" "value" (at x y angle) [(hide ..)] EFFECTS), strings without escapes.
 _PROPERTY = (r'\(property "([^"\\]*+)" "([^"\\]*+)"\s*+\(at (' + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + ") ("
              + _EFFECTS_WORD + r")\)\s*+(?:\(hide (" + _EFFECTS_WORD + r")\)\s*+)?" + _EFFECTS + r"\s*+\)")   # 10 groups
-_EFFECTS_TOKEN = "|(" + _EFFECTS + ")" + "|(" + _PIN + ")" + "|(" + _PROPERTY + ")"
+# A wire or bus as KiCad 7+ writes it: (wire (pts (xy ..) (xy ..)) (stroke (width ..) (type
+# ..)) (uuid "..")); a placed symbol's pin: (pin "number" (uuid "..")).
+_QUOTED_WORD = r'"([^\s()"\\]{1,64}+)"'      # as a plain leaf's quoted word, at most 64 characters
+_WIRE = (r"\((wire|bus)\s*+\(pts\s*+\(xy (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + r")\)\s*+\(xy ("
+         + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + r")\)\s*+\)\s*+\(stroke\s*+\(width (" + _EFFECTS_WORD
+         + r")\)\s*+\(type (" + _EFFECTS_WORD + r")\)\s*+\)\s*+\(uuid " + _QUOTED_WORD + r"\)\s*+\)")   # 8 groups
+_PIN_REF = r"\(pin " + _PIN_NAME + r"\s*+\(uuid " + _QUOTED_WORD + r"\)\s*+\)"                        # 2 groups
+_EFFECTS_TOKEN = ("|(" + _EFFECTS + ")" + "|(" + _PIN + ")" + "|(" + _PROPERTY + ")" + "|(" + _WIRE + ")"
+                  + "|(" + _PIN_REF + ")")
 _NO_EFFECTS_TOKEN = (r"|(\(effects(?!)" + "()" * 4 + r")|(\(pin(?!)" + "()" * 17 + r")|(\(property(?!)" + "()" * 10
-                     + ")")   # the same groups, never matching
+                     + r")|(\(wire(?!)" + "()" * 8 + r")|(\(pin(?!)" + "()" * 2 + ")")   # the same groups, never matching
 _OTHER_TOKENS = (
     "|(" + _PLAIN_LEAVES + ")"
     + r"|\((" + _NAME + r")\s*+(" + _PLAIN_LEAVES + r")\)"
@@ -646,6 +657,86 @@ class Property(Node):
         return f"Property({self[1]!r}, {self[2]!r}, line {self.line})"
 
 
+class Wire(Node):
+    """A wire or bus as KiCad 7+ writes it, read as one node: ``(name, x1, y1, x2, y2, width,
+    type, uuid, ordinal, source)``. Its lists (pts and its two xy, stroke, width, type, uuid:
+    the ordinals after its own) are made only when asked for."""
+
+    __slots__ = ()
+
+    def as_node(self) -> Node:
+        name, x1, y1, x2, y2, width, kind, uuid, ordinal, source = self
+        return Node((name, Node(("pts", Node(("xy", x1, y1, ordinal + 2, source)),
+                                 Node(("xy", x2, y2, ordinal + 3, source)), ordinal + 1, source)),
+                     Node(("stroke", Node(("width", width, ordinal + 5, source)), Node(("type", kind, ordinal + 6, source)),
+                           ordinal + 4, source)), Node(("uuid", uuid, ordinal + 7, source)), ordinal, source))
+
+    @property
+    def items(self) -> tuple:
+        return self.as_node().items
+
+    def nodes(self, name: str | None = None) -> Iterator[Node]:
+        return self.as_node().nodes(name)
+
+    def first(self, name: str) -> Node | None:
+        return self.as_node().first(name)
+
+    def atoms(self) -> list[str]:
+        return []
+
+    def atom(self, index: int = 0, default: str | None = None) -> str | None:
+        return default
+
+    def value(self, name: str, default: str | None = None) -> str | None:
+        if name == "uuid":
+            return self[7]
+        return self.as_node().value(name, default)
+
+    def flag(self, name: str) -> bool | None:
+        return self.as_node().flag(name)
+
+    def __repr__(self) -> str:
+        return f"Wire({self[0]}, line {self.line})"
+
+
+class PinRef(Node):
+    """A placed symbol's pin, ``(pin "number" (uuid ".."))``, read as one node: ``("pin",
+    number, uuid, ordinal, source)``; its uuid list is made only when asked for."""
+
+    __slots__ = ()
+
+    def as_node(self) -> Node:
+        _, number, uuid, ordinal, source = self
+        return Node(("pin", number, Node(("uuid", uuid, ordinal + 1, source)), ordinal, source))
+
+    @property
+    def items(self) -> tuple:
+        return self.as_node().items
+
+    def nodes(self, name: str | None = None) -> Iterator[Node]:
+        return self.as_node().nodes(name)
+
+    def first(self, name: str) -> Node | None:
+        return self.as_node().first(name)
+
+    def atoms(self) -> list[str]:
+        return [self[1]]
+
+    def atom(self, index: int = 0, default: str | None = None) -> str | None:
+        return self[1] if index == 0 else default
+
+    def value(self, name: str, default: str | None = None) -> str | None:
+        if name == "uuid":
+            return self[2]
+        return self.as_node().value(name, default)
+
+    def flag(self, name: str) -> bool | None:
+        return self.as_node().flag(name)
+
+    def __repr__(self) -> str:
+        return f"PinRef({self[1]!r}, line {self.line})"
+
+
 def to_float(text: str | None) -> float | None:
     if text is None:
         return None
@@ -906,40 +997,58 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
             parts.append(Property(("property", key, value, x, y, angle, hide or "", Effects((
                 "effects", size_x, size_y, justify or "", effects_hide or "", at_effects, source)), ordinal, source)))
             ordinal = at_effects + effects_lists
-        elif kind <= 42:  # "(" opening any other list, optionally named
-            offset = match.start(41)
+        elif kind == 41:  # a wire or bus as KiCad writes it: one node, its lists made when asked for
+            if len(stack) >= max_depth - 2:   # as the lists would be refused: the wire's, else its points'
+                offset = match.start(41)
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}",
+                     offset if len(stack) >= max_depth - 1 else text.index("(", offset + 1))
+            if not stack and not multiple and lists:
+                fail(MalformedSexpr, "text after the top-level list", match.start(41))
+            parts.append(Wire((*match.group(*range(42, 50)), ordinal, source)))
+            tokens += 30    # as read list by list: 2, the pts twig 13, the stroke twig 11, the uuid leaf 4
+            ordinal += 8
+        elif kind == 50:  # a placed symbol's pin: one node, its uuid list made when asked for
+            if len(stack) >= max_depth - 1:
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}", match.start(50))
+            if not stack and not multiple and lists:
+                fail(MalformedSexpr, "text after the top-level list", match.start(50))
+            parts.append(PinRef(("pin", *match.group(51, 52), ordinal, source)))
+            tokens += 7     # as read list by list: "(" and name 2, the string 1, the uuid leaf 4
+            ordinal += 2
+        elif kind <= 54:  # "(" opening any other list, optionally named
+            offset = match.start(53)
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
             if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            name = match.group(42)
+            name = match.group(54)
             if name is not None and len(name) > max_atom:
-                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(42))
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(54))
             stack.append((parts, ordinal))
             parts = [name]
             ordinal += 1
             tokens += 2
-        elif kind == 43:
+        elif kind == 55:
             if not stack:
-                fail(MalformedSexpr, "unbalanced ')'", match.start(43))
+                fail(MalformedSexpr, "unbalanced ')'", match.start(55))
             closed = parts
             parts, own_ordinal = stack.pop()
             closed.append(own_ordinal)
             closed.append(source)
             parts.append(Node(closed))
             continue
-        elif kind <= 45:
+        elif kind <= 57:
             atom = match.group(kind)
             if not stack:
                 fail(MalformedSexpr, "atom outside any list", match.start(kind))
             if len(atom) > max_atom:
                 fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(kind))
-            if kind == 44 and "\\" in atom:
+            if kind == 56 and "\\" in atom:
                 atom = _unescape(atom)
             parts.append(atom)
             tokens += 1
-        else:  # kind 46: a character no token accepts, e.g. an unterminated quote
-            offset = match.start(46)
+        else:  # kind 58: a character no token accepts, e.g. an unterminated quote
+            offset = match.start(58)
             what = "unterminated string" if text[offset] == '"' else "unexpected character"
             fail(MalformedSexpr, what, offset)
         if tokens > max_tokens:

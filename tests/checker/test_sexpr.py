@@ -442,3 +442,29 @@ def test_compact_properties_are_counted_and_bounded_like_their_lists(monkeypatch
         with pytest.raises(AtomTooLong) as refused:   # the value, as its string would be
             sexpr.parse(_PROPERTY.replace("U(1)", "U" * 70), limits=Limits(max_atom_chars=64))
         assert refused.value.column == _PROPERTY.index("U(1)") + 1
+
+
+_WIRES = ('(kicad_sch (wire (pts (xy 1 2) (xy 3 4)) (stroke (width 0) (type default)) (uuid "ab-c")) '
+          '(symbol (pin "1" (uuid "d-e"))))')
+
+
+def test_compact_wires_and_placed_pins_are_counted_and_bounded_like_their_lists(monkeypatch):
+    # kicad_sch 2; wire 2, pts twig 13, stroke twig 11, uuid 4; symbol 2, pin 2, "1" 1, uuid 4: 41.
+    for compact in (True, False):
+        if not compact:
+            monkeypatch.setitem(sexpr._TOKENS, (False, True), sexpr._TOKENS[False, False])
+        root = sexpr.parse(_WIRES)
+        wire, pin = root.first("wire"), root.first("symbol").first("pin")
+        assert isinstance(wire, sexpr.Wire) == compact and isinstance(pin, sexpr.PinRef) == compact
+        assert wire.value("uuid") == "ab-c" and [xy.atoms() for xy in wire.first("pts").nodes()] == [["1", "2"], ["3", "4"]]
+        assert pin.atom(0) == "1" and pin.value("uuid") == "d-e" and pin.atom(1) is None
+        assert [(n.name, n.line, n.column) for n in sexpr.walk(root)][-1] == ("uuid", 1, _WIRES.index('(uuid "d') + 1)
+        sexpr.parse(_WIRES, limits=Limits(max_tokens=41))
+        with pytest.raises(TooManyTokens):
+            sexpr.parse(_WIRES, limits=Limits(max_tokens=40))
+        columns = []
+        for depth in (2, 3):    # refused at the wire, then at its points
+            with pytest.raises(NestingTooDeep) as refused:
+                sexpr.parse(_WIRES, limits=Limits(max_depth=depth))
+            columns.append(refused.value.column)
+        assert columns == [_WIRES.index("(wire") + 1, _WIRES.index("(pts") + 1]
