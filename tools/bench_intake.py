@@ -10,6 +10,10 @@ With --against PATH (a checkout of another release, e.g. `git worktree add
 from PATH with this .venv) right after this tree's, so both ratios come from
 the same minutes of the same machine.
 
+With --drain, what a job costs: the API alone stores N deliveries, then the
+worker process alone makes and runs their jobs (jobs/s, and CPU per job of
+the worker, its database sessions and all of PostgreSQL).
+
 Signs and posts N unique plus M duplicate deliveries at concurrency C (asyncio
 httpx client) and checks afterwards that every unique delivery was stored
 once with exactly one job, and no job twice. Without --url it starts its own
@@ -212,7 +216,7 @@ def deliveries_for(args, run: str) -> tuple[list, list]:
     return uniques, requests
 
 
-def run_round(target: str, args, database_url: str, secret: str, data_dir: str) -> Round:
+def run_round(target: str, args, database_url: str, secret: str, data_dir: str, run: str | None = None) -> Round:
     """Start the target on a free port with the service's server settings, send, audit, stop."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -226,7 +230,7 @@ def run_round(target: str, args, database_url: str, secret: str, data_dir: str) 
     server = Service(config, database_url, with_workers=not (floor or args.no_workers), extra_env=env,
                      log_path=os.path.join(data_dir, f"{target}.log"),
                      wsgi_app="tools.intake_floor:application" if floor else SERVICE_WSGI_APP).start()
-    run = uuid.uuid4().hex[:8]
+    run = run or uuid.uuid4().hex[:8]
     _, requests = deliveries_for(args, run)
     load = os.getloadavg()[0]
     try:
@@ -270,6 +274,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--against", metavar="PATH",
                         help="with --baseline: a checkout of another release; each round also runs its own "
                              "bench-intake --baseline for one round, and both ratios are printed")
+    parser.add_argument("--drain", action="store_true",
+                        help="what a job costs: the API alone stores --unique deliveries, then the workers alone "
+                             "make and run their jobs; prints jobs/s and the CPU per job of the worker process, "
+                             "its database sessions and all of PostgreSQL")
     parser.add_argument("--database-cpu", action="store_true",
                         help="measure only PostgreSQL's CPU per stored delivery, service against floor "
                              "(tools/intake_db_cost.py), on a fresh embedded database")
@@ -292,6 +300,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.database_cpu:
         _, _, body = build_deliveries(1, "dbcost")[0]
         return intake_db_cost.report(intake_db_cost.measure(database_url, body))
+    if args.drain:
+        return measure_drain(args, database_url, secret, data_dir)
     config = config_module.load(os.environ)
     print(f"server: {config.web_concurrency} processes x {config.web_threads} threads (bin/serve defaults), "
           f"embedded PostgreSQL in {data_dir}; service workers {'off' if args.no_workers else 'on'}")
@@ -335,6 +345,58 @@ def main(argv: list[str] | None = None) -> None:
     if failed:
         raise SystemExit(f"FAILED: {len(failed)} round(s) did not store every delivery exactly once "
                          "or answered other statuses than 202 and 200")
+
+
+def measure_drain(args, database_url: str, secret: str, data_dir: str) -> None:
+    """The worker process alone makes and runs the jobs of deliveries the API
+    stored before it started. Measured from its first completed job to its
+    last (its start-up left out): jobs per second, and CPU per job of the
+    worker process, of its database sessions and of all of PostgreSQL."""
+    # No warm-up: its deliveries would be jobs too, run before the measured ones.
+    stored_args = argparse.Namespace(**{**vars(args), "duplicates": 0, "no_workers": True, "warmup": 0})
+    run = uuid.uuid4().hex[:8]
+    stored = run_round("service", stored_args, database_url, secret, data_dir, run=run)
+    print(stored.line(), flush=True)
+    pattern = f"host:bench-{run}-%"
+    load = os.getloadavg()[0]
+    worker = subprocess.Popen([sys.executable, "-m", "workers"], stderr=subprocess.DEVNULL,
+                              env={**os.environ, "SERVICE_DATABASE_URL": database_url})
+    try:
+        with psycopg.connect(database_url, autocommit=True, row_factory=dict_row) as conn:
+            meter = JobMeter(worker.pid, database_url)
+
+            def pending() -> int:
+                return queries.fetch_one(conn, "bench_intake_pending_jobs", key_pattern=pattern)["pending"]
+            deadline = time.monotonic() + 600
+            while (first := pending()) == args.unique and time.monotonic() < deadline:
+                time.sleep(0.02)
+            started, at_first = time.monotonic(), meter.read()
+            while (left := pending()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            elapsed, at_last = time.monotonic() - started, meter.read()
+    finally:
+        worker.terminate()
+        worker.wait()
+    jobs = first - left
+    if left or not jobs:
+        raise SystemExit(f"FAILED: {left} of {args.unique} jobs not completed within 600 s")
+    spent = "  ".join(f"{group} {(at_last[group] - at_first[group]) / jobs * 1e6:5.0f}" for group in at_first)
+    print(f"drain: {jobs} jobs in {elapsed:.1f} s, {jobs / elapsed:.0f} jobs/s; CPU us/job: {spent}; "
+          f"load before {load:.1f}")
+
+
+class JobMeter(CpuMeter):
+    """The worker process, its database sessions, and PostgreSQL."""
+
+    def __init__(self, worker_pid: int, database_url: str):
+        self.database_url, self.worker_pids = database_url, [worker_pid]
+        with psycopg.connect(database_url) as conn:
+            self.postmaster = parent_pid(conn.info.backend_pid)
+
+    def read(self) -> dict[str, float]:
+        return {"worker": tree_cpu_seconds(self.worker_pids[0]),
+                "worker's sessions": self._worker_sessions_cpu(),
+                "postgres": tree_cpu_seconds(self.postmaster)}
 
 
 def run_other_release(args) -> tuple[float, float]:
