@@ -156,6 +156,7 @@ class QueueWorker:
     def _renew_leases(self) -> None:
         """Extend the leases of the items this worker holds; runs beside the loop."""
         lease = self.queue.lease_seconds
+        unrenewed: set[int] = set()  # held items the last round did not renew
         while not self.stop.wait(lease / self.RENEWALS_PER_LEASE):
             oldest = time.monotonic() - lease * self.MAX_LEASES_PER_ITEM
             with self._inflight_lock:
@@ -169,8 +170,12 @@ class QueueWorker:
                 log("worker.lease_renewal_failed", level="warning", queue=self.queue.name,
                     errorClass=type(exc).__name__)
                 continue
-            with self._inflight_lock:  # an item that finished meanwhile was not lost
-                lost = [item_id for item_id, _ in held if item_id not in renewed_ids and item_id in self._held]
+            # An item whose handler reported it just before this round is not
+            # renewed either, yet still held for a moment: lost is what two
+            # rounds running found still held and not renewed.
+            with self._inflight_lock:
+                missed = {item_id for item_id, _ in held if item_id not in renewed_ids and item_id in self._held}
+            lost, unrenewed = sorted(missed & unrenewed), missed
             if lost:
                 log("worker.leases_lost", level="warning", queue=self.queue.name, itemIds=lost[:20])
 
