@@ -13,6 +13,7 @@ import re
 import threading
 from collections import defaultdict
 from itertools import accumulate
+from operator import methodcaller
 from dataclasses import replace
 from pathlib import Path
 
@@ -215,38 +216,37 @@ _BOARD_FIELDS = frozenset(_BOARD_LISTS + ("file", "version", "legacy", "layers",
                                           "edge_connector", "castellated_pads", "setup", "uuids"))
 
 
-def _split(text: str) -> tuple[str, list[int], str] | None:
-    """(what comes before the first top-level list, where each top-level list starts
-    and where the root's closing parenthesis is, that parenthesis and after); None for
-    a file not laid out as KiCad writes it. With no escaped quote in the file, a list
-    holding an even number of quotes ends outside any string, so a line inside a
-    string that looks like a list cannot split one."""
+def _split(text: str) -> tuple[str, str, list[str], list[int], str] | None:
+    """(what comes before the first top-level list, the line break and indent before
+    each, the top-level lists, where each starts (its parenthesis) and where the root's
+    closing parenthesis is, that parenthesis and after); None for a file not laid out as KiCad writes it. With no
+    escaped quote in the file, a list holding an even number of quotes ends outside
+    any string, so a line inside a string that looks like a list cannot split one; a
+    line indented the other way (a tab in a two-space file) leaves two lists in one,
+    which is then compared, kept or loaded as one."""
     if '\\"' in text or not text.startswith("(kicad_pcb"):
         return None
-    starts = []
-    for opening in _TOP_LEVEL_OPENINGS:
-        at = text.find(opening)
-        while at >= 0:
-            starts.append(at + 1)
-            at = text.find(opening, at + len(opening))
-    starts.sort()
+    opening = next((o for o in _TOP_LEVEL_OPENINGS if o in text), None)
     end = len(text) - 1
     while end > 0 and text[end] in " \t\r\n":
         end -= 1
-    if not starts or text[end] != ")" or starts[-1] >= end:
+    if opening is None or text[end] != ")":
         return None
-    starts.append(end)
-    if text.count('"', 0, starts[0]) % 2 or any(text.count('"', a, b) % 2 for a, b in zip(starts, starts[1:])):
+    prefix, *chunks = text[:end].split(opening)
+    if not chunks or any(map(_odd, map(_QUOTES, [prefix, *chunks]))):
         return None
-    return text[:starts[0]], starts, text[end:]
+    step = len(opening) - 1   # a list starts at its parenthesis, the last character of the opening
+    starts = list(accumulate([len(prefix) + step, *(len(c) + len(opening) for c in chunks)]))
+    starts[-1] = end
+    return prefix, opening[:-1], [opening[-1] + c for c in chunks], starts, text[end:]
+
+
+_QUOTES = methodcaller("count", '"')
+_odd = (1).__and__
 
 
 def _chunk_key(chunk: str) -> tuple[int, str, str]:
     return len(chunk), chunk[:96], chunk[-96:]
-
-
-def _chunks(text: str, starts: list[int]) -> list[str]:
-    return [text[a:b] for a, b in zip(starts, starts[1:])]
 
 
 def _items_by_chunk(board, starts: list[int]) -> list[dict[str, list]] | None:
@@ -296,9 +296,9 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
         return None
     base_text = reader.read_text(path)
     head_split, base_split = _split(head_text), _split(base_text)
-    if head_split is None or base_split is None or head_split[0] != base_split[0] or head_split[2] != base_split[2]:
+    if head_split is None or base_split is None or head_split[:2] != base_split[:2] or head_split[4] != base_split[4]:
         return None
-    head_chunks, base_chunks = _chunks(head_text, head_split[1]), _chunks(base_text, base_split[1])
+    (_, _, head_chunks, head_starts, _), (prefix, indent, base_chunks, _, suffix) = head_split, base_split
 
     def kind(chunk: str) -> str:
         match = _KIND.match(chunk)
@@ -308,7 +308,7 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
     header = [c for c, k in zip(head_chunks, head_kinds) if k not in _ITEM_KINDS]
     if header != [c for c, k in zip(base_chunks, base_kinds) if k not in _ITEM_KINDS]:
         return None
-    head_items = _items_by_chunk(head, head_split[1])
+    head_items = _items_by_chunk(head, head_starts)
     if head_items is None or any(items for items, k in zip(head_items, head_kinds) if k not in _ITEM_KINDS):
         return None
     # The head's item lists by a short key (hashing whole zone fills would cost more than
@@ -325,9 +325,10 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
             plan.append(candidates.pop(same) if same is not None else chunk)
     loaded_texts = [step for step in plan if isinstance(step, str)]
     # The base's own items, loaded in one go: its header, then its lists the head lacks.
-    pieces = [base_split[0], *header, *loaded_texts]
-    starts = list(accumulate(map(len, pieces)))   # where each piece after the first starts, and the end
-    loaded = load_board_text("".join(pieces) + base_split[2], relative, reader.limits)
+    pieces = [prefix, *(indent + chunk for chunk in (*header, *loaded_texts))]
+    ends = list(accumulate(map(len, pieces)))
+    starts = [at + len(indent) for at in ends[:-1]] + ends[-1:]   # each list's parenthesis, and the end
+    loaded = load_board_text("".join(pieces) + suffix, relative, reader.limits)
     loaded_items = _items_by_chunk(loaded, starts)
     if loaded_items is None or any(loaded_items[:len(header)]):
         return None
