@@ -13,7 +13,7 @@ from typing import Callable
 
 import psycopg
 
-from app import database
+from app import sql_api
 
 
 class LeaseLost(Exception):
@@ -29,8 +29,8 @@ class UnknownKind(Exception):
 
 
 def at(now: dt.datetime | None) -> dict:
-    """p_now for the SQL functions: the database's clock unless a test drives it."""
-    return {} if now is None else {"p_now": now}
+    """`now` for app/sql_api.py's functions: the database's clock unless a test drives it."""
+    return {} if now is None else {"now": now}
 
 
 def worker_identity(kind: str) -> str:
@@ -58,22 +58,23 @@ class SqlQueue:
     its claim function (which returns what its handlers need), its id column,
     and the static functions that fail, release and renew its items (work_*
     for every kind held in work_items, job_* for the lifecycle jobs,
-    schedule_* for the schedules), and registers one handler per kind of item
+    schedule_* for the schedules: app/sql_api.py's, held as staticmethods so
+    that they are not bound to the queue), and registers one handler per kind of item
     (`handlers`: kind -> handler(pool, item) returning the outcome; a test
     checks them against the kinds the schema allows, in both directions)."""
 
     name: str
     channel: str
     id_field: str
-    claim_function: str
+    claim_function: Callable[..., list[dict]]
     handlers: dict[str, Handler]
     #: What an item's kind is called in its claimed row.
     kind_field = "kind"
     #: The static SQL functions over the queue's table, and how they name an item.
-    fail_function = "work_fail"
-    release_function = "work_release"
-    renew_function = "work_renew_leases"
-    id_param = "p_item_id"
+    fail_function = staticmethod(sql_api.work_fail)
+    release_function = staticmethod(sql_api.work_release)
+    renew_function = staticmethod(sql_api.work_renew_leases)
+    id_param = "item_id"
 
     def __init__(self, config):
         self.config = config
@@ -88,21 +89,18 @@ class SqlQueue:
         return handler(pool, item)
 
     def claim(self, conn: psycopg.Connection, worker_id: str, limit: int) -> list[dict]:
-        return database.call(conn, self.claim_function, p_worker=worker_id, p_limit=limit,
-                             p_lease_seconds=self.lease_seconds, p_max_attempts=self.max_attempts)
+        return self.claim_function(conn, worker=worker_id, limit=limit, lease_seconds=self.lease_seconds,
+                                   max_attempts=self.max_attempts)
 
     def fail(self, conn: psycopg.Connection, item: dict, exc: BaseException, **facts) -> dict:
         reason, error_class = failure_codes(exc)
-        return database.call_one(conn, self.fail_function, **{self.id_param: item[self.id_field]},
-                                 p_lease_token=item["lease_token"], p_reason_code=reason, p_error_class=error_class,
-                                 p_max_attempts=self.max_attempts, **facts)
+        return self.fail_function(conn, **{self.id_param: item[self.id_field]}, lease_token=item["lease_token"],
+                                  reason_code=reason, error_class=error_class, max_attempts=self.max_attempts, **facts)
 
     def release(self, conn: psycopg.Connection, item: dict) -> None:
-        database.call(conn, self.release_function, **{self.id_param: item[self.id_field]},
-                      p_lease_token=item["lease_token"])
+        self.release_function(conn, **{self.id_param: item[self.id_field]}, lease_token=item["lease_token"])
 
     def renew(self, conn: psycopg.Connection, held: list[tuple[int, object]]) -> set[int]:
         """Extend the leases of the (id, lease token) pairs still held; the ids renewed."""
-        rows = database.call(conn, self.renew_function, p_ids=[item_id for item_id, _ in held],
-                             p_lease_tokens=[token for _, token in held], p_lease_seconds=self.lease_seconds)
-        return {row[self.renew_function] for row in rows}
+        return set(self.renew_function(conn, ids=[item_id for item_id, _ in held],
+                                       lease_tokens=[token for _, token in held], lease_seconds=self.lease_seconds))

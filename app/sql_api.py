@@ -48,9 +48,20 @@ def given(**params: Any) -> dict[str, Any]:
 
 # -- Outcome vocabularies ----------------------------------------------------------------------------------------------
 
+ComponentProviderAcquireOutcome = Literal["allowed", "trial", "breaker_open", "trial_in_flight", "rate_limited"]
 ArtifactStoreOutcome = Literal["stored", "unchanged", "attempt_not_found", "repository_mismatch", "run_id_mismatch",
                                "result_not_found", "report_not_announced", "report_mismatch"]
+DeadLetterReplayOutcome = Literal["replayed", "already_applied", "idempotency_key_reused", "not_found",
+                                  "not_replayable"]
 ErasureStepOutcome = Literal["idle", "busy", "skipped", "withdrawn", "blocked", "erasing", "completed"]
+WorkFailOutcome = Literal["retry_scheduled", "dead_letter", "lease_lost"]
+JobFailOutcome = WorkFailOutcome
+WorkReleaseOutcome = Literal["released", "lease_lost"]
+JobReleaseOutcome = WorkReleaseOutcome
+ScheduleReleaseOutcome = WorkReleaseOutcome
+WorkDeferOutcome = Literal["deferred", "lease_lost"]
+SupplyWorkCompleteOutcome = Literal["completed", "unavailable", "refreshed", "not_refreshed", "not_pending",
+                                    "lease_lost"]
 IntakeAcceptDeliveriesOutcome = Literal["accepted", "duplicate"]
 IntakeAcceptDeliveryOutcome = IntakeAcceptDeliveriesOutcome
 LegalHoldPlaceOutcome = Literal["placed", "already_applied", "idempotency_key_reused", "account_not_found"]
@@ -80,6 +91,10 @@ TokenCreateV2Outcome = TokenCreateOutcome
 TokenRevokeOutcome = Literal["revoked", "already_revoked", "not_found"]
 TokenRevokeV2Outcome = TokenRevokeOutcome
 TokenVerifyV2Outcome = Literal["valid", "unknown", "revoked", "expired", "repository_removed", "account_canceled"]
+WatchedBoardGetOutcome = Literal["found", "not_watched"]
+WatchedBoardWatchOutcome = Literal["watched", "unchanged", "repository_not_found", "account_canceled",
+                                   "plan_limit_watched_boards"]
+WatchedBoardUnwatchOutcome = Literal["unwatched", "not_watched"]
 WaiverCreateV2Outcome = Literal["created", "not_found", "waiver_exists", "invalid_expires_at", "rate_limited"]
 WaiverDeleteOutcome = Literal["deleted", "already_deleted", "not_found"]
 
@@ -90,8 +105,16 @@ WaiverDeleteOutcome = Literal["deleted", "already_deleted", "not_found"]
 #: upgrades: they stay, granted, for one release); this release calls the
 #: successor named. No Python function: nothing here may call them.
 PREVIOUS_RELEASE_ONLY: dict[str, str] = {
+    "queue_complete": "job_complete",
+    "queue_fail": "work_fail",
+    "queue_release": "work_release",
+    "queue_renew_leases": "work_renew_leases",
     "review_record_approval": "review_record_approval_v2",
     "session_authenticate": "session_authenticate_v2",
+    "supply_board_refreshed": "supply_work_complete",
+    "supply_check_apply": "supply_work_complete",
+    "supply_work_claim": "supply_work_claim_v2",
+    "supply_work_defer": "work_defer",
     "token_revoke_within": "token_revoke_v2",
     "token_verify": "token_verify_v2",
     "waiver_create": "waiver_create_v2",
@@ -259,11 +282,6 @@ def intake_accept_delivery(conn: Connection, *, provider: str, delivery_id: str,
 # -- jobs.sql --------------------------------------------------------------------------------------------------------
 
 
-def job_check_failure_codes(conn: Connection, *, reason_code: str, error_class: str) -> None:
-    """Stable codes only: a raw database error or payload never reaches a dead letter."""
-    call(conn, "job_check_failure_codes", p_reason_code=reason_code, p_error_class=error_class)
-
-
 class JobClaimRow(TypedDict):
     job_id: int
     lease_token: UUID
@@ -282,23 +300,6 @@ def job_claim(conn: Connection, *, worker: str, limit: int, lease_seconds: int, 
     """
     return call(conn, "job_claim", p_worker=worker, p_limit=limit, p_lease_seconds=lease_seconds,
                 p_max_attempts=max_attempts, **given(p_now=now))
-
-
-def lifecycle_inbox_state_for(conn: Connection, *, job_status: str) -> str:
-    return call_one(conn, "lifecycle_inbox_state_for", p_job_status=job_status)["lifecycle_inbox_state_for"]
-
-
-class LifecycleJobsInsertRow(TypedDict):
-    inbox_id: int
-    job_id: int
-
-
-def lifecycle_jobs_insert(conn: Connection, *, inbox_ids: list[int], now: datetime) -> list[LifecycleJobsInsertRow]:
-    """Jobs for the given inbox rows, each keyed by its delivery's idempotency key
-    (its actions stay on the inbox row). A row that has a job already gets no
-    second one. Returns the jobs made.
-    """
-    return call(conn, "lifecycle_jobs_insert", p_inbox_ids=inbox_ids, p_now=now)
 
 
 # -- legal_holds.sql -------------------------------------------------------------------------------------------------
@@ -359,12 +360,6 @@ def lifecycle_job_process(conn: Connection, *, job_id: int, lease_token: UUID | 
 
 
 # -- marketplace.sql -------------------------------------------------------------------------------------------------
-
-
-def installation_account_canceled(conn: Connection, *, installation_id: int, account_id: int) -> bool:
-    """Whether new lifecycle jobs for an installation are blocked (its account canceled)."""
-    return call_one(conn, "installation_account_canceled", p_installation_id=installation_id,
-                    p_account_id=account_id)["installation_account_canceled"]
 
 
 class MarketplaceApplyEventRow(TypedDict):
@@ -447,7 +442,7 @@ class OutboxFailRow(TypedDict):
 
 def outbox_fail(conn: Connection, *, item_id: int, lease_token: UUID | str, reason_code: str, error_class: str,
                 max_attempts: int, not_before: datetime = DEFAULT, final: bool = DEFAULT,
-                now: datetime = DEFAULT) -> list[OutboxFailRow]:
+                now: datetime = DEFAULT) -> OutboxFailRow:
     """A failed call. A failed check run publication is also remembered on its
     run result (last_publication_error); the result itself never changes.
     dispatch_uncertain: the dispatch request was sent but no answer came back,
@@ -456,9 +451,9 @@ def outbox_fail(conn: Connection, *, item_id: int, lease_token: UUID | str, reas
     (reconciliation resolves it). It replaces outbox_dispatch_uncertain, which
     repeated this function's lease check.
     """
-    return call(conn, "outbox_fail", p_item_id=item_id, p_lease_token=lease_token, p_reason_code=reason_code,
-                p_error_class=error_class, p_max_attempts=max_attempts,
-                **given(p_not_before=not_before, p_final=final, p_now=now))
+    return call_one(conn, "outbox_fail", p_item_id=item_id, p_lease_token=lease_token, p_reason_code=reason_code,
+                    p_error_class=error_class, p_max_attempts=max_attempts,
+                    **given(p_not_before=not_before, p_final=final, p_now=now))
 
 
 class OutboxPendingItemRow(TypedDict):
@@ -481,7 +476,7 @@ class OutboxReportRow(TypedDict):
 def outbox_report(conn: Connection, *, item_id: int, lease_token: UUID | str, outcome: str, check_run_id: int = DEFAULT,
                   workflow_run_id: int = DEFAULT, installation_id: int = DEFAULT, progress: int = DEFAULT,
                   published_conclusion: str = DEFAULT, comment_id: int = DEFAULT, decision: str = DEFAULT,
-                  now: datetime = DEFAULT) -> list[OutboxReportRow]:
+                  now: datetime = DEFAULT) -> OutboxReportRow:
     """Every report on a claimed outbox item, in one transaction: when the
     caller's lease is still the current one, the item is completed with
     p_outcome (a progress report keeps it leased) and the outcome's effects are
@@ -492,8 +487,8 @@ def outbox_report(conn: Connection, *, item_id: int, lease_token: UUID | str, ou
     p_decision. One function with a branch per outcome replaces one function
     per outcome, each of which began with the same lease check.
     """
-    return call(conn, "outbox_report", p_item_id=item_id, p_lease_token=lease_token, p_outcome=outcome,
-                **given(p_check_run_id=check_run_id, p_workflow_run_id=workflow_run_id, p_installation_id=installation_id, p_progress=progress, p_published_conclusion=published_conclusion, p_comment_id=comment_id, p_decision=decision, p_now=now))
+    return call_one(conn, "outbox_report", p_item_id=item_id, p_lease_token=lease_token, p_outcome=outcome,
+                    **given(p_check_run_id=check_run_id, p_workflow_run_id=workflow_run_id, p_installation_id=installation_id, p_progress=progress, p_published_conclusion=published_conclusion, p_comment_id=comment_id, p_decision=decision, p_now=now))
 
 
 # -- pages.sql -------------------------------------------------------------------------------------------------------
@@ -528,106 +523,37 @@ def session_canceled_accounts(conn: Connection, *, session_id: UUID | str) -> li
 # -- queue.sql -------------------------------------------------------------------------------------------------------
 
 
-def queue_check_table(conn: Connection, *, table: str) -> None:
-    call(conn, "queue_check_table", p_table=table)
+def job_complete(conn: Connection, *, job_id: int, lease_token: UUID | str, outcome: str,
+                 now: datetime = DEFAULT) -> bool:
+    return call_one(conn, "job_complete", p_job_id=job_id, p_lease_token=lease_token, p_outcome=outcome,
+                    **given(p_now=now))["job_complete"]
 
 
-class QueueClaimRow(TypedDict):
-    id: int
-    lease_token: UUID
-    attempts: int
-
-
-def queue_claim(conn: Connection, *, table: str, worker: str, limit: int, lease_seconds: int, max_attempts: int,
-                now: datetime) -> list[QueueClaimRow]:
-    return call(conn, "queue_claim", p_table=table, p_worker=worker, p_limit=limit, p_lease_seconds=lease_seconds,
-                p_max_attempts=max_attempts, p_now=now)
-
-
-def queue_claim_all(conn: Connection, *, table: str, worker: str, limit: int, lease_seconds: int, max_attempts: int,
-                    now: datetime, item_id: int = DEFAULT) -> list[Any]:
-    """The claimed rows as one value. A queue's claim joins them to its table in a
-    second statement: joined in the claiming statement itself, a row committed
-    after that statement's snapshot but claimed by its inner UPDATE would be
-    leased yet missing from the result, and wait for its lease to expire.
-    (The type boardready.queue_claimed is in migration 0005.)
-    """
-    return call_one(conn, "queue_claim_all", p_table=table, p_worker=worker, p_limit=limit,
-                    p_lease_seconds=lease_seconds, p_max_attempts=max_attempts, p_now=now,
-                    **given(p_item_id=item_id))["queue_claim_all"]
-
-
-class QueueClaimOneRow(TypedDict):
-    id: int
-    lease_token: UUID
-    attempts: int
-
-
-def queue_claim_one(conn: Connection, *, table: str, id: int, worker: str, lease_seconds: int,
-                    now: datetime) -> list[QueueClaimOneRow]:
-    """Claim one given item when it is claimable (accepted, or its lease expired);
-    its due time is not waited for: the caller publishes it right now.
-    """
-    return call(conn, "queue_claim_one", p_table=table, p_id=id, p_worker=worker, p_lease_seconds=lease_seconds,
-                p_now=now)
-
-
-def queue_complete(conn: Connection, *, table: str, id: int, lease_token: UUID | str, outcome: str,
-                   now: datetime) -> bool:
-    return call_one(conn, "queue_complete", p_table=table, p_id=id, p_lease_token=lease_token, p_outcome=outcome,
-                    p_now=now)["queue_complete"]
-
-
-class QueueFailRow(TypedDict):
-    outcome: str
+class JobFailRow(TypedDict):
+    outcome: JobFailOutcome
     run_after: datetime
 
 
-def queue_fail(conn: Connection, *, table: str, id: int, lease_token: UUID | str, reason_code: str, error_class: str,
-               max_attempts: int, now: datetime = DEFAULT, not_before: datetime = DEFAULT,
-               final: bool = DEFAULT) -> list[QueueFailRow]:
-    """A failed attempt: back off and retry, or dead-letter after the last attempt
-    (or at once when p_final). p_not_before honours the code host's Retry-After.
-    The workers call it directly for a queue whose failure has no effect beyond
-    the item (lifecycle jobs, reconciliation items; the per-queue copies
-    job_fail and reconciliation_fail are gone), hence SECURITY DEFINER; the
-    table is checked against the queue tables (queue_check_table).
-    """
-    return call(conn, "queue_fail", p_table=table, p_id=id, p_lease_token=lease_token, p_reason_code=reason_code,
-                p_error_class=error_class, p_max_attempts=max_attempts,
-                **given(p_now=now, p_not_before=not_before, p_final=final))
+def job_fail(conn: Connection, *, job_id: int, lease_token: UUID | str, reason_code: str, error_class: str,
+             max_attempts: int, now: datetime = DEFAULT, not_before: datetime = DEFAULT,
+             final: bool = DEFAULT) -> JobFailRow:
+    return call_one(conn, "job_fail", p_job_id=job_id, p_lease_token=lease_token, p_reason_code=reason_code,
+                    p_error_class=error_class, p_max_attempts=max_attempts,
+                    **given(p_now=now, p_not_before=not_before, p_final=final))
 
 
-def queue_lock_leased(conn: Connection, *, table: str, id: int, lease_token: UUID | str) -> int:
-    """Lock the item if the caller's lease is still the current one."""
-    return call_one(conn, "queue_lock_leased", p_table=table, p_id=id, p_lease_token=lease_token)["queue_lock_leased"]
+class JobReleaseRow(TypedDict):
+    outcome: JobReleaseOutcome
 
 
-class QueueReleaseRow(TypedDict):
-    outcome: str
+def job_release(conn: Connection, *, job_id: int, lease_token: UUID | str, now: datetime = DEFAULT) -> JobReleaseRow:
+    return call_one(conn, "job_release", p_job_id=job_id, p_lease_token=lease_token, **given(p_now=now))
 
 
-def queue_release(conn: Connection, *, table: str, id: int, lease_token: UUID | str,
-                  now: datetime = DEFAULT) -> list[QueueReleaseRow]:
-    """Give a claimed item back untouched (a worker shutting down): not an
-    attempt. Each queue's NOTIFY channel is named after its table. Every
-    worker calls it directly (the per-queue copies job_release,
-    reconciliation_release and outbox_release are gone), hence SECURITY DEFINER.
-    """
-    return call(conn, "queue_release", p_table=table, p_id=id, p_lease_token=lease_token, **given(p_now=now))
-
-
-def queue_renew_leases(conn: Connection, *, table: str, ids: list[int], lease_tokens: list[UUID | str],
-                       lease_seconds: int, now: datetime = DEFAULT) -> list[int]:
-    """Extend the leases a live worker still holds on items it is running
-    (workers/queue_worker.py renews them a few times per lease), so that an
-    item slower than its lease is not claimed and run a second time by another
-    worker meanwhile. A lease already taken over (another token) or ended is
-    left alone. Returns the ids whose lease was extended.
-    """
-    return [row["queue_renew_leases"] for row in call(conn, "queue_renew_leases", p_table=table, p_ids=ids,
-                                                      p_lease_tokens=lease_tokens, p_lease_seconds=lease_seconds,
-                                                      **given(p_now=now))]
+def job_renew_leases(conn: Connection, *, ids: list[int], lease_tokens: list[UUID | str], lease_seconds: int,
+                     now: datetime = DEFAULT) -> list[int]:
+    return [row["job_renew_leases"] for row in call(conn, "job_renew_leases", p_ids=ids, p_lease_tokens=lease_tokens,
+                                                    p_lease_seconds=lease_seconds, **given(p_now=now))]
 
 
 class ScheduleClaimRow(TypedDict):
@@ -654,6 +580,23 @@ def schedule_complete(conn: Connection, *, schedule_id: int, lease_token: UUID |
                     **given(p_reason_code=reason_code, p_error_class=error_class, p_now=now))["schedule_complete"]
 
 
+class ScheduleReleaseRow(TypedDict):
+    outcome: ScheduleReleaseOutcome
+
+
+def schedule_release(conn: Connection, *, schedule_id: int, lease_token: UUID | str,
+                     now: datetime = DEFAULT) -> ScheduleReleaseRow:
+    """Give a leased tick back unstarted (a worker shutting down): due at once for another replica."""
+    return call_one(conn, "schedule_release", p_schedule_id=schedule_id, p_lease_token=lease_token, **given(p_now=now))
+
+
+def schedule_renew_leases(conn: Connection, *, ids: list[int], lease_tokens: list[UUID | str], lease_seconds: int,
+                          now: datetime = DEFAULT) -> list[int]:
+    return [row["schedule_renew_leases"] for row in call(conn, "schedule_renew_leases", p_ids=ids,
+                                                         p_lease_tokens=lease_tokens, p_lease_seconds=lease_seconds,
+                                                         **given(p_now=now))]
+
+
 class WorkClaimRow(TypedDict):
     item_id: int
     lease_token: UUID
@@ -665,10 +608,7 @@ class WorkClaimRow(TypedDict):
 
 def work_claim(conn: Connection, *, kinds: list[str], worker: str, limit: int, lease_seconds: int, max_attempts: int,
                now: datetime = DEFAULT) -> list[WorkClaimRow]:
-    """Claim due items of the given kinds, in the order the kinds are given
-    (a pull request's supply check before a board's daily refresh). A worker
-    that died holding an item's last attempt dead-letters it, as queue_claim does.
-    """
+    """Claim due items of the given kinds with their subject ids (supply work)."""
     return call(conn, "work_claim", p_kinds=kinds, p_worker=worker, p_limit=limit, p_lease_seconds=lease_seconds,
                 p_max_attempts=max_attempts, **given(p_now=now))
 
@@ -681,16 +621,55 @@ def work_complete(conn: Connection, *, item_id: int, lease_token: UUID | str, ou
 
 
 class WorkDeferRow(TypedDict):
-    outcome: str
+    outcome: WorkDeferOutcome
 
 
 def work_defer(conn: Connection, *, item_id: int, lease_token: UUID | str, run_after: datetime,
-               now: datetime = DEFAULT) -> list[WorkDeferRow]:
+               now: datetime = DEFAULT) -> WorkDeferRow:
     """Put a leased item back until p_run_after without counting the attempt
     (the provider's budget is spent: the work waits, it did not fail).
     """
-    return call(conn, "work_defer", p_item_id=item_id, p_lease_token=lease_token, p_run_after=run_after,
-                **given(p_now=now))
+    return call_one(conn, "work_defer", p_item_id=item_id, p_lease_token=lease_token, p_run_after=run_after,
+                    **given(p_now=now))
+
+
+class WorkFailRow(TypedDict):
+    outcome: WorkFailOutcome
+    run_after: datetime
+
+
+def work_fail(conn: Connection, *, item_id: int, lease_token: UUID | str, reason_code: str, error_class: str,
+              max_attempts: int, now: datetime = DEFAULT, not_before: datetime = DEFAULT,
+              final: bool = DEFAULT) -> WorkFailRow:
+    """A failed attempt: back off and retry, or dead-letter after the last attempt
+    (or at once when p_final); queue_retry_after decides. The workers call it
+    for every kind whose failure has no effect beyond the item (reconciliation
+    items, supply work; the outbox's outbox_fail adds its own).
+    """
+    return call_one(conn, "work_fail", p_item_id=item_id, p_lease_token=lease_token, p_reason_code=reason_code,
+                    p_error_class=error_class, p_max_attempts=max_attempts,
+                    **given(p_now=now, p_not_before=not_before, p_final=final))
+
+
+class WorkReleaseRow(TypedDict):
+    outcome: WorkReleaseOutcome
+
+
+def work_release(conn: Connection, *, item_id: int, lease_token: UUID | str, now: datetime = DEFAULT) -> WorkReleaseRow:
+    """Give a claimed item back untouched (a worker shutting down): not an attempt."""
+    return call_one(conn, "work_release", p_item_id=item_id, p_lease_token=lease_token, **given(p_now=now))
+
+
+def work_renew_leases(conn: Connection, *, ids: list[int], lease_tokens: list[UUID | str], lease_seconds: int,
+                      now: datetime = DEFAULT) -> list[int]:
+    """Extend the leases a live worker still holds on items it is running
+    (workers/queue_worker.py renews them a few times per lease), so that an
+    item slower than its lease is not claimed and run a second time by another
+    worker meanwhile. A lease already taken over (another token) or ended is
+    left alone. Returns the ids whose lease was extended.
+    """
+    return [row["work_renew_leases"] for row in call(conn, "work_renew_leases", p_ids=ids, p_lease_tokens=lease_tokens,
+                                                     p_lease_seconds=lease_seconds, **given(p_now=now))]
 
 
 # -- reconciliation.sql ----------------------------------------------------------------------------------------------
@@ -698,35 +677,6 @@ def work_defer(conn: Connection, *, item_id: int, lease_token: UUID | str, run_a
 
 def reconciler_heartbeat(conn: Connection, *, reconciler: str, succeeded: bool, now: datetime = DEFAULT) -> None:
     call(conn, "reconciler_heartbeat", p_reconciler=reconciler, p_succeeded=succeeded, **given(p_now=now))
-
-
-def reconciliation_check_reason(conn: Connection, *, reason: str) -> str:
-    """The stable reason codes that reach an item, an event or a release run."""
-    return call_one(conn, "reconciliation_check_reason", p_reason=reason)["reconciliation_check_reason"]
-
-
-class ReconciliationCheckRunObserveRow(TypedDict):
-    outcome: str
-    reason_code: str
-    release_run_id: int
-    terminal: bool
-
-
-def reconciliation_check_run_observe(conn: Connection, *, item: Any, observation: str, next_check_seconds: int,
-                                     now: datetime) -> list[ReconciliationCheckRunObserveRow]:
-    """observation          before the deadline                  at or after it
-      binding_mismatch     failure host_check_run_binding_mismatch, no update (same)
-      converged            reconciled: publication timestamp only (same)
-      updated              reconciled (the worker sent the stored conclusion)
-      update_failed        recheck host_check_run_update_failed  failure host_check_run_update_failed
-      not_found            recheck host_check_run_not_found      failure host_check_run_not_found
-      lookup_unavailable   recheck host_check_run_lookup_failed  failure host_check_run_lookup_failed
-    The release run, its decision, conclusion and findings never change. A
-    failure is recorded on the release run and its result (last_publication_error), completes
-    the item and appends control_plane.host_check_run_reconciliation_failed.
-    """
-    return call(conn, "reconciliation_check_run_observe", p_item=item, p_observation=observation,
-                p_next_check_seconds=next_check_seconds, p_now=now)
 
 
 class ReconciliationClaimRow(TypedDict):
@@ -748,17 +698,6 @@ def reconciliation_claim(conn: Connection, *, kind: str, worker: str, limit: int
     """
     return call(conn, "reconciliation_claim", p_kind=kind, p_worker=worker, p_limit=limit,
                 p_lease_seconds=lease_seconds, p_max_attempts=max_attempts, **given(p_now=now))
-
-
-def reconciliation_claim_ids(conn: Connection, *, kind: str, worker: str, limit: int, lease_seconds: int,
-                             max_attempts: int, now: datetime) -> list[Any]:
-    """The due items of one kind, leased. Exhausted expired leases are
-    dead-lettered by the generic claim (limit 0: it claims nothing else); each
-    item is then leased by queue_claim_one, which skips rows another replica
-    holds.
-    """
-    return call_one(conn, "reconciliation_claim_ids", p_kind=kind, p_worker=worker, p_limit=limit,
-                    p_lease_seconds=lease_seconds, p_max_attempts=max_attempts, p_now=now)["reconciliation_claim_ids"]
 
 
 class ReconciliationDetectRow(TypedDict):
@@ -794,63 +733,6 @@ def reconciliation_detect(conn: Connection, *, kind: str, observation_seconds: i
                 p_deadline_seconds=deadline_seconds, **given(p_now=now))
 
 
-def reconciliation_finish(conn: Connection, *, item_id: int, outcome: str, reason: str, now: datetime) -> None:
-    """Done: the terminal outcome, and the reason code it ended with."""
-    call(conn, "reconciliation_finish", p_item_id=item_id, p_outcome=outcome, p_reason=reason, p_now=now)
-
-
-class ReconciliationLifecycleRepairRow(TypedDict):
-    outcome: str
-    reason_code: str
-    inbox_id: int
-    job_id: int
-
-
-def reconciliation_lifecycle_repair(conn: Connection, *, item: Any,
-                                    now: datetime) -> list[ReconciliationLifecycleRepairRow]:
-    """Repair one inbox row, with the inbox row locked so that concurrent repairs
-    (and intake of the same delivery) take turns: a job missing is recreated
-    with the delivery's idempotency key (its actions stay on the inbox row); a
-    drifted state is set from the job's status. A repair that finds nothing to
-    do (another replica did it) completes without a second job.
-    """
-    return call(conn, "reconciliation_lifecycle_repair", p_item=item, p_now=now)
-
-
-def reconciliation_open_item(conn: Connection, *, kind: str, subject_id: int, installation_id: int, reason: str,
-                             deadline: datetime, now: datetime) -> int:
-    """A new item, unless the subject already has an open one (another replica
-    detected it first: the partial unique index decides).
-    """
-    return call_one(conn, "reconciliation_open_item", p_kind=kind, p_subject_id=subject_id,
-                    p_installation_id=installation_id, p_reason=reason, p_deadline=deadline,
-                    p_now=now)["reconciliation_open_item"]
-
-
-class ReconciliationOpenItemsRow(TypedDict):
-    item_id: int
-    subject_id: int
-    installation_id: int
-    reason_code: str
-
-
-def reconciliation_open_items(conn: Connection, *, kind: str, candidates: Jsonb,
-                              now: datetime) -> list[ReconciliationOpenItemsRow]:
-    """Open one item per candidate ({subject, installation, reason, deadline} in a
-    jsonb array, as each kind's detection selects them) and return the new ones.
-    """
-    return call(conn, "reconciliation_open_items", p_kind=kind, p_candidates=candidates, p_now=now)
-
-
-def reconciliation_recheck(conn: Connection, *, item_id: int, reason: str, next_check_seconds: int,
-                           now: datetime) -> None:
-    """Observed, not converged yet: look again after p_next_check_seconds. The
-    claim count starts over (attempts counts failures since the last observation).
-    """
-    call(conn, "reconciliation_recheck", p_item_id=item_id, p_reason=reason, p_next_check_seconds=next_check_seconds,
-         p_now=now)
-
-
 class ReconciliationReportRow(TypedDict):
     outcome: str
     reason_code: str
@@ -862,15 +744,15 @@ class ReconciliationReportRow(TypedDict):
 
 def reconciliation_report(conn: Connection, *, item_id: int, lease_token: UUID | str, observation: str = DEFAULT,
                           next_check_seconds: int = DEFAULT, conclusion: str = DEFAULT, workflow_run_id: int = DEFAULT,
-                          now: datetime = DEFAULT) -> list[ReconciliationReportRow]:
+                          now: datetime = DEFAULT) -> ReconciliationReportRow:
     """What a reconciler saw of one leased item, applied in one transaction: the
     lease is checked here once (a lost one applies nothing: lease_lost), then
     the item's kind decides (above). p_observation, p_conclusion and
     p_workflow_run_id are what a lookup found (the lifecycle repair looks
     itself and takes none); terminal says whether the item ended.
     """
-    return call(conn, "reconciliation_report", p_item_id=item_id, p_lease_token=lease_token,
-                **given(p_observation=observation, p_next_check_seconds=next_check_seconds, p_conclusion=conclusion, p_workflow_run_id=workflow_run_id, p_now=now))
+    return call_one(conn, "reconciliation_report", p_item_id=item_id, p_lease_token=lease_token,
+                    **given(p_observation=observation, p_next_check_seconds=next_check_seconds, p_conclusion=conclusion, p_workflow_run_id=workflow_run_id, p_now=now))
 
 
 class ReconciliationStatusRow(TypedDict):
@@ -891,102 +773,23 @@ def reconciliation_status(conn: Connection, *, now: datetime = DEFAULT) -> list[
     return call(conn, "reconciliation_status", **given(p_now=now))
 
 
-class ReconciliationWorkflowObserveRow(TypedDict):
-    outcome: str
-    reason_code: str
-    release_run_id: int
-    terminal: bool
-
-
-def reconciliation_workflow_observe(conn: Connection, *, item: Any, observation: str, conclusion: str,
-                                    workflow_run_id: int, next_check_seconds: int,
-                                    now: datetime) -> list[ReconciliationWorkflowObserveRow]:
-    """What to do with one lookup of the workflow run (fail closed):
-      observation          before the deadline                  at or after it
-      completed success    recheck host_result_callback_pending  failed host_result_callback_missing
-      completed timed_out  timed_out host_workflow_timed_out     same
-      completed other      failed host_workflow_<conclusion>     same
-      not_found (404, or   recheck host_workflow_not_found       failed host_workflow_not_found
-        no run by name)
-      pending              recheck host_workflow_pending         timed_out host_workflow_deadline_exceeded
-      lookup_unavailable   recheck host_lookup_failed            failed host_workflow_lookup_failed
-    A success from the code host never completes a release: only the signed,
-    attempt-bound result callback does. p_workflow_run_id is the run found by
-    its name for an attempt dispatched without a run id: it is persisted (and
-    the uncertain dispatch's dead letter resolved) whatever the run's state.
-    """
-    return call(conn, "reconciliation_workflow_observe", p_item=item, p_observation=observation,
-                p_conclusion=conclusion, p_workflow_run_id=workflow_run_id, p_next_check_seconds=next_check_seconds,
-                p_now=now)
-
-
-def release_run_expected_conclusion(conn: Connection, *, release_run_id: int) -> str:
-    """The conclusion the check run must show: the run's own as stored (its
-    decision's, failure for a failed or timed-out run), else its result's,
-    cancelled for a superseded one.
-    """
-    return call_one(conn, "release_run_expected_conclusion",
-                    p_release_run_id=release_run_id)["release_run_expected_conclusion"]
-
-
-# -- release_runs.sql ------------------------------------------------------------------------------------------------
-
-
-def outbox_enqueue(conn: Connection, *, release_run_id: int, attempt_id: int, installation_id: int, kind: str,
-                   idempotency_key: str, params: Jsonb, now: datetime) -> int:
-    return call_one(conn, "outbox_enqueue", p_release_run_id=release_run_id, p_attempt_id=attempt_id,
-                    p_installation_id=installation_id, p_kind=kind, p_idempotency_key=idempotency_key, p_params=params,
-                    p_now=now)["outbox_enqueue"]
-
-
-def release_run_enqueue_check_run_completion_v2(conn: Connection, *, release_run_id: int, conclusion: str,
-                                                reason_code: str, now: datetime, newer_head_sha: str = DEFAULT) -> int:
-    """Complete a check run closed without a result, with its reason code; the
-    words are app/host/publication.py's (closed_words). For one release the
-    params also carry SQL's own words, which the previous release's outbox
-    worker publishes (release_run_closed_words).
-    """
-    return call_one(conn, "release_run_enqueue_check_run_completion_v2", p_release_run_id=release_run_id,
-                    p_conclusion=conclusion, p_reason_code=reason_code, p_now=now,
-                    **given(p_newer_head_sha=newer_head_sha))["release_run_enqueue_check_run_completion_v2"]
-
-
 # -- replay.sql ------------------------------------------------------------------------------------------------------
 
 
 class DeadLetterReplayRow(TypedDict):
-    outcome: str
+    outcome: DeadLetterReplayOutcome
     audit_event_id: UUID
 
 
 def dead_letter_replay(conn: Connection, *, installation_id: int, item_type: str, item_id: int, idempotency_key: str,
-                       actor: str, operation_id: str, now: datetime = DEFAULT) -> list[DeadLetterReplayRow]:
+                       actor: str, operation_id: str, now: datetime = DEFAULT) -> DeadLetterReplayRow:
     """Outcomes: replayed, already_applied (same key, same request: same audit
     event), idempotency_key_reused (same key, another request), not_found,
     not_replayable.
     """
-    return call(conn, "dead_letter_replay", p_installation_id=installation_id, p_item_type=item_type, p_item_id=item_id,
-                p_idempotency_key=idempotency_key, p_actor=actor, p_operation_id=operation_id, **given(p_now=now))
-
-
-class QueueReplayRow(TypedDict):
-    outcome: str
-    details: Any
-
-
-def queue_replay(conn: Connection, *, table: str, item_type: str, installation_id: int, item_id: int,
-                 now: datetime) -> list[QueueReplayRow]:
-    """Replay of one dead-lettered queue item (a lifecycle job, an outbox item or supply work):
-    back to 'accepted' with a fresh attempt budget, due now, and a NOTIFY on
-    the queue's channel (named after its table). Refused when ops.dead_letters
-    says it is not safe: a job of a canceled account (its new lifecycle jobs are
-    blocked), an uncertain dispatch with no persisted workflow run id (it may
-    have started a workflow already). Everything else is safe to run again:
-    job handlers are upserts, and an outbox item's idempotency key and
-    external_id keep a repeat from creating a second check run or comment.
-    """
-    return call(conn, "queue_replay", p_table=table, p_item_type=item_type, p_installation_id=installation_id,
-                p_item_id=item_id, p_now=now)
+    return call_one(conn, "dead_letter_replay", p_installation_id=installation_id, p_item_type=item_type,
+                    p_item_id=item_id, p_idempotency_key=idempotency_key, p_actor=actor, p_operation_id=operation_id,
+                    **given(p_now=now))
 
 
 # -- repository_settings.sql -----------------------------------------------------------------------------------------
@@ -1055,17 +858,6 @@ def run_ingest(conn: Connection, *, repository_id: int, api_token_id: str, resul
                     **given(p_now=now))
 
 
-def run_result_completion_await(conn: Connection, *, run_result_id: int, decision: str) -> None:
-    """The result's completion will show the release decision p_decision
-    (supply_check_apply). Only a completion whose next attempt sends the
-    conclusion takes it: never claimed (an operator's replay counts afresh) and
-    nothing recorded as sent. One that was claimed may have sent the result's
-    own conclusion already, and a retry does not send the conclusion again once
-    its first request landed (app/host/outbox.py).
-    """
-    call(conn, "run_result_completion_await", p_run_result_id=run_result_id, p_decision=decision)
-
-
 class RunResultPublicationRow(TypedDict):
     readiness: str
     score: int
@@ -1127,13 +919,6 @@ def work_items_purge(conn: Connection, *, retention_days: int, batch_size: int, 
 # -- reviews.sql -----------------------------------------------------------------------------------------------------
 
 
-def release_decision_after_completion(conn: Connection, *, release_run_id: int, now: datetime) -> None:
-    """Called when the check run's completion was published (outbox_report, check_run_completed):
-    if the decision moved on meanwhile (an approval, a waiver), update the check run.
-    """
-    call(conn, "release_decision_after_completion", p_release_run_id=release_run_id, p_now=now)
-
-
 class ReleaseDecisionPublicationRow(TypedDict):
     outcome: ReleaseDecisionPublicationOutcome
     decision: str
@@ -1157,22 +942,6 @@ def release_decision_publication(conn: Connection, *, item_id: int, lease_token:
     """
     return call_one(conn, "release_decision_publication", p_item_id=item_id, p_lease_token=lease_token,
                     **given(p_now=now))
-
-
-class ReleaseDecisionRefreshRow(TypedDict):
-    decision: str
-    changed: bool
-
-
-def release_decision_refresh(conn: Connection, *, release_run_id: int, now: datetime,
-                             enqueue: bool = DEFAULT) -> list[ReleaseDecisionRefreshRow]:
-    """Recompute the run's release decision as of p_now and store it. When it
-    differs from what the check run shows and the run is publishable, queue the
-    update (p_enqueue); when a waiver it relies on will expire, queue a
-    recomputation for that moment. Returns the decision and whether it changed.
-    """
-    return call(conn, "release_decision_refresh", p_release_run_id=release_run_id, p_now=now,
-                **given(p_enqueue=enqueue))
 
 
 class ReviewRecordApprovalCommentV2Row(TypedDict):
@@ -1446,18 +1215,17 @@ def slo_snapshot(conn: Connection, *, deadline_seconds: int, acceptance_window_s
 
 
 class ComponentProviderAcquireRow(TypedDict):
-    outcome: str
+    outcome: ComponentProviderAcquireOutcome
     trial_token: UUID
     retry_after_ms: int
     breaker_state: str
 
 
 def component_provider_acquire(conn: Connection, *, installation_id: int, limit_per_minute: int, cooldown_ms: int,
-                               trial_lease_ms: int = DEFAULT,
-                               now: datetime = DEFAULT) -> list[ComponentProviderAcquireRow]:
-    return call(conn, "component_provider_acquire", p_installation_id=installation_id,
-                p_limit_per_minute=limit_per_minute, p_cooldown_ms=cooldown_ms,
-                **given(p_trial_lease_ms=trial_lease_ms, p_now=now))
+                               trial_lease_ms: int = DEFAULT, now: datetime = DEFAULT) -> ComponentProviderAcquireRow:
+    return call_one(conn, "component_provider_acquire", p_installation_id=installation_id,
+                    p_limit_per_minute=limit_per_minute, p_cooldown_ms=cooldown_ms,
+                    **given(p_trial_lease_ms=trial_lease_ms, p_now=now))
 
 
 class ComponentProviderRecordRow(TypedDict):
@@ -1466,51 +1234,13 @@ class ComponentProviderRecordRow(TypedDict):
 
 
 def component_provider_record(conn: Connection, *, installation_id: int, success: bool, trial_token: UUID | str,
-                              threshold: int, now: datetime = DEFAULT) -> list[ComponentProviderRecordRow]:
+                              threshold: int, now: datetime = DEFAULT) -> ComponentProviderRecordRow:
     """The outcome of a call acquire allowed. In half-open only the trial's
     outcome counts; late outcomes of calls made before the breaker opened
     change nothing while it is open.
     """
-    return call(conn, "component_provider_record", p_installation_id=installation_id, p_success=success,
-                p_trial_token=trial_token, p_threshold=threshold, **given(p_now=now))
-
-
-def component_provider_transition(conn: Connection, *, installation_id: int, from_: str, to: str, reason: str,
-                                  failures: int, now: datetime) -> None:
-    call(conn, "component_provider_transition", p_installation_id=installation_id, p_from=from_, p_to=to,
-         p_reason=reason, p_failures=failures, p_now=now)
-
-
-def component_provider_window(conn: Connection, *, now: datetime) -> datetime:
-    """---------------------------------------------------------------------------
-    The provider budget and breaker. A caller asks before every provider call
-    and reports its outcome after; both are one transaction on the breaker row.
-      allowed          closed: call (counted against the minute's budget)
-      trial            half-open: this caller makes the one trial call (token)
-      rate_limited     the minute's budget is spent: wait retry_after_ms
-      breaker_open     open and cooling down: wait retry_after_ms, or give up
-      trial_in_flight  half-open and another caller holds the trial: wait
-    """
-    return call_one(conn, "component_provider_window", p_now=now)["component_provider_window"]
-
-
-def run_bom_store(conn: Connection, *, run_result_id: int, bom: Jsonb) -> int:
-    """Store a run result's `bom` section (validated at the edge against the contract)."""
-    return call_one(conn, "run_bom_store", p_run_result_id=run_result_id, p_bom=bom)["run_bom_store"]
-
-
-def supply_array(conn: Connection, *, value: Jsonb) -> Any:
-    """A JSON array, or an empty one for anything else (JSON null included)."""
-    return call_one(conn, "supply_array", p_value=value)["supply_array"]
-
-
-def supply_board_refreshed(conn: Connection, *, board_id: int, refreshed: bool, next_after: datetime,
-                           now: datetime = DEFAULT) -> None:
-    """A board's parts were refreshed (or could not be: p_next_after sooner); its
-    open refresh item is done.
-    """
-    call(conn, "supply_board_refreshed", p_board_id=board_id, p_refreshed=refreshed, p_next_after=next_after,
-         **given(p_now=now))
+    return call_one(conn, "component_provider_record", p_installation_id=installation_id, p_success=success,
+                    p_trial_token=trial_token, p_threshold=threshold, **given(p_now=now))
 
 
 def supply_boards_enqueue(conn: Connection, *, now: datetime = DEFAULT) -> int:
@@ -1521,106 +1251,12 @@ def supply_boards_enqueue(conn: Connection, *, now: datetime = DEFAULT) -> int:
     return call_one(conn, "supply_boards_enqueue", **given(p_now=now))["supply_boards_enqueue"]
 
 
-class SupplyCheckApplyRow(TypedDict):
-    outcome: str
-    findings_added: int
-
-
-def supply_check_apply(conn: Connection, *, run_result_id: int, unavailable_reason: str,
-                       now: datetime = DEFAULT) -> list[SupplyCheckApplyRow]:
-    """The supply findings of a pull request run, in one transaction: parts its
-    BOM adds or changes (part keys absent from the board's BOM before it) that
-    are EOL/obsolete (high), NRND or without authorized stock (medium), or
-    unknown to the provider (medium) become findings introduced by the pull
-    request, at the BOM line's schematic location; parts at risk that were
-    already there are one info finding of context; parts without any
-    observation (the provider was down, the breaker open: p_unavailable_reason)
-    make one info finding saying so. The release decision is refreshed, and the
-    check run completion it held goes out now, showing it. Returns the findings
-    added.
-    """
-    return call(conn, "supply_check_apply", p_run_result_id=run_result_id, p_unavailable_reason=unavailable_reason,
-                **given(p_now=now))
-
-
-def supply_check_open(conn: Connection, *, run_result_id: int, now: datetime, hold_seconds: int = DEFAULT) -> bool:
-    """Called by release_result_accept: a pull request run of a watched board's
-    repository whose result carried the board's BOM gets a supply check, and
-    its check run completion and comment wait for it (at most p_hold_seconds:
-    an outage of the provider or of the worker never blocks the decision).
-    """
-    return call_one(conn, "supply_check_open", p_run_result_id=run_result_id, p_now=now,
-                    **given(p_hold_seconds=hold_seconds))["supply_check_open"]
-
-
-def supply_distributor_classification(conn: Connection, *, sellers: Jsonb) -> str:
-    """---------------------------------------------------------------------------
-    Classification (the spec's Component supply data), from the provider's
-    sellers of the matched part: [{isAuthorized, offers: [{inventoryLevel,
-    prices: [{quantity, price, currency}]}]}].
-      authorized-distributor  any seller is authorized
-      marketplace             sellers exist and every one says it is not authorized
-      unknown                 no seller data, or a seller without an authorization signal
-    """
-    return call_one(conn, "supply_distributor_classification", p_sellers=sellers)["supply_distributor_classification"]
-
-
-def supply_fingerprint(conn: Connection, *, rule: str, part_key: str) -> str:
-    return call_one(conn, "supply_fingerprint", p_rule=rule, p_part_key=part_key)["supply_fingerprint"]
-
-
-def supply_lifecycle_status(conn: Connection, *, display: str) -> str:
-    """The provider's homogenized lifecycle value ("Production (Last Updated: ...)",
-    "NRND", "EOL", "Obsolete", "New"), normalized.
-    """
-    return call_one(conn, "supply_lifecycle_status", p_display=display)["supply_lifecycle_status"]
-
-
 def supply_observations_record(conn: Connection, *, installation_id: int, parts: Jsonb, now: datetime = DEFAULT) -> int:
     """One observation per part of one fetch. p_parts: [{partKey, manufacturer,
     mpn, matched, providerPartId, lifecycle, sellers}] as the client parsed them.
     """
     return call_one(conn, "supply_observations_record", p_installation_id=installation_id, p_parts=parts,
                     **given(p_now=now))["supply_observations_record"]
-
-
-def supply_part_key(conn: Connection, *, manufacturer: str, mpn: str) -> str:
-    """Parts are keyed by normalized manufacturer + MPN: case, spaces and
-    punctuation of the manufacturer do not count, nor spaces in the MPN.
-    """
-    return call_one(conn, "supply_part_key", p_manufacturer=manufacturer, p_mpn=mpn)["supply_part_key"]
-
-
-def supply_parts_to_fetch(conn: Connection, *, run_result_id: int, project: str, max_age_hours: int,
-                          now: datetime) -> Any:
-    return call_one(conn, "supply_parts_to_fetch", p_run_result_id=run_result_id, p_project=project,
-                    p_max_age_hours=max_age_hours, p_now=now)["supply_parts_to_fetch"]
-
-
-def supply_price_breaks(conn: Connection, *, sellers: Jsonb) -> Any:
-    """Price breaks [{quantity, price, currency}] of one offer: an authorized
-    seller's when the part has one with prices, else any seller's; the offer
-    with the most price points (ties: the provider's order).
-    """
-    return call_one(conn, "supply_price_breaks", p_sellers=sellers)["supply_price_breaks"]
-
-
-class SupplyWorkClaimRow(TypedDict):
-    kind: str
-    item_id: int
-    installation_id: int
-    parts: Any
-
-
-def supply_work_claim(conn: Connection, *, lease_seconds: int, max_age_hours: int,
-                      now: datetime = DEFAULT) -> list[SupplyWorkClaimRow]:
-    """The previous release's supply worker (0.6.0) claims, defers and reports
-    through these three; they keep its signatures and meaning over work_items
-    for one release. It fails nothing: a crash lets the lease expire, and the
-    claims after it count the attempts into a dead letter.
-    """
-    return call(conn, "supply_work_claim", p_lease_seconds=lease_seconds, p_max_age_hours=max_age_hours,
-                **given(p_now=now))
 
 
 class SupplyWorkClaimV2Row(TypedDict):
@@ -1643,51 +1279,25 @@ def supply_work_claim_v2(conn: Connection, *, worker: str, limit: int, lease_sec
 
 
 class SupplyWorkCompleteRow(TypedDict):
-    outcome: str
+    outcome: SupplyWorkCompleteOutcome
     findings_added: int
 
 
 def supply_work_complete(conn: Connection, *, item_id: int, lease_token: UUID | str, unavailable_reason: str = DEFAULT,
                          refreshed: bool = DEFAULT, next_after: datetime = DEFAULT,
-                         now: datetime = DEFAULT) -> list[SupplyWorkCompleteRow]:
+                         now: datetime = DEFAULT) -> SupplyWorkCompleteRow:
     """A leased supply item's work is done, in one transaction with its lease
     checked: a check's findings are applied (p_unavailable_reason: parts whose
     data could not be had), a board's refresh recorded (p_refreshed false: it
     could not be, and comes back at p_next_after). Outcomes: completed,
     unavailable, refreshed, not_refreshed, not_pending, lease_lost.
     """
-    return call(conn, "supply_work_complete", p_item_id=item_id, p_lease_token=lease_token,
-                **given(p_unavailable_reason=unavailable_reason, p_refreshed=refreshed, p_next_after=next_after, p_now=now))
-
-
-def supply_work_defer(conn: Connection, *, kind: str, item_id: int, run_after: datetime) -> None:
-    """Work over the provider's budget waits: the item comes back at p_run_after
-    (the previous release's defer, by subject; work_defer is the leased one).
-    """
-    call(conn, "supply_work_defer", p_kind=kind, p_item_id=item_id, p_run_after=run_after)
-
-
-def supply_work_parts(conn: Connection, *, kind: str, subject_id: int, max_age_hours: int, now: datetime) -> Any:
-    """The parts one supply work item fetches: [{partKey, manufacturer, mpn}]
-    without an observation fresher than p_max_age_hours.
-    """
-    return call_one(conn, "supply_work_parts", p_kind=kind, p_subject_id=subject_id, p_max_age_hours=max_age_hours,
-                    p_now=now)["supply_work_parts"]
-
-
-def watched_board_bom_run(conn: Connection, *, board_id: int, exclude: int = DEFAULT) -> int:
-    """The run result whose BOM is the board's: the latest default-branch run
-    (a result without a release run, triggered by push, schedule or release)
-    that carried lines of the board's project, else the latest pull request
-    run's until one exists. p_before excludes newer results (a pull request
-    run compares with what came before it).
-    """
-    return call_one(conn, "watched_board_bom_run", p_board_id=board_id,
-                    **given(p_exclude=exclude))["watched_board_bom_run"]
+    return call_one(conn, "supply_work_complete", p_item_id=item_id, p_lease_token=lease_token,
+                    **given(p_unavailable_reason=unavailable_reason, p_refreshed=refreshed, p_next_after=next_after, p_now=now))
 
 
 class WatchedBoardGetRow(TypedDict):
-    outcome: str
+    outcome: WatchedBoardGetOutcome
     board_id: int
     path: str
     created_at: datetime
@@ -1696,8 +1306,8 @@ class WatchedBoardGetRow(TypedDict):
     bom_run_result_id: int
 
 
-def watched_board_get(conn: Connection, *, repository_id: int, now: datetime = DEFAULT) -> list[WatchedBoardGetRow]:
-    return call(conn, "watched_board_get", p_repository_id=repository_id, **given(p_now=now))
+def watched_board_get(conn: Connection, *, repository_id: int, now: datetime = DEFAULT) -> WatchedBoardGetRow:
+    return call_one(conn, "watched_board_get", p_repository_id=repository_id, **given(p_now=now))
 
 
 class WatchedBoardSupplyRow(TypedDict):
@@ -1733,36 +1343,31 @@ def watched_board_supply(conn: Connection, *, board_id: int, bom_run_id: int, af
 
 
 class WatchedBoardUnwatchRow(TypedDict):
-    outcome: str
+    outcome: WatchedBoardUnwatchOutcome
     board_id: int
 
 
 def watched_board_unwatch(conn: Connection, *, repository_id: int, actor: str,
-                          now: datetime = DEFAULT) -> list[WatchedBoardUnwatchRow]:
-    return call(conn, "watched_board_unwatch", p_repository_id=repository_id, p_actor=actor, **given(p_now=now))
+                          now: datetime = DEFAULT) -> WatchedBoardUnwatchRow:
+    return call_one(conn, "watched_board_unwatch", p_repository_id=repository_id, p_actor=actor, **given(p_now=now))
 
 
 class WatchedBoardWatchRow(TypedDict):
-    outcome: str
+    outcome: WatchedBoardWatchOutcome
     board_id: int
     path: str
     created_at: datetime
 
 
 def watched_board_watch(conn: Connection, *, repository_id: int, path: str, actor: str,
-                        now: datetime = DEFAULT) -> list[WatchedBoardWatchRow]:
+                        now: datetime = DEFAULT) -> WatchedBoardWatchRow:
     """Outcomes: watched, unchanged (the same path again), repository_not_found,
     account_canceled, plan_limit_watched_boards (another repository of the
     installation's account has the board). Watching another path of the same
     repository moves the board (watched).
     """
-    return call(conn, "watched_board_watch", p_repository_id=repository_id, p_path=path, p_actor=actor,
-                **given(p_now=now))
-
-
-def watched_boards_unwatch_canceled(conn: Connection, *, now: datetime) -> int:
-    """A canceled account's boards are unwatched (the account's surfaces fail closed)."""
-    return call_one(conn, "watched_boards_unwatch_canceled", p_now=now)["watched_boards_unwatch_canceled"]
+    return call_one(conn, "watched_board_watch", p_repository_id=repository_id, p_path=path, p_actor=actor,
+                    **given(p_now=now))
 
 
 # -- tokens.sql ------------------------------------------------------------------------------------------------------
@@ -1880,72 +1485,50 @@ PUBLIC_FUNCTIONS: dict[str, str] = {
     "auth_throttle_record_failure": "p_limiter text, p_client_key text, p_now timestamp with time zone",
     "component_provider_acquire": "p_installation_id bigint, p_limit_per_minute integer, p_cooldown_ms integer, p_trial_lease_ms integer, p_now timestamp with time zone",
     "component_provider_record": "p_installation_id bigint, p_success boolean, p_trial_token uuid, p_threshold integer, p_now timestamp with time zone",
-    "component_provider_transition": "p_installation_id bigint, p_from text, p_to text, p_reason text, p_failures integer, p_now timestamp with time zone",
-    "component_provider_window": "p_now timestamp with time zone",
     "dead_letter_replay": "p_installation_id bigint, p_item_type text, p_item_id bigint, p_idempotency_key text, p_actor text, p_operation_id text, p_now timestamp with time zone",
     "erasure_step": "p_batch_size integer, p_now timestamp with time zone",
     "health_probe": "",
-    "installation_account_canceled": "p_installation_id bigint, p_account_id bigint",
     "intake_accept_deliveries": "p_provider text, p_delivery_ids text[], p_events text[], p_actions text[], p_installation_ids bigint[], p_normalized jsonb[], p_payload_sha256s text[], p_payload_bytes integer[], p_acceptance_ms integer[], p_now timestamp with time zone",
     "intake_accept_delivery": "p_provider text, p_delivery_id text, p_event text, p_action text, p_installation_id bigint, p_actions jsonb, p_payload_sha256 text, p_payload_bytes integer, p_acceptance_ms integer, p_now timestamp with time zone",
-    "job_check_failure_codes": "p_reason_code text, p_error_class text",
     "job_claim": "p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamp with time zone",
+    "job_complete": "p_job_id bigint, p_lease_token uuid, p_outcome text, p_now timestamp with time zone",
+    "job_fail": "p_job_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer, p_now timestamp with time zone, p_not_before timestamp with time zone, p_final boolean",
+    "job_release": "p_job_id bigint, p_lease_token uuid, p_now timestamp with time zone",
+    "job_renew_leases": "p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamp with time zone",
     "legal_hold_place": "p_account_id bigint, p_reason text, p_reference text, p_idempotency_key text, p_actor text, p_now timestamp with time zone",
     "legal_hold_release": "p_account_id bigint, p_hold_id bigint, p_idempotency_key text, p_actor text, p_now timestamp with time zone",
-    "lifecycle_inbox_state_for": "p_job_status text",
     "lifecycle_job_process": "p_job_id bigint, p_lease_token uuid, p_now timestamp with time zone",
-    "lifecycle_jobs_insert": "p_inbox_ids bigint[], p_now timestamp with time zone",
     "marketplace_apply_event": "p_delivery_id text, p_action text, p_account_id bigint, p_account_login text, p_account_type text, p_effective_date timestamp with time zone, p_payload_sha256 text, p_payload_bytes integer, p_now timestamp with time zone",
     "metrics_queues": "p_now timestamp with time zone",
     "outbox_claim": "p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamp with time zone, p_item_id bigint",
-    "outbox_enqueue": "p_release_run_id bigint, p_attempt_id bigint, p_installation_id bigint, p_kind text, p_idempotency_key text, p_params jsonb, p_now timestamp with time zone",
     "outbox_fail": "p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer, p_not_before timestamp with time zone, p_final boolean, p_now timestamp with time zone",
     "outbox_pending_item": "p_release_run_id bigint, p_kind text",
     "outbox_report": "p_item_id bigint, p_lease_token uuid, p_outcome text, p_check_run_id bigint, p_workflow_run_id bigint, p_installation_id bigint, p_progress integer, p_published_conclusion text, p_comment_id bigint, p_decision text, p_now timestamp with time zone",
     "people_logins": "p_actors text[]",
-    "queue_check_table": "p_table text",
-    "queue_claim": "p_table text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamp with time zone",
-    "queue_claim_all": "p_table text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamp with time zone, p_item_id bigint",
-    "queue_claim_one": "p_table text, p_id bigint, p_worker text, p_lease_seconds integer, p_now timestamp with time zone",
     "queue_complete": "p_table text, p_id bigint, p_lease_token uuid, p_outcome text, p_now timestamp with time zone",
     "queue_fail": "p_table text, p_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer, p_now timestamp with time zone, p_not_before timestamp with time zone, p_final boolean",
-    "queue_lock_leased": "p_table text, p_id bigint, p_lease_token uuid",
     "queue_release": "p_table text, p_id bigint, p_lease_token uuid, p_now timestamp with time zone",
     "queue_renew_leases": "p_table text, p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamp with time zone",
-    "queue_replay": "p_table text, p_item_type text, p_installation_id bigint, p_item_id bigint, p_now timestamp with time zone",
     "rate_take": "p_limiter text, p_subject text, p_limit integer, p_now timestamp with time zone",
     "reconciler_heartbeat": "p_reconciler text, p_succeeded boolean, p_now timestamp with time zone",
-    "reconciliation_check_reason": "p_reason text",
-    "reconciliation_check_run_observe": "p_item boardready.reconciliation_items, p_observation text, p_next_check_seconds integer, p_now timestamp with time zone",
     "reconciliation_claim": "p_kind text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamp with time zone",
-    "reconciliation_claim_ids": "p_kind text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamp with time zone",
     "reconciliation_detect": "p_kind text, p_observation_seconds integer, p_deadline_seconds integer, p_now timestamp with time zone",
-    "reconciliation_finish": "p_item_id bigint, p_outcome text, p_reason text, p_now timestamp with time zone",
-    "reconciliation_lifecycle_repair": "p_item boardready.reconciliation_items, p_now timestamp with time zone",
-    "reconciliation_open_item": "p_kind text, p_subject_id bigint, p_installation_id bigint, p_reason text, p_deadline timestamp with time zone, p_now timestamp with time zone",
-    "reconciliation_open_items": "p_kind text, p_candidates jsonb, p_now timestamp with time zone",
-    "reconciliation_recheck": "p_item_id bigint, p_reason text, p_next_check_seconds integer, p_now timestamp with time zone",
     "reconciliation_report": "p_item_id bigint, p_lease_token uuid, p_observation text, p_next_check_seconds integer, p_conclusion text, p_workflow_run_id bigint, p_now timestamp with time zone",
     "reconciliation_status": "p_now timestamp with time zone",
-    "reconciliation_workflow_observe": "p_item boardready.reconciliation_items, p_observation text, p_conclusion text, p_workflow_run_id bigint, p_next_check_seconds integer, p_now timestamp with time zone",
-    "release_decision_after_completion": "p_release_run_id bigint, p_now timestamp with time zone",
     "release_decision_publication": "p_item_id bigint, p_lease_token uuid, p_now timestamp with time zone",
-    "release_decision_refresh": "p_release_run_id bigint, p_now timestamp with time zone, p_enqueue boolean",
     "release_result_accept": "p_attempt_ref text, p_repository_id bigint, p_workflow_run_id bigint, p_source text, p_result jsonb, p_digest text, p_api_token_id text, p_oidc_jti text, p_now timestamp with time zone",
-    "release_run_enqueue_check_run_completion_v2": "p_release_run_id bigint, p_conclusion text, p_reason_code text, p_now timestamp with time zone, p_newer_head_sha text",
-    "release_run_expected_conclusion": "p_release_run_id bigint",
     "repository_settings_get": "p_repository_id bigint",
     "repository_settings_update": "p_repository_id bigint, p_token_published_results boolean, p_actor text, p_now timestamp with time zone",
     "retention_purge_batch": "p_retention_days integer, p_batch_size integer, p_now timestamp with time zone",
     "review_record_approval": "p_review_id bigint, p_repository_ids bigint[], p_actor text, p_status text, p_break_glass boolean, p_break_glass_reason text, p_now timestamp with time zone",
     "review_record_approval_comment_v2": "p_review_id bigint, p_repository_ids bigint[], p_actor text, p_status text, p_break_glass boolean, p_break_glass_reason text, p_comment text, p_limit integer, p_now timestamp with time zone",
     "review_record_approval_v2": "p_review_id bigint, p_repository_ids bigint[], p_actor text, p_status text, p_break_glass boolean, p_break_glass_reason text, p_limit integer, p_now timestamp with time zone",
-    "run_bom_store": "p_run_result_id bigint, p_bom jsonb",
     "run_ingest": "p_repository_id bigint, p_api_token_id text, p_result jsonb, p_now timestamp with time zone",
-    "run_result_completion_await": "p_run_result_id bigint, p_decision text",
     "run_result_publication": "p_run_result_id bigint",
     "schedule_claim": "p_names text[], p_worker text, p_lease_seconds integer, p_now timestamp with time zone, p_due_now text[]",
     "schedule_complete": "p_schedule_id bigint, p_lease_token uuid, p_interval_ms integer, p_outcome text, p_reason_code text, p_error_class text, p_now timestamp with time zone",
+    "schedule_release": "p_schedule_id bigint, p_lease_token uuid, p_now timestamp with time zone",
+    "schedule_renew_leases": "p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamp with time zone",
     "session_authenticate": "p_token_sha256 bytea, p_client_key text, p_limit integer, p_now timestamp with time zone",
     "session_authenticate_v2": "p_token_sha256 bytea, p_client_key text, p_limit integer, p_now timestamp with time zone",
     "session_canceled_accounts": "p_session_id uuid",
@@ -1956,23 +1539,14 @@ PUBLIC_FUNCTIONS: dict[str, str] = {
     "sign_in_begin": "p_cookie_sha256 bytea, p_state text, p_return_to text, p_ttl_seconds integer, p_now timestamp with time zone",
     "sign_in_finish": "p_cookie_sha256 bytea, p_state text, p_now timestamp with time zone",
     "slo_snapshot": "p_deadline_seconds integer, p_acceptance_window_seconds integer, p_failure_window_seconds integer, p_now timestamp with time zone",
-    "supply_array": "p_value jsonb",
     "supply_board_refreshed": "p_board_id bigint, p_refreshed boolean, p_next_after timestamp with time zone, p_now timestamp with time zone",
     "supply_boards_enqueue": "p_now timestamp with time zone",
     "supply_check_apply": "p_run_result_id bigint, p_unavailable_reason text, p_now timestamp with time zone",
-    "supply_check_open": "p_run_result_id bigint, p_now timestamp with time zone, p_hold_seconds integer",
-    "supply_distributor_classification": "p_sellers jsonb",
-    "supply_fingerprint": "p_rule text, p_part_key text",
-    "supply_lifecycle_status": "p_display text",
     "supply_observations_record": "p_installation_id bigint, p_parts jsonb, p_now timestamp with time zone",
-    "supply_part_key": "p_manufacturer text, p_mpn text",
-    "supply_parts_to_fetch": "p_run_result_id bigint, p_project text, p_max_age_hours integer, p_now timestamp with time zone",
-    "supply_price_breaks": "p_sellers jsonb",
     "supply_work_claim": "p_lease_seconds integer, p_max_age_hours integer, p_now timestamp with time zone",
     "supply_work_claim_v2": "p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_max_age_hours integer, p_now timestamp with time zone",
     "supply_work_complete": "p_item_id bigint, p_lease_token uuid, p_unavailable_reason text, p_refreshed boolean, p_next_after timestamp with time zone, p_now timestamp with time zone",
     "supply_work_defer": "p_kind text, p_item_id bigint, p_run_after timestamp with time zone",
-    "supply_work_parts": "p_kind text, p_subject_id bigint, p_max_age_hours integer, p_now timestamp with time zone",
     "token_create": "p_repository_id bigint, p_name text, p_scopes text[], p_duration_days integer, p_token_sha256 bytea, p_token_prefix text, p_created_by text, p_now timestamp with time zone",
     "token_create_v2": "p_repository_id bigint, p_name text, p_scopes text[], p_duration_days integer, p_token_sha256 bytea, p_token_prefix text, p_created_by text, p_person_id bigint, p_now timestamp with time zone",
     "token_list": "p_repository_id bigint, p_now timestamp with time zone",
@@ -1985,14 +1559,15 @@ PUBLIC_FUNCTIONS: dict[str, str] = {
     "waiver_create": "p_repository_id bigint, p_repository_ids bigint[], p_fingerprint text, p_reason text, p_expires_at timestamp with time zone, p_actor text, p_now timestamp with time zone",
     "waiver_create_v2": "p_repository_id bigint, p_repository_ids bigint[], p_fingerprint text, p_reason text, p_expires_at timestamp with time zone, p_actor text, p_max_days integer, p_limit integer, p_now timestamp with time zone",
     "waiver_delete": "p_repository_id bigint, p_repository_ids bigint[], p_waiver_id bigint, p_actor text, p_now timestamp with time zone",
-    "watched_board_bom_run": "p_board_id bigint, p_exclude bigint",
     "watched_board_get": "p_repository_id bigint, p_now timestamp with time zone",
     "watched_board_supply": "p_board_id bigint, p_bom_run_id bigint, p_after_ordinal integer, p_limit integer",
     "watched_board_unwatch": "p_repository_id bigint, p_actor text, p_now timestamp with time zone",
     "watched_board_watch": "p_repository_id bigint, p_path text, p_actor text, p_now timestamp with time zone",
-    "watched_boards_unwatch_canceled": "p_now timestamp with time zone",
     "work_claim": "p_kinds text[], p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamp with time zone",
     "work_complete": "p_item_id bigint, p_lease_token uuid, p_outcome text, p_now timestamp with time zone",
     "work_defer": "p_item_id bigint, p_lease_token uuid, p_run_after timestamp with time zone, p_now timestamp with time zone",
+    "work_fail": "p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer, p_now timestamp with time zone, p_not_before timestamp with time zone, p_final boolean",
     "work_items_purge": "p_retention_days integer, p_batch_size integer, p_now timestamp with time zone",
+    "work_release": "p_item_id bigint, p_lease_token uuid, p_now timestamp with time zone",
+    "work_renew_leases": "p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamp with time zone",
 }

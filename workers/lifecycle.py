@@ -6,7 +6,7 @@ the lease was taken over.
 """
 from __future__ import annotations
 
-from app import database
+from app import database, sql_api
 from app.queueing import LeaseLost, SqlQueue
 
 
@@ -15,8 +15,11 @@ class LifecycleQueue(SqlQueue):
     channel = "lifecycle_jobs"
     table = "lifecycle_jobs"
     id_field = "job_id"
-    claim_function = "job_claim"
-    fail_function, release_function, renew_function, id_param = "job_fail", "job_release", "job_renew_leases", "p_job_id"
+    claim_function = staticmethod(sql_api.job_claim)
+    fail_function = staticmethod(sql_api.job_fail)
+    release_function = staticmethod(sql_api.job_release)
+    renew_function = staticmethod(sql_api.job_renew_leases)
+    id_param = "job_id"
     #: lifecycle_jobs.kind is the delivery's event; one SQL handler applies
     #: every event's normalized actions (installation, repository, pull request).
     kind_field = "queue"
@@ -30,8 +33,8 @@ class LifecycleQueue(SqlQueue):
 
     def _process(self, pool, item: dict) -> str:
         with database.connection(pool) as conn:
-            outcome = database.call_one(conn, "lifecycle_job_process", p_job_id=item["job_id"],
-                                        p_lease_token=item["lease_token"])["outcome"]
+            outcome = sql_api.lifecycle_job_process(conn, job_id=item["job_id"],
+                                                    lease_token=item["lease_token"])["outcome"]
         if outcome == "lease_lost":
             # Another worker owns the job now; its run is the one that counts.
             raise LeaseLost()

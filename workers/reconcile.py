@@ -25,7 +25,7 @@ import datetime as dt
 import threading
 from typing import Protocol
 
-from app import database, queries
+from app import database, queries, sql_api
 from app.config import ReconciliationSettings
 from app.jsonlog import log
 from app.queueing import LeaseLost, at, failure_codes, worker_identity
@@ -61,14 +61,13 @@ class SqlReconciler:
     subject_view: str | None  # reconciliation_<kind>_subjects, or None: the item alone is enough
 
     def detect(self, conn, settings: ReconciliationSettings, now: dt.datetime | None) -> list[dict]:
-        return database.call(conn, "reconciliation_detect", p_kind=self.item_kind,
-                             p_observation_seconds=settings.observation_seconds,
-                             p_deadline_seconds=settings.deadline_seconds, **at(now))
+        return sql_api.reconciliation_detect(conn, kind=self.item_kind,
+                                             observation_seconds=settings.observation_seconds,
+                                             deadline_seconds=settings.deadline_seconds, **at(now))
 
     def claim(self, conn, worker_id: str, limit: int, now: dt.datetime | None) -> list[dict]:
-        items = database.call(conn, "reconciliation_claim", p_kind=self.item_kind, p_worker=worker_id,
-                              p_limit=limit, p_lease_seconds=LEASE_SECONDS, p_max_attempts=MAX_FAILED_CLAIMS,
-                              **at(now))
+        items = sql_api.reconciliation_claim(conn, kind=self.item_kind, worker=worker_id, limit=limit,
+                                             lease_seconds=LEASE_SECONDS, max_attempts=MAX_FAILED_CLAIMS, **at(now))
         if not items or self.subject_view is None:
             return items
         subjects = {row["subject_id"]: row for row in queries.fetch_all(
@@ -81,8 +80,8 @@ class SqlReconciler:
     def report(self, pool, item: dict, now: dt.datetime | None, **observation) -> dict:
         """Apply what was seen of a leased item (reconciliation_report); its row says the outcome."""
         with database.connection(pool) as conn:
-            return database.call_one(conn, "reconciliation_report", p_item_id=item["item_id"],
-                                     p_lease_token=item["lease_token"], **observation, **at(now))
+            return sql_api.reconciliation_report(conn, item_id=item["item_id"], lease_token=item["lease_token"],
+                                                 **observation, **at(now))
 
 
 def _ids(report: dict) -> dict:
@@ -114,8 +113,7 @@ class Reconciliation:
     def _heartbeat(self, succeeded: bool, now: dt.datetime | None) -> None:
         try:
             with database.connection(self.pool, 5) as conn:
-                database.call(conn, "reconciler_heartbeat", p_reconciler=self.reconciler.name,
-                              p_succeeded=succeeded, **at(now))
+                sql_api.reconciler_heartbeat(conn, reconciler=self.reconciler.name, succeeded=succeeded, **at(now))
         except Exception as exc:  # the database is away: the next pass tries again
             log("worker.reconciliation_heartbeat_failed", level="warning", reconciler=self.reconciler.name,
                 errorClass=type(exc).__name__)
@@ -172,9 +170,9 @@ class Reconciliation:
         reason, error_class = failure_codes(exc)
         try:
             with database.connection(self.pool) as conn:
-                row = database.call_one(conn, "work_fail", p_item_id=item["item_id"],
-                                        p_lease_token=item["lease_token"], p_reason_code=reason,
-                                        p_error_class=error_class, p_max_attempts=MAX_FAILED_CLAIMS, **at(now))
+                row = sql_api.work_fail(conn, item_id=item["item_id"], lease_token=item["lease_token"],
+                                        reason_code=reason, error_class=error_class, max_attempts=MAX_FAILED_CLAIMS,
+                                        **at(now))
             log("worker.item_failed", level="warning", queue=self.name, itemId=item["item_id"],
                 errorClass=error_class, outcome=row["outcome"])
         except Exception as report_exc:  # the lease expires and the item is claimed again

@@ -85,6 +85,5 @@ class CheckRunReconciler(SqlReconciler):
 
     def observe(self, pool, item, now):
         observation = self.look_and_update(item)
-        row = self.report(pool, item, now, p_observation=observation,
-                          p_next_check_seconds=self.settings.next_check_seconds)
+        row = self.report(pool, item, now, observation=observation, next_check_seconds=self.settings.next_check_seconds)
         return {**row, "check_run_id": item["check_run_id"]}

@@ -52,6 +52,6 @@ class WorkflowReconciler(SqlReconciler):
 
     def observe(self, pool, item, now):
         observation, conclusion, found = self.look(item)
-        row = self.report(pool, item, now, p_observation=observation, p_conclusion=conclusion,
-                          p_workflow_run_id=found, p_next_check_seconds=self.settings.next_check_seconds)
+        row = self.report(pool, item, now, observation=observation, conclusion=conclusion, workflow_run_id=found,
+                          next_check_seconds=self.settings.next_check_seconds)
         return {**row, "attempt_id": item["attempt_id"], "workflow_run_id": found or item["workflow_run_id"]}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from app import database
+from app import database, sql_api
 from app.host import client as host_client
 from app.host.outbox import OutboxQueue
 from app.jsonlog import log
@@ -64,7 +64,7 @@ def build_queues(config, url: str, pool, stop: threading.Event) -> Queues:
         if not supply_settings.enabled:
             return "supply_disabled"
         with database.connection(pool) as conn:
-            made = database.call_one(conn, "supply_boards_enqueue")["supply_boards_enqueue"]
+            made = sql_api.supply_boards_enqueue(conn)
         return "enqueued" if made else "nothing_due"
 
     schedules = ScheduleQueue(config, {

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from app import database
+from app import database, sql_api
 from app.config import RetentionSettings
 from app.jsonlog import log
 from app.queueing import at
@@ -67,7 +67,7 @@ class RetentionWorker:
     # -- one call each ----------------------------------------------------------
     def erasure_step(self, now: dt.datetime | None = None) -> dict:
         with database.connection(self.pool, 5) as conn:
-            row = database.call_one(conn, "erasure_step", p_batch_size=self.settings.batch_size, **at(now))
+            row = sql_api.erasure_step(conn, batch_size=self.settings.batch_size, **at(now))
         if row["outcome"] == "completed":
             log("worker.account_erasure_completed", erasureRequestId=row["erasure_request_id"],
                 accountId=row["account_id"], deleted=row["deleted"], auditEventId=str(row["audit_event_id"]))
@@ -81,9 +81,8 @@ class RetentionWorker:
 
     def retention_batch(self, now: dt.datetime | None = None) -> dict:
         with database.connection(self.pool, 5) as conn:
-            return database.call_one(conn, "retention_purge_batch",
-                                     p_retention_days=self.settings.run_retention_days,
-                                     p_batch_size=self.settings.batch_size, **at(now))
+            return sql_api.retention_purge_batch(conn, retention_days=self.settings.run_retention_days,
+                                                 batch_size=self.settings.batch_size, **at(now))
 
     # -- a sweep ------------------------------------------------------------------
     def _calls(self, step, now: dt.datetime | None, goes_on) -> Iterator[dict]:
@@ -119,8 +118,8 @@ class RetentionWorker:
             if self.stop.is_set():
                 break
             with database.connection(self.pool, 5) as conn:
-                deleted = database.call_one(conn, "work_items_purge", p_retention_days=self.settings.run_retention_days,
-                                            p_batch_size=self.settings.batch_size, **at(now))["work_items_purge"]
+                deleted = sql_api.work_items_purge(conn, retention_days=self.settings.run_retention_days,
+                                                   batch_size=self.settings.batch_size, **at(now))
             if not deleted:
                 break
             batches.append({"work_items_deleted": deleted})

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 
-from app import database
+from app import database, sql_api
 from app.queueing import LeaseLost, SqlQueue, failure_codes
 from workers.retention import CHANNEL as RETENTION_CHANNEL
 
@@ -25,7 +25,9 @@ class ScheduleQueue(SqlQueue):
     channel = "schedules"
     channels = ("schedules", RETENTION_CHANNEL)
     table = "schedules"
-    release_function, renew_function, id_param = "schedule_release", "schedule_renew_leases", "p_schedule_id"
+    release_function = staticmethod(sql_api.schedule_release)
+    renew_function = staticmethod(sql_api.schedule_renew_leases)
+    id_param = "schedule_id"
     id_field = "schedule_id"
     kind_field = "name"
 
@@ -50,13 +52,12 @@ class ScheduleQueue(SqlQueue):
     def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
         with self._lock:
             due_now, self._due_now = sorted(self._due_now), set()
-        return database.call(conn, "schedule_claim", p_names=sorted(self.handlers), p_worker=worker_id,
-                             p_lease_seconds=self.lease_seconds, p_due_now=due_now)
+        return sql_api.schedule_claim(conn, names=sorted(self.handlers), worker=worker_id,
+                                      lease_seconds=self.lease_seconds, due_now=due_now)
 
     def _complete(self, conn, item: dict, outcome: str, **failure) -> bool:
-        return database.call_one(conn, "schedule_complete", p_schedule_id=item["schedule_id"],
-                                 p_lease_token=item["lease_token"], p_interval_ms=self.intervals[item["name"]],
-                                 p_outcome=outcome, **failure)["schedule_complete"]
+        return sql_api.schedule_complete(conn, schedule_id=item["schedule_id"], lease_token=item["lease_token"],
+                                         interval_ms=self.intervals[item["name"]], outcome=outcome, **failure)
 
     def handle(self, pool, item: dict) -> str:
         outcome = super().handle(pool, item)
@@ -67,5 +68,5 @@ class ScheduleQueue(SqlQueue):
 
     def fail(self, conn, item: dict, exc: BaseException) -> dict:
         reason, error_class = failure_codes(exc)
-        done = self._complete(conn, item, "failed", p_reason_code=reason, p_error_class=error_class)
+        done = self._complete(conn, item, "failed", reason_code=reason, error_class=error_class)
         return {"outcome": "rescheduled" if done else "lease_lost"}

@@ -34,7 +34,7 @@ from typing import Callable
 import psycopg
 from psycopg.rows import dict_row
 
-from app import queries
+from app import sql_api
 from app.jsonlog import log
 
 POLICY_VERSION = "host-cloud-ga-v1"
@@ -139,7 +139,7 @@ class SloPolicy:
 
 
 def take_snapshot(conn, deadline_seconds: int) -> dict:
-    return queries.fetch_one(conn, "slo_snapshot", deadline_seconds=deadline_seconds)
+    return sql_api.slo_snapshot(conn, deadline_seconds=deadline_seconds)
 
 
 def log_evaluation(policy: SloPolicy, snapshot: dict, evaluation: Evaluation) -> None:

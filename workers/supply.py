@@ -24,17 +24,18 @@ worker.supply_check_applied, worker.supply_board_refreshed.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable
+from typing import Callable, TypeVar
 
 from psycopg.types.json import Jsonb
 
-from app import database
+from app import database, sql_api
 from app.jsonlog import log
 from app.queueing import LeaseLost, SqlQueue, worker_identity
 from app.supply.client import MAX_PARTS_PER_CALL, PartQuery, ProviderClient, ProviderError
 
 FAILURE_RETRY_MS = 1000          # a failed call: try again soon, the breaker bounds the retries
 REFRESH_EVERY = dt.timedelta(days=1)
+T = TypeVar("T")
 
 
 def _utcnow() -> dt.datetime:
@@ -58,24 +59,24 @@ class SupplyQueue(SqlQueue):
         self.handlers = {"supply_check": self._check, "board_refresh": self._board}
 
     @staticmethod
-    def _call(pool, function: str, **params) -> dict | None:
+    def _call(pool, function: Callable[..., T], **params) -> T:
+        """`function` (app/sql_api.py's) on a connection of its own."""
         with database.connection(pool) as conn:
-            rows = database.call(conn, function, **params)
-        return rows[0] if rows else None
+            return function(conn, **params)
 
     def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
-        return database.call(conn, "supply_work_claim_v2", p_worker=worker_id, p_limit=limit,
-                             p_lease_seconds=self.lease_seconds, p_max_attempts=self.max_attempts,
-                             p_max_age_hours=self.settings.observation_max_age_hours, p_now=self.now())
+        return sql_api.supply_work_claim_v2(conn, worker=worker_id, limit=limit, lease_seconds=self.lease_seconds,
+                                            max_attempts=self.max_attempts,
+                                            max_age_hours=self.settings.observation_max_age_hours, now=self.now())
 
     def fail(self, conn, item: dict, exc: BaseException, **facts) -> dict:
         """work_fail at this queue's clock (tests drive it): backoff, then a dead letter."""
-        return super().fail(conn, item, exc, p_now=self.now(), **facts)
+        return super().fail(conn, item, exc, now=self.now(), **facts)
 
     def tick(self) -> bool:
         """Enqueue the boards due, then run one item of work if any is due (tests,
         demo). Returns whether there was one."""
-        self._call(self.pool, "supply_boards_enqueue", p_now=self.now())
+        self._call(self.pool, sql_api.supply_boards_enqueue, now=self.now())
         with database.connection(self.pool) as conn:
             claimed = self.claim(conn, worker_identity(self.name), 1)
         if not claimed:
@@ -98,15 +99,15 @@ class SupplyQueue(SqlQueue):
         return "fetched", None
 
     def _complete(self, pool, item: dict, **report) -> dict:
-        row = self._call(pool, "supply_work_complete", p_item_id=item["item_id"], p_lease_token=item["lease_token"],
-                         p_now=self.now(), **report)
+        row = self._call(pool, sql_api.supply_work_complete, item_id=item["item_id"], lease_token=item["lease_token"],
+                         now=self.now(), **report)
         if row["outcome"] == "lease_lost":
             raise LeaseLost()
         return row
 
     def _defer(self, pool, item: dict, wait_ms) -> str:
-        row = self._call(pool, "work_defer", p_item_id=item["item_id"], p_lease_token=item["lease_token"],
-                         p_run_after=self.now() + dt.timedelta(milliseconds=wait_ms), p_now=self.now())
+        row = self._call(pool, sql_api.work_defer, item_id=item["item_id"], lease_token=item["lease_token"],
+                         run_after=self.now() + dt.timedelta(milliseconds=wait_ms), now=self.now())
         if row["outcome"] == "lease_lost":
             raise LeaseLost()
         return row["outcome"]
@@ -115,7 +116,7 @@ class SupplyQueue(SqlQueue):
         outcome, value = self._fetch_all(pool, item)
         if outcome == "wait":
             return self._defer(pool, item, value)
-        row = self._complete(pool, item, p_unavailable_reason=value if outcome == "unavailable" else None)
+        row = self._complete(pool, item, unavailable_reason=value if outcome == "unavailable" else None)
         log("worker.supply_check_applied", runResultId=item["subject_id"], outcome=row["outcome"],
             findings=row["findings_added"])
         return row["outcome"]
@@ -126,17 +127,17 @@ class SupplyQueue(SqlQueue):
             return self._defer(pool, item, value)
         if outcome == "unavailable":
             cooldown = dt.timedelta(milliseconds=self.settings.breaker_cooldown_ms)
-            return self._complete(pool, item, p_refreshed=False, p_next_after=self.now() + cooldown)["outcome"]
-        row = self._complete(pool, item, p_refreshed=True, p_next_after=self.now() + REFRESH_EVERY)
+            return self._complete(pool, item, refreshed=False, next_after=self.now() + cooldown)["outcome"]
+        row = self._complete(pool, item, refreshed=True, next_after=self.now() + REFRESH_EVERY)
         log("worker.supply_board_refreshed", boardId=item["subject_id"], parts=len(item["parts"]))
         return row["outcome"]
 
     def fetch(self, pool, installation_id: int, batch: list[PartQuery]) -> tuple[str, object]:
         """("fetched", n), ("wait", ms) or ("unavailable", reason) for one provider call."""
         s = self.settings
-        grant = self._call(pool, "component_provider_acquire", p_installation_id=installation_id,
-                           p_limit_per_minute=s.rate_limit_per_minute, p_cooldown_ms=s.breaker_cooldown_ms,
-                           p_now=self.now())
+        grant = self._call(pool, sql_api.component_provider_acquire, installation_id=installation_id,
+                           limit_per_minute=s.rate_limit_per_minute, cooldown_ms=s.breaker_cooldown_ms,
+                           now=self.now())
         if grant["outcome"] in ("rate_limited", "trial_in_flight"):
             return "wait", grant["retry_after_ms"]
         if grant["outcome"] == "breaker_open":
@@ -144,15 +145,16 @@ class SupplyQueue(SqlQueue):
         try:
             observed = self.client.match(batch)
         except ProviderError as exc:
-            self._call(pool, "component_provider_record", p_installation_id=installation_id, p_success=False,
-                       p_trial_token=grant["trial_token"], p_threshold=s.breaker_threshold, p_now=self.now())
+            self._call(pool, sql_api.component_provider_record, installation_id=installation_id, success=False,
+                       trial_token=grant["trial_token"], threshold=s.breaker_threshold, now=self.now())
             log("worker.supply_call_failed", level="warning", installationId=installation_id, reason=exc.reason)
             return "wait", exc.retry_after_ms or FAILURE_RETRY_MS
         with database.connection(pool) as conn, conn.transaction():
             # The observations and the breaker's success are one transaction.
-            database.call(conn, "supply_observations_record", p_installation_id=installation_id,
-                          p_parts=Jsonb(observed), p_now=self.now())
-            database.call(conn, "component_provider_record", p_installation_id=installation_id, p_success=True,
-                          p_trial_token=grant["trial_token"], p_threshold=s.breaker_threshold, p_now=self.now())
+            sql_api.supply_observations_record(conn, installation_id=installation_id, parts=Jsonb(observed),
+                                               now=self.now())
+            sql_api.component_provider_record(conn, installation_id=installation_id, success=True,
+                                              trial_token=grant["trial_token"], threshold=s.breaker_threshold,
+                                              now=self.now())
         log("worker.supply_fetched", installationId=installation_id, parts=len(batch))
         return "fetched", len(observed)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from app import database
+from app import database, sql_api
 from app.host.client import HostClient
 from app.host.errors import HostPermanent, HostRetryable, HostUncertain
 from app.host.workflow_runs import find_attempt_run
@@ -37,7 +37,7 @@ class OutboxQueue(SqlQueue):
     #: Its kinds in work_items (queue.sql's work_queue_kinds('outbox')).
     work_queue = "outbox"
     id_field = "item_id"
-    claim_function = "outbox_claim"
+    claim_function = staticmethod(sql_api.outbox_claim)
 
     def __init__(self, config, host: HostClient | None):
         super().__init__(config)
@@ -51,8 +51,8 @@ class OutboxQueue(SqlQueue):
     def _report(self, pool, outcome: str, item: dict, **facts) -> str:
         """Report the item's outcome with what it carries (sql/functions/outbox.sql, outbox_report)."""
         with database.connection(pool) as conn:
-            outcome = database.call_one(conn, "outbox_report", p_item_id=item["item_id"],
-                                        p_lease_token=item["lease_token"], p_outcome=outcome, **facts)["outcome"]
+            outcome = sql_api.outbox_report(conn, item_id=item["item_id"], lease_token=item["lease_token"],
+                                            outcome=outcome, **facts)["outcome"]
         if outcome == "lease_lost":
             raise LeaseLost()
         return outcome
@@ -69,7 +69,7 @@ class OutboxQueue(SqlQueue):
         existing = self.host.find_check_run(item["installation_id"], item["repository"], item["head_sha"], ref)
         check_run = existing or self.host.create_check_run(item["installation_id"], item["repository"],
                                                            item["head_sha"], ref, QUEUED_SUMMARY)
-        return self._report(pool, "check_run_created", item, p_check_run_id=check_run["id"])
+        return self._report(pool, "check_run_created", item, check_run_id=check_run["id"])
 
     def _workflow_dispatch(self, pool, item: dict) -> str:
         ref = item["params"].get("dispatchRef") or "main"
@@ -81,8 +81,8 @@ class OutboxQueue(SqlQueue):
             started = find_attempt_run(self.host, item["installation_id"], item["repository"], ref,
                                        item["attempt_started_at"], item["attempt_ref"])
             if started is not None:
-                return self._report(pool, "dispatched", item, p_workflow_run_id=started["id"],
-                                    p_installation_id=item["installation_id"])
+                return self._report(pool, "dispatched", item, workflow_run_id=started["id"],
+                                    installation_id=item["installation_id"])
         inputs = {"attempt_id": item["attempt_ref"], "head_sha": item["head_sha"],
                   "pull_request": str(item["pr_number"])}
         try:
@@ -92,8 +92,8 @@ class OutboxQueue(SqlQueue):
                 return self._report(pool, "workflow_missing", item)
             raise
         return self._report(pool, "dispatched", item,
-                            p_workflow_run_id=details.get("workflow_run_id"),
-                            p_installation_id=item["installation_id"])
+                            workflow_run_id=details.get("workflow_run_id"),
+                            installation_id=item["installation_id"])
 
     def review_url(self, item: dict) -> str:
         return f"{self.config.public_url}/release-runs/{item['release_run_id']}"
@@ -114,22 +114,21 @@ class OutboxQueue(SqlQueue):
         """The run's release decision changed after its check run was completed
         (sql/functions/reviews.sql): show the current one."""
         with database.connection(pool) as conn:
-            row = database.call_one(conn, "release_decision_publication", p_item_id=item["item_id"],
-                                    p_lease_token=item["lease_token"])
+            row = sql_api.release_decision_publication(conn, item_id=item["item_id"], lease_token=item["lease_token"])
         if row["outcome"] == "lease_lost":
             raise LeaseLost()
         if row["outcome"] != "publish":
             return self._report(pool, row["outcome"], item)
         self._update_check_run(item, {"status": "completed", "conclusion": row["conclusion"],
                                       "output": decision_output(row, self.review_url(item))})
-        return self._report(pool, "decision_published", item, p_decision=row["decision"])
+        return self._report(pool, "decision_published", item, decision=row["decision"])
 
     def _update_check_run(self, item: dict, body: dict) -> None:
         self.host.update_check_run(item["installation_id"], item["repository"], item["check_run_id"], body)
 
     def _result(self, pool, item: dict) -> dict:
         with database.connection(pool) as conn:
-            return database.call_one(conn, "run_result_publication", p_run_result_id=item["run_result_id"])
+            return sql_api.run_result_publication(conn, run_result_id=item["run_result_id"])
 
     def _publish_result(self, pool, item: dict) -> str:
         """The conclusion with the first 50 annotations, then the rest 50 at a
@@ -143,8 +142,8 @@ class OutboxQueue(SqlQueue):
             if index == 0:
                 body.update(status="completed", conclusion=result["conclusion"], completed_at=_now())
             self._update_check_run(item, body)
-            self._report(pool, "progress_recorded", item, p_progress=index + 1,
-                         p_published_conclusion=result["conclusion"] if index == 0 else None)
+            self._report(pool, "progress_recorded", item, progress=index + 1,
+                         published_conclusion=result["conclusion"] if index == 0 else None)
         return self._report(pool, "check_run_completed", item)
 
     def _batches_already_sent(self, item: dict, chunks: list[list]) -> int:
@@ -183,18 +182,18 @@ class OutboxQueue(SqlQueue):
                 comment_id = None  # deleted by someone: post a new one
         if comment_id is None:
             comment_id = self.host.create_comment(installation, repository, item["pr_number"], body)["id"]
-        return self._report(pool, "comment_posted", item, p_comment_id=comment_id)
+        return self._report(pool, "comment_posted", item, comment_id=comment_id)
 
     def fail(self, conn, item: dict, exc: BaseException) -> dict:
         reason, error_class = failure_codes(exc)
         if isinstance(exc, HostUncertain) and item["kind"] == "workflow_dispatch":
             reason = "dispatch_uncertain"  # may have started a run: dead-lettered at once, never replayed
-        return database.call_one(
-            conn, "outbox_fail", p_item_id=item["item_id"], p_lease_token=item["lease_token"],
-            p_reason_code=reason, p_error_class=error_class, p_max_attempts=self.config.job_max_attempts,
-            p_not_before=exc.not_before if isinstance(exc, HostRetryable) else None,
+        return sql_api.outbox_fail(
+            conn, item_id=item["item_id"], lease_token=item["lease_token"], reason_code=reason,
+            error_class=error_class, max_attempts=self.config.job_max_attempts,
+            not_before=exc.not_before if isinstance(exc, HostRetryable) else None,
             # A request the host refused will be refused again: dead-letter it now.
-            p_final=isinstance(exc, HostPermanent))
+            final=isinstance(exc, HostPermanent))
 
 
 class SynchronousPublisher:
@@ -208,14 +207,13 @@ class SynchronousPublisher:
 
     def publish_now(self, release_run_id: int) -> bool:
         with database.connection(self.pool) as conn:
-            pending = database.call(conn, "outbox_pending_item", p_release_run_id=release_run_id,
-                                    p_kind="check_run_complete")
+            pending = sql_api.outbox_pending_item(conn, release_run_id=release_run_id, kind="check_run_complete")
             if not pending:
                 return False
-            claimed = database.call(conn, "outbox_claim", p_worker=self.worker_id, p_limit=1,
-                                    p_lease_seconds=self.queue.config.job_lease_seconds,
-                                    p_max_attempts=self.queue.config.job_max_attempts,
-                                    p_item_id=pending[0]["item_id"])
+            claimed = sql_api.outbox_claim(conn, worker=self.worker_id, limit=1,
+                                           lease_seconds=self.queue.config.job_lease_seconds,
+                                           max_attempts=self.queue.config.job_max_attempts,
+                                           item_id=pending[0]["item_id"])
         if not claimed:
             return False  # a worker has it already
         item = claimed[0]

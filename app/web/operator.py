@@ -178,8 +178,8 @@ class Replay(OperatorResource):
 
         operation_id = str(uuid.uuid4())
         with db.connection(self.pool, self.config) as conn:
-            [row] = sql_api.dead_letter_replay(conn, installation_id=installation, item_type=item_type, item_id=item,
-                                               idempotency_key=key, actor=actor, operation_id=operation_id)
+            row = sql_api.dead_letter_replay(conn, installation_id=installation, item_type=item_type, item_id=item,
+                                             idempotency_key=key, actor=actor, operation_id=operation_id)
         log("operator.replay", installationId=installation, itemType=item_type, itemId=item_id,
             outcome=row["outcome"], operationId=operation_id, actor=actor,
             auditEventId=str(row["audit_event_id"]) if row["audit_event_id"] else None)

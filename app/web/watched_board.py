@@ -86,7 +86,7 @@ def _not_watched() -> ApiError:
 
 
 def _current_board(conn, repository: int) -> dict:
-    [row] = sql_api.watched_board_get(conn, repository_id=repository)
+    row = sql_api.watched_board_get(conn, repository_id=repository)
     if row["outcome"] != "found":
         raise _not_watched()
     return row
@@ -108,8 +108,8 @@ class WatchedBoard(DatabaseResource):
         body = read_json_object(req, SMALL_MAX_BYTES)
         # Unknown properties are dropped, as the spec's versioning section says.
         path = project_path(body.get("path"))
-        [row] = db.call(self.pool, self.config, sql_api.watched_board_watch, idempotent=False,
-                        repository_id=repository, path=path, actor=auth.actor)
+        row = db.call(self.pool, self.config, sql_api.watched_board_watch, idempotent=False,
+                      repository_id=repository, path=path, actor=auth.actor)
         if row["outcome"] in _WATCH_REFUSALS:
             raise ApiError(*_WATCH_REFUSALS[row["outcome"]])
         log("supply.board_watch", repositoryId=repository, outcome=row["outcome"], boardId=row["board_id"],
@@ -122,8 +122,8 @@ class WatchedBoard(DatabaseResource):
     def on_delete(self, req, resp, repository_id: str):
         repository = _repository(repository_id)
         auth = require(req, scope="admin", repository_id=repository)
-        [row] = db.call(self.pool, self.config, sql_api.watched_board_unwatch, idempotent=False,
-                        repository_id=repository, actor=auth.actor)
+        row = db.call(self.pool, self.config, sql_api.watched_board_unwatch, idempotent=False,
+                      repository_id=repository, actor=auth.actor)
         if row["outcome"] != "unwatched":
             raise _not_watched()
         log("supply.board_unwatch", repositoryId=repository, boardId=row["board_id"], actor=auth.actor)

@@ -4,7 +4,7 @@
 -- transaction. The inbox state follows the job through a trigger, so every
 -- path (claim, fail, replay, reconciliation) keeps the projection.
 
-CREATE OR REPLACE FUNCTION boardready.lifecycle_inbox_state_for(p_job_status text)
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_inbox_state_for(p_job_status text)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE p_job_status
     WHEN 'accepted' THEN 'accepted'
@@ -18,15 +18,15 @@ CREATE OR REPLACE FUNCTION boardready_private.lifecycle_job_project_inbox()
 RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   UPDATE boardready.webhook_inbox
-     SET state = boardready.lifecycle_inbox_state_for(NEW.status), updated_at = NEW.updated_at
-   WHERE id = NEW.inbox_id AND state IS DISTINCT FROM boardready.lifecycle_inbox_state_for(NEW.status);
+     SET state = boardready_private.lifecycle_inbox_state_for(NEW.status), updated_at = NEW.updated_at
+   WHERE id = NEW.inbox_id AND state IS DISTINCT FROM boardready_private.lifecycle_inbox_state_for(NEW.status);
   RETURN NULL;
 END $$;
 
 -- The trigger that calls it is migration 0021's.
 
 -- Stable codes only: a raw database error or payload never reaches a dead letter.
-CREATE OR REPLACE FUNCTION boardready.job_check_failure_codes(p_reason_code text, p_error_class text)
+CREATE OR REPLACE FUNCTION boardready_private.job_check_failure_codes(p_reason_code text, p_error_class text)
 RETURNS void LANGUAGE sql IMMUTABLE AS $$
   SELECT boardready_private.refuse_if(p_reason_code !~ '^[a-z][a-z0-9_]{0,63}$'
                               OR p_error_class !~ '^[A-Za-z_][A-Za-z0-9_.]{0,127}$', 'job_invalid_failure_code')
@@ -35,7 +35,7 @@ $$;
 -- Jobs for the given inbox rows, each keyed by its delivery's idempotency key
 -- (its actions stay on the inbox row). A row that has a job already gets no
 -- second one. Returns the jobs made.
-CREATE OR REPLACE FUNCTION boardready.lifecycle_jobs_insert(p_inbox_ids bigint[], p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_jobs_insert(p_inbox_ids bigint[], p_now timestamptz)
 RETURNS TABLE (inbox_id bigint, job_id bigint) LANGUAGE sql AS $$
   INSERT INTO boardready.lifecycle_jobs AS j (inbox_id, idempotency_key, installation_id, kind, action, status,
                                               run_after, created_at, updated_at)
@@ -58,7 +58,7 @@ DECLARE
   v_inbox_ids bigint[];
 BEGIN
   WITH awaiting AS (
-    SELECT i.id, boardready.installation_account_canceled(
+    SELECT i.id, boardready_private.installation_account_canceled(
                    i.installation_id, (i.actions #>> '{installation,account,id}')::bigint) AS blocked
       FROM boardready.webhook_inbox i
      WHERE i.awaiting_job
@@ -74,7 +74,7 @@ BEGIN
     RETURNING i.id, a.blocked
   )
   SELECT coalesce(array_agg(id) FILTER (WHERE NOT blocked), '{}') INTO v_inbox_ids FROM settled;
-  RETURN (SELECT count(*) FROM boardready.lifecycle_jobs_insert(v_inbox_ids, p_now));
+  RETURN (SELECT count(*) FROM boardready_private.lifecycle_jobs_insert(v_inbox_ids, p_now));
 END $$;
 
 -- Claim due jobs, first making the jobs of up to 500 deliveries that await
@@ -93,7 +93,7 @@ DECLARE
   v_claimed queue_claimed[];
 BEGIN
   PERFORM boardready_private.lifecycle_jobs_from_inbox(greatest(p_limit, 500), p_now);
-  v_claimed := job_lease_due(p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
+  v_claimed := boardready_private.job_lease_due(p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
   -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY
   SELECT j.id, c.lease_token, j.kind, j.action, j.installation_id, i.actions, c.attempts

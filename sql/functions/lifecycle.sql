@@ -139,7 +139,7 @@ BEGIN
     RETURN 'skipped_inactive_installation';
   END IF;
   -- A job accepted before the account's cancellation still opens no release run.
-  IF boardready.installation_account_canceled(p_installation_id, NULL) THEN
+  IF boardready_private.installation_account_canceled(p_installation_id, NULL) THEN
     RETURN 'skipped_account_canceled';
   END IF;
   -- A draft is not checked until it is marked ready for review.
@@ -166,7 +166,7 @@ DECLARE
   v_installation bigint;
   v_outcome      text;
 BEGIN
-  IF job_lock_leased(p_job_id, p_lease_token) IS NULL THEN
+  IF boardready_private.job_lock_leased(p_job_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;

@@ -36,7 +36,7 @@ RETURNS text LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, 
 $$;
 
 -- Whether new lifecycle jobs for an installation are blocked (its account canceled).
-CREATE OR REPLACE FUNCTION boardready.installation_account_canceled(p_installation_id bigint, p_account_id bigint)
+CREATE OR REPLACE FUNCTION boardready_private.installation_account_canceled(p_installation_id bigint, p_account_id bigint)
 RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   SELECT EXISTS (
     SELECT 1 FROM marketplace_accounts m

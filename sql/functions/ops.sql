@@ -31,7 +31,7 @@ SELECT 'job'::text AS item_type, j.id AS item_id, j.installation_id, r.full_name
        j.reason_code, j.error_class, j.attempts, j.failed_at,
        -- Handlers are upserts, so a job is safe to run again, except for a
        -- canceled account, whose new lifecycle jobs are blocked.
-       NOT boardready.installation_account_canceled(j.installation_id, NULL) AS replay_safe
+       NOT boardready_private.installation_account_canceled(j.installation_id, NULL) AS replay_safe
   FROM boardready.lifecycle_jobs j
   JOIN boardready.webhook_inbox i ON i.id = j.inbox_id
   LEFT JOIN boardready.repositories r ON r.id = (i.actions #>> '{repository,id}')::bigint

@@ -16,7 +16,7 @@ RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, kind text, pa
                attempt_started_at timestamptz)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_claimed queue_claimed[] := work_lease_due(work_queue_kinds('outbox'), p_worker, p_limit, p_lease_seconds,
+  v_claimed queue_claimed[] := boardready_private.work_lease_due(boardready_private.work_queue_kinds('outbox'), p_worker, p_limit, p_lease_seconds,
                                               p_max_attempts, p_now, p_item_id);
 BEGIN
   -- A statement of its own, so its snapshot sees every row the claim took.
@@ -49,14 +49,14 @@ CREATE OR REPLACE FUNCTION boardready.outbox_report(
   p_progress integer DEFAULT NULL, p_published_conclusion text DEFAULT NULL, p_comment_id bigint DEFAULT NULL,
   p_decision text DEFAULT NULL, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_item    work_items%ROWTYPE;
   v_run     release_runs%ROWTYPE;
   v_outcome text := p_outcome;
 BEGIN
   IF NOT (CASE WHEN p_outcome = 'progress_recorded'
-               THEN work_lock_leased(p_item_id, p_lease_token) IS NOT NULL
+               THEN boardready_private.work_lock_leased(p_item_id, p_lease_token) IS NOT NULL
                ELSE work_complete(p_item_id, p_lease_token, p_outcome, p_now) END) THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
@@ -76,10 +76,10 @@ BEGIN
     UPDATE release_runs SET check_run_id = p_check_run_id, updated_at = p_now
      WHERE id = v_item.subject_id RETURNING * INTO v_run;
     IF v_run.status = 'superseded' THEN
-      PERFORM release_run_enqueue_check_run_completion_v2(v_run.id, 'cancelled', 'superseded', p_now);
+      PERFORM boardready_private.release_run_enqueue_check_run_completion_v2(v_run.id, 'cancelled', 'superseded', p_now);
       v_outcome := 'check_run_created_superseded';
     ELSE
-      PERFORM outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'workflow_dispatch',
+      PERFORM boardready_private.outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'workflow_dispatch',
                              'workflow_dispatch:' || v_run.current_attempt_id, v_item.params, p_now);
     END IF;
 
@@ -98,7 +98,7 @@ BEGIN
            conclusion = 'failure', completed_at = p_now, updated_at = p_now
      WHERE id = v_item.subject_id AND status IN ('queued', 'dispatched');
     IF FOUND THEN
-      PERFORM release_run_enqueue_check_run_completion_v2(v_item.subject_id, 'failure', 'workflow_missing',
+      PERFORM boardready_private.release_run_enqueue_check_run_completion_v2(v_item.subject_id, 'failure', 'workflow_missing',
                                                            p_now);
     END IF;
 
@@ -114,7 +114,7 @@ BEGIN
   WHEN 'check_run_completed' THEN
     UPDATE release_runs SET check_run_published_at = p_now, updated_at = p_now WHERE id = v_item.subject_id;
     -- An approval or a waiver may have changed the decision meanwhile (reviews.sql).
-    PERFORM release_decision_after_completion(v_item.subject_id, p_now);
+    PERFORM boardready_private.release_decision_after_completion(v_item.subject_id, p_now);
 
   WHEN 'comment_posted' THEN
     -- The one pull request comment was created or updated: remember its id.
@@ -128,7 +128,7 @@ BEGIN
     -- was sent, another update is queued, so the last word is always the
     -- current one (reviews.sql).
     UPDATE release_runs SET published_decision = p_decision, updated_at = p_now WHERE id = v_item.subject_id;
-    PERFORM release_decision_refresh(v_item.subject_id, p_now);
+    PERFORM boardready_private.release_decision_refresh(v_item.subject_id, p_now);
 
   ELSE
     RAISE EXCEPTION 'outbox_unknown_outcome' USING ERRCODE = '22023';
@@ -147,7 +147,7 @@ CREATE OR REPLACE FUNCTION boardready.outbox_fail(
   p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
   p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, run_after timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_uncertain boolean := p_reason_code = 'dispatch_uncertain';
   v_result    record;

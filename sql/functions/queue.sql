@@ -6,8 +6,8 @@
 --                   reconciliation items and the supply work (0032): work_*
 --   schedules       one row per periodic producer: schedule_* (leases and renewals only)
 --
--- What a rule decides is written once and shared: queue_retry_after (back
--- off, or dead-letter) and queue_expired_status (an expired lease: claimable
+-- What a rule decides is written once and shared: boardready_private.queue_retry_after (back
+-- off, or dead-letter) and boardready_private.queue_expired_status (an expired lease: claimable
 -- again, or a dead letter). Each queue's claim returns what its handlers
 -- need, read from the item's subject in a statement of its own.
 
@@ -16,7 +16,7 @@
 -- not retry in lockstep, never before p_not_before (the code host's
 -- Retry-After). NULL: no further attempt, the item becomes a dead letter
 -- (its last attempt failed, or the failure is final).
-CREATE OR REPLACE FUNCTION boardready.queue_retry_after(
+CREATE OR REPLACE FUNCTION boardready_private.queue_retry_after(
   p_attempts integer, p_max_attempts integer, p_final boolean, p_not_before timestamptz, p_now timestamptz)
 RETURNS timestamptz LANGUAGE sql VOLATILE AS $$
   SELECT CASE WHEN p_final OR p_attempts >= p_max_attempts THEN NULL
@@ -27,7 +27,7 @@ $$;
 
 -- A lease that ran out (its worker died or hung): the item is claimable
 -- again, unless that was its last attempt, which is not run again.
-CREATE OR REPLACE FUNCTION boardready.queue_expired_status(p_attempts integer, p_max_attempts integer)
+CREATE OR REPLACE FUNCTION boardready_private.queue_expired_status(p_attempts integer, p_max_attempts integer)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE WHEN p_attempts >= p_max_attempts THEN 'dead_letter' ELSE 'accepted' END
 $$;
@@ -42,7 +42,7 @@ $$;
 -- own: joined in the claiming statement itself, a row committed after that
 -- statement's snapshot but claimed by its inner UPDATE would be leased yet
 -- missing from the result, and wait for its lease to expire.
-CREATE OR REPLACE FUNCTION boardready.work_lease_due(
+CREATE OR REPLACE FUNCTION boardready_private.work_lease_due(
   p_kinds text[], p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
   p_now timestamptz, p_item_id bigint DEFAULT NULL)
 RETURNS boardready.queue_claimed[]
@@ -51,7 +51,7 @@ DECLARE
   v_claimed boardready.queue_claimed[];
 BEGIN
   UPDATE boardready.work_items q
-     SET status = boardready.queue_expired_status(q.attempts, p_max_attempts), run_after = p_now,
+     SET status = boardready_private.queue_expired_status(q.attempts, p_max_attempts), run_after = p_now,
          reason_code = CASE WHEN q.attempts >= p_max_attempts THEN 'lease_expired' ELSE q.reason_code END,
          error_class = CASE WHEN q.attempts >= p_max_attempts THEN 'LeaseExpired' ELSE q.error_class END,
          failed_at = CASE WHEN q.attempts >= p_max_attempts THEN p_now ELSE q.failed_at END,
@@ -100,7 +100,7 @@ RETURNS TABLE (item_id bigint, lease_token uuid, kind text, subject_id bigint, i
                attempts integer)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_claimed queue_claimed[] := work_lease_due(p_kinds, p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
+  v_claimed queue_claimed[] := boardready_private.work_lease_due(p_kinds, p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
 BEGIN
   -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY
@@ -111,7 +111,7 @@ END $$;
 
 -- Lock the item if the caller's lease is still the current one; its attempts
 -- (NULL: the lease was lost).
-CREATE OR REPLACE FUNCTION boardready.work_lock_leased(p_item_id bigint, p_lease_token uuid)
+CREATE OR REPLACE FUNCTION boardready_private.work_lock_leased(p_item_id bigint, p_lease_token uuid)
 RETURNS integer LANGUAGE sql AS $$
   SELECT w.attempts FROM boardready.work_items w
    WHERE w.id = p_item_id AND w.status = 'leased' AND w.lease_token = p_lease_token
@@ -121,7 +121,7 @@ $$;
 -- The previous release (0.6.0) names a reconciliation item by the id it had
 -- before 0032 numbered it into work_items: a lease it held across the
 -- upgrade is found by its token. The item's id in work_items.
-CREATE OR REPLACE FUNCTION boardready.work_item_for_lease(p_item_id bigint, p_lease_token uuid)
+CREATE OR REPLACE FUNCTION boardready_private.work_item_for_lease(p_item_id bigint, p_lease_token uuid)
 RETURNS bigint LANGUAGE sql STABLE AS $$
   SELECT coalesce((SELECT w.id FROM boardready.work_items w WHERE w.id = p_item_id AND w.lease_token = p_lease_token),
                   (SELECT w.id FROM boardready.work_items w WHERE w.status = 'leased' AND w.lease_token = p_lease_token),
@@ -133,7 +133,7 @@ CREATE OR REPLACE FUNCTION boardready.work_complete(
   p_item_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz DEFAULT now())
 RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  IF work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
+  IF boardready_private.work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
     RETURN false;
   END IF;
   UPDATE work_items SET status = 'completed', outcome = p_outcome, completed_at = p_now, lease_token = NULL,
@@ -150,18 +150,18 @@ CREATE OR REPLACE FUNCTION boardready.work_fail(
   p_item_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
   p_now timestamptz DEFAULT now(), p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false)
 RETURNS TABLE (outcome text, run_after timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_attempts integer;
   v_after    timestamptz;
 BEGIN
-  PERFORM job_check_failure_codes(p_reason_code, p_error_class);
-  v_attempts := work_lock_leased(p_item_id, p_lease_token);
+  PERFORM boardready_private.job_check_failure_codes(p_reason_code, p_error_class);
+  v_attempts := boardready_private.work_lock_leased(p_item_id, p_lease_token);
   IF v_attempts IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text, NULL::timestamptz;
     RETURN;
   END IF;
-  v_after := queue_retry_after(v_attempts, p_max_attempts, p_final, p_not_before, p_now);
+  v_after := boardready_private.queue_retry_after(v_attempts, p_max_attempts, p_final, p_not_before, p_now);
   UPDATE work_items w
      SET status = CASE WHEN v_after IS NULL THEN 'dead_letter' ELSE 'accepted' END,
          run_after = coalesce(v_after, w.run_after), reason_code = p_reason_code, error_class = p_error_class,
@@ -172,7 +172,7 @@ END $$;
 
 -- The kinds of each queue of work_items (its workers claim them together),
 -- and each queue's NOTIFY channel (a hint that work is waiting).
-CREATE OR REPLACE FUNCTION boardready.work_queue_kinds(p_queue text)
+CREATE OR REPLACE FUNCTION boardready_private.work_queue_kinds(p_queue text)
 RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE p_queue
     WHEN 'outbox' THEN ARRAY['check_run_create', 'workflow_dispatch', 'check_run_complete', 'check_run_decision',
@@ -181,10 +181,10 @@ RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
     WHEN 'supply' THEN ARRAY['supply_check', 'board_refresh'] END
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.work_channel(p_kind text)
+CREATE OR REPLACE FUNCTION boardready_private.work_channel(p_kind text)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
-  SELECT CASE WHEN p_kind = ANY (boardready.work_queue_kinds('supply')) THEN 'boardready_supply'
-              WHEN p_kind = ANY (boardready.work_queue_kinds('reconciliation')) THEN 'reconciliation_items'
+  SELECT CASE WHEN p_kind = ANY (boardready_private.work_queue_kinds('supply')) THEN 'boardready_supply'
+              WHEN p_kind = ANY (boardready_private.work_queue_kinds('reconciliation')) THEN 'reconciliation_items'
               ELSE 'outbox_items' END
 $$;
 
@@ -192,11 +192,11 @@ $$;
 CREATE OR REPLACE FUNCTION boardready.work_release(
   p_item_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_kind text;
 BEGIN
-  IF work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
+  IF boardready_private.work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
@@ -204,7 +204,7 @@ BEGIN
          lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
    WHERE id = p_item_id
   RETURNING kind INTO v_kind;
-  PERFORM pg_notify(work_channel(v_kind), '');
+  PERFORM pg_notify(boardready_private.work_channel(v_kind), '');
   RETURN QUERY SELECT 'released'::text;
 END $$;
 
@@ -213,9 +213,9 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.work_defer(
   p_item_id bigint, p_lease_token uuid, p_run_after timestamptz, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  IF work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
+  IF boardready_private.work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
@@ -244,7 +244,7 @@ $$;
 -- ---------------------------------------------------------------------------
 -- lifecycle_jobs: the same rules, over the jobs' own table.
 
-CREATE OR REPLACE FUNCTION boardready.job_lease_due(
+CREATE OR REPLACE FUNCTION boardready_private.job_lease_due(
   p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamptz)
 RETURNS boardready.queue_claimed[]
 LANGUAGE plpgsql AS $$
@@ -252,7 +252,7 @@ DECLARE
   v_claimed boardready.queue_claimed[];
 BEGIN
   UPDATE boardready.lifecycle_jobs q
-     SET status = boardready.queue_expired_status(q.attempts, p_max_attempts), run_after = p_now,
+     SET status = boardready_private.queue_expired_status(q.attempts, p_max_attempts), run_after = p_now,
          reason_code = CASE WHEN q.attempts >= p_max_attempts THEN 'lease_expired' ELSE q.reason_code END,
          error_class = CASE WHEN q.attempts >= p_max_attempts THEN 'LeaseExpired' ELSE q.error_class END,
          failed_at = CASE WHEN q.attempts >= p_max_attempts THEN p_now ELSE q.failed_at END,
@@ -279,7 +279,7 @@ BEGIN
   RETURN v_claimed;
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.job_lock_leased(p_job_id bigint, p_lease_token uuid)
+CREATE OR REPLACE FUNCTION boardready_private.job_lock_leased(p_job_id bigint, p_lease_token uuid)
 RETURNS integer LANGUAGE sql AS $$
   SELECT j.attempts FROM boardready.lifecycle_jobs j
    WHERE j.id = p_job_id AND j.status = 'leased' AND j.lease_token = p_lease_token
@@ -290,7 +290,7 @@ CREATE OR REPLACE FUNCTION boardready.job_complete(
   p_job_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz DEFAULT now())
 RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
-  IF boardready.job_lock_leased(p_job_id, p_lease_token) IS NULL THEN
+  IF boardready_private.job_lock_leased(p_job_id, p_lease_token) IS NULL THEN
     RETURN false;
   END IF;
   UPDATE boardready.lifecycle_jobs SET status = 'completed', outcome = p_outcome, completed_at = p_now,
@@ -303,18 +303,18 @@ CREATE OR REPLACE FUNCTION boardready.job_fail(
   p_job_id bigint, p_lease_token uuid, p_reason_code text, p_error_class text, p_max_attempts integer,
   p_now timestamptz DEFAULT now(), p_not_before timestamptz DEFAULT NULL, p_final boolean DEFAULT false)
 RETURNS TABLE (outcome text, run_after timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_attempts integer;
   v_after    timestamptz;
 BEGIN
-  PERFORM job_check_failure_codes(p_reason_code, p_error_class);
-  v_attempts := job_lock_leased(p_job_id, p_lease_token);
+  PERFORM boardready_private.job_check_failure_codes(p_reason_code, p_error_class);
+  v_attempts := boardready_private.job_lock_leased(p_job_id, p_lease_token);
   IF v_attempts IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text, NULL::timestamptz;
     RETURN;
   END IF;
-  v_after := queue_retry_after(v_attempts, p_max_attempts, p_final, p_not_before, p_now);
+  v_after := boardready_private.queue_retry_after(v_attempts, p_max_attempts, p_final, p_not_before, p_now);
   UPDATE lifecycle_jobs j
      SET status = CASE WHEN v_after IS NULL THEN 'dead_letter' ELSE 'accepted' END,
          run_after = coalesce(v_after, j.run_after), reason_code = p_reason_code, error_class = p_error_class,
@@ -326,9 +326,9 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.job_release(
   p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  IF job_lock_leased(p_job_id, p_lease_token) IS NULL THEN
+  IF boardready_private.job_lock_leased(p_job_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text;
     RETURN;
   END IF;
@@ -389,7 +389,7 @@ RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
   IF p_reason_code IS NOT NULL THEN
-    PERFORM job_check_failure_codes(p_reason_code, p_error_class);
+    PERFORM boardready_private.job_check_failure_codes(p_reason_code, p_error_class);
   END IF;
   UPDATE schedules
      SET status = 'accepted', attempts = 0, run_after = p_now + make_interval(secs => p_interval_ms / 1000.0),
@@ -403,7 +403,7 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.schedule_release(
   p_schedule_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
   UPDATE schedules SET status = 'accepted', attempts = greatest(attempts - 1, 0), run_after = p_now,
          lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
@@ -434,7 +434,7 @@ $$;
 -- one release, each a static choice between the two queue tables above, and
 -- go in the release after (a migration drops them).
 
-CREATE OR REPLACE FUNCTION boardready.queue_check_table(p_table text)
+CREATE OR REPLACE FUNCTION boardready_private.queue_check_table(p_table text)
 RETURNS void LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
   IF p_table NOT IN ('lifecycle_jobs', 'outbox_items', 'reconciliation_items', 'work_items') THEN
@@ -443,41 +443,41 @@ BEGIN
 END $$;
 
 -- The kinds a previous-release table name stands for.
-CREATE OR REPLACE FUNCTION boardready.queue_table_kinds(p_table text)
+CREATE OR REPLACE FUNCTION boardready_private.queue_table_kinds(p_table text)
 RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
-  SELECT boardready.work_queue_kinds(CASE p_table WHEN 'outbox_items' THEN 'outbox'
+  SELECT boardready_private.work_queue_kinds(CASE p_table WHEN 'outbox_items' THEN 'outbox'
                                                   WHEN 'reconciliation_items' THEN 'reconciliation'
                                                   ELSE 'supply' END)
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.queue_claim(
+CREATE OR REPLACE FUNCTION boardready_private.queue_claim(
   p_table text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
   p_now timestamptz)
 RETURNS TABLE (id bigint, lease_token uuid, attempts integer)
 LANGUAGE sql AS $$
   SELECT c.id, c.lease_token, c.attempts
-    FROM unnest(boardready.queue_claim_all(p_table, p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now)) c
+    FROM unnest(boardready_private.queue_claim_all(p_table, p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now)) c
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.queue_claim_all(
+CREATE OR REPLACE FUNCTION boardready_private.queue_claim_all(
   p_table text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
   p_now timestamptz, p_item_id bigint DEFAULT NULL)
 RETURNS boardready.queue_claimed[] LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM boardready.queue_check_table(p_table);
+  PERFORM boardready_private.queue_check_table(p_table);
   IF p_table = 'lifecycle_jobs' THEN
-    RETURN boardready.job_lease_due(p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
+    RETURN boardready_private.job_lease_due(p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
   END IF;
-  RETURN boardready.work_lease_due(boardready.queue_table_kinds(p_table), p_worker, p_limit, p_lease_seconds,
+  RETURN boardready_private.work_lease_due(boardready_private.queue_table_kinds(p_table), p_worker, p_limit, p_lease_seconds,
                                    p_max_attempts, p_now, p_item_id);
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.queue_claim_one(
+CREATE OR REPLACE FUNCTION boardready_private.queue_claim_one(
   p_table text, p_id bigint, p_worker text, p_lease_seconds integer, p_now timestamptz)
 RETURNS TABLE (id bigint, lease_token uuid, attempts integer)
 LANGUAGE sql AS $$
   SELECT c.id, c.lease_token, c.attempts
-    FROM unnest(boardready.work_lease_due(boardready.queue_table_kinds(p_table), p_worker, 1, p_lease_seconds,
+    FROM unnest(boardready_private.work_lease_due(boardready_private.queue_table_kinds(p_table), p_worker, 1, p_lease_seconds,
                                           2147483647, p_now, p_id)) c
 $$;
 
@@ -486,35 +486,35 @@ CREATE OR REPLACE FUNCTION boardready.queue_renew_leases(
 RETURNS SETOF bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  PERFORM queue_check_table(p_table);
+  PERFORM boardready_private.queue_check_table(p_table);
   IF p_table = 'lifecycle_jobs' THEN
     RETURN QUERY SELECT * FROM job_renew_leases(p_ids, p_lease_tokens, p_lease_seconds, p_now);
   ELSE
     RETURN QUERY SELECT * FROM work_renew_leases(
-      ARRAY(SELECT work_item_for_lease(h.id, h.token) FROM unnest(p_ids, p_lease_tokens) AS h (id, token)),
+      ARRAY(SELECT boardready_private.work_item_for_lease(h.id, h.token) FROM unnest(p_ids, p_lease_tokens) AS h (id, token)),
       p_lease_tokens, p_lease_seconds, p_now);
   END IF;
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.queue_lock_leased(p_table text, p_id bigint, p_lease_token uuid)
+CREATE OR REPLACE FUNCTION boardready_private.queue_lock_leased(p_table text, p_id bigint, p_lease_token uuid)
 RETURNS integer LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM boardready.queue_check_table(p_table);
+  PERFORM boardready_private.queue_check_table(p_table);
   IF p_table = 'lifecycle_jobs' THEN
-    RETURN boardready.job_lock_leased(p_id, p_lease_token);
+    RETURN boardready_private.job_lock_leased(p_id, p_lease_token);
   END IF;
-  RETURN boardready.work_lock_leased(boardready.work_item_for_lease(p_id, p_lease_token), p_lease_token);
+  RETURN boardready_private.work_lock_leased(boardready_private.work_item_for_lease(p_id, p_lease_token), p_lease_token);
 END $$;
 
 CREATE OR REPLACE FUNCTION boardready.queue_complete(
   p_table text, p_id bigint, p_lease_token uuid, p_outcome text, p_now timestamptz)
 RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM boardready.queue_check_table(p_table);
+  PERFORM boardready_private.queue_check_table(p_table);
   IF p_table = 'lifecycle_jobs' THEN
     RETURN boardready.job_complete(p_id, p_lease_token, p_outcome, p_now);
   END IF;
-  RETURN boardready.work_complete(boardready.work_item_for_lease(p_id, p_lease_token), p_lease_token, p_outcome,
+  RETURN boardready.work_complete(boardready_private.work_item_for_lease(p_id, p_lease_token), p_lease_token, p_outcome,
                                   p_now);
 END $$;
 
@@ -525,12 +525,12 @@ CREATE OR REPLACE FUNCTION boardready.queue_fail(
 RETURNS TABLE (outcome text, run_after timestamptz)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  PERFORM queue_check_table(p_table);
+  PERFORM boardready_private.queue_check_table(p_table);
   IF p_table = 'lifecycle_jobs' THEN
     RETURN QUERY SELECT * FROM job_fail(p_id, p_lease_token, p_reason_code, p_error_class, p_max_attempts, p_now,
                                         p_not_before, p_final);
   ELSE
-    RETURN QUERY SELECT * FROM work_fail(work_item_for_lease(p_id, p_lease_token), p_lease_token, p_reason_code,
+    RETURN QUERY SELECT * FROM work_fail(boardready_private.work_item_for_lease(p_id, p_lease_token), p_lease_token, p_reason_code,
                                          p_error_class, p_max_attempts, p_now, p_not_before, p_final);
   END IF;
 END $$;
@@ -540,10 +540,10 @@ CREATE OR REPLACE FUNCTION boardready.queue_release(
 RETURNS TABLE (outcome text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  PERFORM queue_check_table(p_table);
+  PERFORM boardready_private.queue_check_table(p_table);
   IF p_table = 'lifecycle_jobs' THEN
     RETURN QUERY SELECT * FROM job_release(p_id, p_lease_token, p_now);
   ELSE
-    RETURN QUERY SELECT * FROM work_release(work_item_for_lease(p_id, p_lease_token), p_lease_token, p_now);
+    RETURN QUERY SELECT * FROM work_release(boardready_private.work_item_for_lease(p_id, p_lease_token), p_lease_token, p_now);
   END IF;
 END $$;

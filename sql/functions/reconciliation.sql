@@ -17,7 +17,7 @@
 -- (SERVICE_RECONCILIATION_*) and p_now, so tests drive them without sleeping.
 
 -- The stable reason codes that reach an item, an event or a release run.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_check_reason(p_reason text)
+CREATE OR REPLACE FUNCTION boardready_private.reconciliation_check_reason(p_reason text)
 RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
   IF p_reason !~ '^[a-z][a-z0-9_]{0,63}$' THEN
@@ -28,7 +28,7 @@ END $$;
 
 -- A new item, unless the subject already has an open one (another replica
 -- detected it first: the partial unique index decides).
-CREATE OR REPLACE FUNCTION boardready.reconciliation_open_item(
+CREATE OR REPLACE FUNCTION boardready_private.reconciliation_open_item(
   p_kind text, p_subject_id bigint, p_installation_id bigint, p_reason text, p_deadline timestamptz,
   p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
@@ -37,7 +37,7 @@ DECLARE
 BEGIN
   INSERT INTO boardready.work_items (kind, subject_id, installation_id, reason_code, deadline_at, status, run_after,
                                      created_at, updated_at)
-  VALUES (p_kind, p_subject_id, p_installation_id, boardready.reconciliation_check_reason(p_reason), p_deadline,
+  VALUES (p_kind, p_subject_id, p_installation_id, boardready_private.reconciliation_check_reason(p_reason), p_deadline,
           'accepted', p_now, p_now, p_now)
   ON CONFLICT (kind, subject_id) WHERE status IN ('accepted', 'leased') AND idempotency_key IS NULL DO NOTHING
   RETURNING id INTO v_id;
@@ -49,7 +49,7 @@ END $$;
 
 -- Open one item per candidate ({subject, installation, reason, deadline} in a
 -- jsonb array, as each kind's detection selects them) and return the new ones.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_open_items(p_kind text, p_candidates jsonb, p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.reconciliation_open_items(p_kind text, p_candidates jsonb, p_now timestamptz)
 RETURNS TABLE (item_id bigint, subject_id bigint, installation_id bigint, reason_code text)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -60,7 +60,7 @@ BEGIN
     SELECT c.value FROM jsonb_array_elements(coalesce(p_candidates, '[]'::jsonb)) c
      ORDER BY (c.value ->> 'subject')::bigint
   LOOP
-    v_id := boardready.reconciliation_open_item(p_kind, (v_candidate ->> 'subject')::bigint,
+    v_id := boardready_private.reconciliation_open_item(p_kind, (v_candidate ->> 'subject')::bigint,
                                                 (v_candidate ->> 'installation')::bigint, v_candidate ->> 'reason',
                                                 (v_candidate ->> 'deadline')::timestamptz, p_now);
     IF v_id IS NOT NULL THEN
@@ -131,19 +131,19 @@ LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
      WHERE p_kind = 'lifecycle_inbox'
        AND ((j.id IS NULL AND i.state IN ('accepted', 'processing')
              AND i.received_at <= p_now - make_interval(secs => p_observation_seconds))
-         OR (j.id IS NOT NULL AND i.state <> lifecycle_inbox_state_for(j.status)
+         OR (j.id IS NOT NULL AND i.state <> boardready_private.lifecycle_inbox_state_for(j.status)
              AND greatest(i.updated_at, j.updated_at) <= p_now - make_interval(secs => p_observation_seconds)))
-       AND NOT installation_account_canceled(i.installation_id, NULL)
+       AND NOT boardready_private.installation_account_canceled(i.installation_id, NULL)
        -- A repair that dead-lettered waits for an operator instead of looping.
        AND NOT EXISTS (SELECT 1 FROM reconciliation_items ri
                         WHERE ri.kind = 'lifecycle_inbox' AND ri.subject_id = i.id AND ri.status = 'dead_letter'))
-  SELECT * FROM reconciliation_open_items(p_kind, (SELECT jsonb_agg(to_jsonb(c)) FROM candidates c), p_now)
+  SELECT * FROM boardready_private.reconciliation_open_items(p_kind, (SELECT jsonb_agg(to_jsonb(c)) FROM candidates c), p_now)
 $$;
 
 -- The conclusion the check run must show: the run's own as stored (its
 -- decision's, failure for a failed or timed-out run), else its result's,
 -- cancelled for a superseded one.
-CREATE OR REPLACE FUNCTION boardready.release_run_expected_conclusion(p_release_run_id bigint)
+CREATE OR REPLACE FUNCTION boardready_private.release_run_expected_conclusion(p_release_run_id bigint)
 RETURNS text LANGUAGE sql STABLE AS $$
   SELECT coalesce(rr.conclusion, res.published_conclusion, res.conclusion,
                   CASE rr.status WHEN 'superseded' THEN 'cancelled' ELSE 'failure' END)
@@ -159,11 +159,11 @@ $$;
 
 -- The due items of one kind, leased (queue.sql's rules: a worker that died
 -- holding an item's last attempt dead-letters it).
-CREATE OR REPLACE FUNCTION boardready.reconciliation_claim_ids(
+CREATE OR REPLACE FUNCTION boardready_private.reconciliation_claim_ids(
   p_kind text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
   p_now timestamptz)
 RETURNS boardready.queue_claimed[] LANGUAGE sql AS $$
-  SELECT boardready.work_lease_due(ARRAY[p_kind], p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now)
+  SELECT boardready_private.work_lease_due(ARRAY[p_kind], p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now)
 $$;
 
 -- The claimed items of one kind with their own columns, read in a statement
@@ -178,7 +178,7 @@ RETURNS TABLE (item_id bigint, lease_token uuid, attempts integer, reason_code t
                subject_id bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_claimed boardready.queue_claimed[] := boardready.reconciliation_claim_ids(p_kind, p_worker, p_limit,
+  v_claimed boardready.queue_claimed[] := boardready_private.reconciliation_claim_ids(p_kind, p_worker, p_limit,
                                                                               p_lease_seconds, p_max_attempts, p_now);
 BEGIN
   RETURN QUERY
@@ -205,7 +205,7 @@ SELECT a.id AS subject_id, a.id AS attempt_id, a.id || '-' || a.nonce AS attempt
 CREATE OR REPLACE VIEW boardready.reconciliation_check_run_subjects AS
 SELECT rr.id AS subject_id, rr.id AS release_run_id, rr.installation_id, r.full_name AS repository, rr.head_sha,
        rr.check_run_id, rr.status AS run_status, rr.decision, rr.failure_reason,
-       boardready.release_run_expected_conclusion(rr.id) AS expected_conclusion
+       boardready_private.release_run_expected_conclusion(rr.id) AS expected_conclusion
   FROM boardready.release_runs rr
   JOIN boardready.repositories r ON r.id = rr.repository_id;
 
@@ -220,23 +220,23 @@ GRANT SELECT ON boardready.reconciliation_workflow_subjects, boardready.reconcil
 
 -- Observed, not converged yet: look again after p_next_check_seconds. The
 -- claim count starts over (attempts counts failures since the last observation).
-CREATE OR REPLACE FUNCTION boardready.reconciliation_recheck(
+CREATE OR REPLACE FUNCTION boardready_private.reconciliation_recheck(
   p_item_id bigint, p_reason text, p_next_check_seconds integer, p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
   UPDATE boardready.work_items
-     SET status = 'accepted', reason_code = boardready.reconciliation_check_reason(p_reason), attempts = 0,
+     SET status = 'accepted', reason_code = boardready_private.reconciliation_check_reason(p_reason), attempts = 0,
          observations = observations + 1, run_after = p_now + make_interval(secs => p_next_check_seconds),
          lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
    WHERE id = p_item_id
 $$;
 
 -- Done: the terminal outcome, and the reason code it ended with.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_finish(
+CREATE OR REPLACE FUNCTION boardready_private.reconciliation_finish(
   p_item_id bigint, p_outcome text, p_reason text, p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
   UPDATE boardready.work_items
-     SET status = 'completed', outcome = boardready.reconciliation_check_reason(p_outcome),
-         reason_code = boardready.reconciliation_check_reason(p_reason), observations = observations + 1,
+     SET status = 'completed', outcome = boardready_private.reconciliation_check_reason(p_outcome),
+         reason_code = boardready_private.reconciliation_check_reason(p_reason), observations = observations + 1,
          completed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
    WHERE id = p_item_id
 $$;
@@ -257,7 +257,7 @@ $$;
 -- attempt-bound result callback does. p_workflow_run_id is the run found by
 -- its name for an attempt dispatched without a run id: it is persisted (and
 -- the uncertain dispatch's dead letter resolved) whatever the run's state.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_workflow_observe(
+CREATE OR REPLACE FUNCTION boardready_private.reconciliation_workflow_observe(
   p_item boardready.reconciliation_items, p_observation text, p_conclusion text, p_workflow_run_id bigint,
   p_next_check_seconds integer, p_now timestamptz)
 RETURNS TABLE (outcome text, reason_code text, release_run_id bigint, terminal boolean)
@@ -279,7 +279,7 @@ BEGIN
   IF v_run.current_attempt_id IS DISTINCT FROM v_attempt.id OR v_run.status NOT IN ('queued', 'dispatched')
      OR v_attempt.lease_closed_at IS NOT NULL THEN
     -- A result arrived, or a newer attempt or commit replaced this one.
-    PERFORM reconciliation_finish(p_item.id, 'attempt_closed', p_item.reason_code, p_now);
+    PERFORM boardready_private.reconciliation_finish(p_item.id, 'attempt_closed', p_item.reason_code, p_now);
     RETURN QUERY SELECT 'attempt_closed'::text, p_item.reason_code, v_run.id, true;
     RETURN;
   END IF;
@@ -319,7 +319,7 @@ BEGIN
   END IF;
 
   IF v_status IS NULL THEN
-    PERFORM reconciliation_recheck(p_item.id, v_reason, p_next_check_seconds, p_now);
+    PERFORM boardready_private.reconciliation_recheck(p_item.id, v_reason, p_next_check_seconds, p_now);
     RETURN QUERY SELECT 'recheck'::text, v_reason, v_run.id, false;
     RETURN;
   END IF;
@@ -328,8 +328,8 @@ BEGIN
   UPDATE release_runs SET status = v_status, failure_reason = v_reason, decision = 'UNKNOWN', conclusion = 'failure',
          completed_at = p_now, updated_at = p_now
    WHERE id = v_run.id;
-  PERFORM release_run_enqueue_check_run_completion_v2(v_run.id, 'failure', v_reason, p_now);
-  PERFORM reconciliation_finish(p_item.id, v_status, v_reason, p_now);
+  PERFORM boardready_private.release_run_enqueue_check_run_completion_v2(v_run.id, 'failure', v_reason, p_now);
+  PERFORM boardready_private.reconciliation_finish(p_item.id, v_status, v_reason, p_now);
   RETURN QUERY SELECT v_status, v_reason, v_run.id, true;
 END $$;
 
@@ -346,7 +346,7 @@ END $$;
 -- The release run, its decision, conclusion and findings never change. A
 -- failure is recorded on the release run and its result (last_publication_error), completes
 -- the item and appends control_plane.host_check_run_reconciliation_failed.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_check_run_observe(
+CREATE OR REPLACE FUNCTION boardready_private.reconciliation_check_run_observe(
   p_item boardready.reconciliation_items, p_observation text, p_next_check_seconds integer, p_now timestamptz)
 RETURNS TABLE (outcome text, reason_code text, release_run_id bigint, terminal boolean)
 LANGUAGE plpgsql SET search_path = boardready, pg_temp AS $$
@@ -363,7 +363,7 @@ BEGIN
 
   IF v_run.check_run_published_at IS NOT NULL THEN
     -- The outbox (or an operator replay) published it meanwhile.
-    PERFORM reconciliation_finish(p_item.id, 'already_published', p_item.reason_code, p_now);
+    PERFORM boardready_private.reconciliation_finish(p_item.id, 'already_published', p_item.reason_code, p_now);
     RETURN QUERY SELECT 'already_published'::text, p_item.reason_code, v_run.id, true;
     RETURN;
   END IF;
@@ -377,13 +377,13 @@ BEGIN
            updated_at = p_now
      WHERE id = v_run.id;
     UPDATE run_results r SET published_conclusion = coalesce(r.published_conclusion,
-                                                             release_run_expected_conclusion(v_run.id)),
+                                                             boardready_private.release_run_expected_conclusion(v_run.id)),
            last_publication_error = NULL
      WHERE r.release_run_id = v_run.id AND r.attempt_id = v_run.current_attempt_id;
     UPDATE release_runs SET last_publication_error = NULL WHERE id = v_run.id;
     v_reason := CASE p_observation WHEN 'converged' THEN 'host_check_run_converged'
                                    ELSE 'host_check_run_updated' END;
-    PERFORM reconciliation_finish(p_item.id, 'reconciled', v_reason, p_now);
+    PERFORM boardready_private.reconciliation_finish(p_item.id, 'reconciled', v_reason, p_now);
     RETURN QUERY SELECT 'reconciled'::text, v_reason, v_run.id, true;
     RETURN;
   END IF;
@@ -392,7 +392,7 @@ BEGIN
   v_reason := 'host_check_run_' || CASE p_observation WHEN 'lookup_unavailable' THEN 'lookup_failed'
                                                       ELSE p_observation END;
   IF p_observation <> 'binding_mismatch' AND NOT v_late THEN
-    PERFORM reconciliation_recheck(p_item.id, v_reason, p_next_check_seconds, p_now);
+    PERFORM boardready_private.reconciliation_recheck(p_item.id, v_reason, p_next_check_seconds, p_now);
     RETURN QUERY SELECT 'recheck'::text, v_reason, v_run.id, false;
     RETURN;
   END IF;
@@ -406,7 +406,7 @@ BEGIN
           'reconciliation:' || p_item.id, 'release_run', v_run.id::text, p_now,
           jsonb_build_object('reasonCode', v_reason, 'checkRunId', v_run.check_run_id,
                              'reconciliationItemId', p_item.id));
-  PERFORM reconciliation_finish(p_item.id, 'failed', v_reason, p_now);
+  PERFORM boardready_private.reconciliation_finish(p_item.id, 'failed', v_reason, p_now);
   RETURN QUERY SELECT 'failed'::text, v_reason, v_run.id, true;
 END $$;
 
@@ -418,7 +418,7 @@ END $$;
 -- with the delivery's idempotency key (its actions stay on the inbox row); a
 -- drifted state is set from the job's status. A repair that finds nothing to
 -- do (another replica did it) completes without a second job.
-CREATE OR REPLACE FUNCTION boardready.reconciliation_lifecycle_repair(
+CREATE OR REPLACE FUNCTION boardready_private.reconciliation_lifecycle_repair(
   p_item boardready.reconciliation_items, p_now timestamptz)
 RETURNS TABLE (outcome text, reason_code text, inbox_id bigint, job_id bigint)
 LANGUAGE plpgsql SET search_path = boardready, pg_temp AS $$
@@ -432,11 +432,11 @@ BEGIN
   SELECT * INTO v_job FROM lifecycle_jobs j WHERE j.inbox_id = v_inbox.id;
 
   IF v_job.id IS NULL AND v_inbox.state IN ('accepted', 'processing') THEN
-    SELECT made.job_id INTO v_job_id FROM lifecycle_jobs_insert(ARRAY[v_inbox.id], p_now) made;
+    SELECT made.job_id INTO v_job_id FROM boardready_private.lifecycle_jobs_insert(ARRAY[v_inbox.id], p_now) made;
     IF v_job_id IS NOT NULL THEN
       UPDATE webhook_inbox SET state = 'accepted', awaiting_job = false, updated_at = p_now WHERE id = v_inbox.id;
       PERFORM pg_notify('lifecycle_jobs', '');
-      PERFORM reconciliation_finish(p_item.id, 'job_recreated', p_item.reason_code, p_now);
+      PERFORM boardready_private.reconciliation_finish(p_item.id, 'job_recreated', p_item.reason_code, p_now);
       RETURN QUERY SELECT 'job_recreated'::text, p_item.reason_code, v_inbox.id, v_job_id;
       RETURN;
     END IF;
@@ -444,15 +444,15 @@ BEGIN
   END IF;
 
   IF v_job.id IS NOT NULL THEN
-    v_state := lifecycle_inbox_state_for(v_job.status);
+    v_state := boardready_private.lifecycle_inbox_state_for(v_job.status);
     IF v_inbox.state IS DISTINCT FROM v_state THEN
       UPDATE webhook_inbox SET state = v_state, updated_at = p_now WHERE id = v_inbox.id;
-      PERFORM reconciliation_finish(p_item.id, 'inbox_state_corrected', p_item.reason_code, p_now);
+      PERFORM boardready_private.reconciliation_finish(p_item.id, 'inbox_state_corrected', p_item.reason_code, p_now);
       RETURN QUERY SELECT 'inbox_state_corrected'::text, p_item.reason_code, v_inbox.id, v_job.id;
       RETURN;
     END IF;
   END IF;
-  PERFORM reconciliation_finish(p_item.id, 'already_converged', p_item.reason_code, p_now);
+  PERFORM boardready_private.reconciliation_finish(p_item.id, 'already_converged', p_item.reason_code, p_now);
   RETURN QUERY SELECT 'already_converged'::text, p_item.reason_code, v_inbox.id, v_job.id;
 END $$;
 
@@ -469,13 +469,13 @@ CREATE OR REPLACE FUNCTION boardready.reconciliation_report(
   p_conclusion text DEFAULT NULL, p_workflow_run_id bigint DEFAULT NULL, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, reason_code text, terminal boolean, release_run_id bigint, inbox_id bigint,
                job_id bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_item reconciliation_items%ROWTYPE;
   -- The previous release may name an item held across the upgrade by its older id (queue.sql).
-  v_id   bigint := work_item_for_lease(p_item_id, p_lease_token);
+  v_id   bigint := boardready_private.work_item_for_lease(p_item_id, p_lease_token);
 BEGIN
-  IF work_lock_leased(v_id, p_lease_token) IS NULL THEN
+  IF boardready_private.work_lock_leased(v_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text, NULL::text, false, NULL::bigint, NULL::bigint, NULL::bigint;
     RETURN;
   END IF;
@@ -483,14 +483,14 @@ BEGIN
   CASE v_item.kind
   WHEN 'workflow_attempt' THEN
     RETURN QUERY SELECT o.outcome, o.reason_code, o.terminal, o.release_run_id, NULL::bigint, NULL::bigint
-      FROM reconciliation_workflow_observe(v_item, p_observation, p_conclusion, p_workflow_run_id,
+      FROM boardready_private.reconciliation_workflow_observe(v_item, p_observation, p_conclusion, p_workflow_run_id,
                                            p_next_check_seconds, p_now) o;
   WHEN 'release_run' THEN
     RETURN QUERY SELECT o.outcome, o.reason_code, o.terminal, o.release_run_id, NULL::bigint, NULL::bigint
-      FROM reconciliation_check_run_observe(v_item, p_observation, p_next_check_seconds, p_now) o;
+      FROM boardready_private.reconciliation_check_run_observe(v_item, p_observation, p_next_check_seconds, p_now) o;
   WHEN 'lifecycle_inbox' THEN
     RETURN QUERY SELECT o.outcome, o.reason_code, true, NULL::bigint, o.inbox_id, o.job_id
-      FROM reconciliation_lifecycle_repair(v_item, p_now) o;
+      FROM boardready_private.reconciliation_lifecycle_repair(v_item, p_now) o;
   END CASE;
 END $$;
 

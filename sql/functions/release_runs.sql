@@ -1,7 +1,7 @@
 -- Release runs: open one for a pull request head (superseding the previous
 -- run of that pull request) and queue its first outbox work.
 
-CREATE OR REPLACE FUNCTION boardready.outbox_enqueue(
+CREATE OR REPLACE FUNCTION boardready_private.outbox_enqueue(
   p_release_run_id bigint, p_attempt_id bigint, p_installation_id bigint, p_kind text,
   p_idempotency_key text, p_params jsonb, p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
@@ -28,7 +28,7 @@ DECLARE
   v_run boardready.release_runs%ROWTYPE;
 BEGIN
   SELECT * INTO v_run FROM boardready.release_runs WHERE id = p_release_run_id;
-  RETURN boardready.outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'check_run_complete',
+  RETURN boardready_private.outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'check_run_complete',
                                    'check_run_complete:' || v_run.id,
                                    jsonb_build_object('conclusion', p_conclusion, 'title', p_title,
                                                       'summary', p_summary),
@@ -39,14 +39,14 @@ END $$;
 -- words are app/host/publication.py's (closed_words). For one release the
 -- params also carry SQL's own words, which the previous release's outbox
 -- worker publishes (release_run_closed_words).
-CREATE OR REPLACE FUNCTION boardready.release_run_enqueue_check_run_completion_v2(
+CREATE OR REPLACE FUNCTION boardready_private.release_run_enqueue_check_run_completion_v2(
   p_release_run_id bigint, p_conclusion text, p_reason_code text, p_now timestamptz, p_newer_head_sha text DEFAULT NULL)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   v_run boardready.release_runs%ROWTYPE;
 BEGIN
   SELECT * INTO v_run FROM boardready.release_runs WHERE id = p_release_run_id;
-  RETURN boardready.outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'check_run_complete',
+  RETURN boardready_private.outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'check_run_complete',
                                    'check_run_complete:' || v_run.id,
                                    jsonb_strip_nulls(jsonb_build_object('conclusion', p_conclusion,
                                                                         'reasonCode', p_reason_code,
@@ -117,12 +117,12 @@ BEGIN
     RETURNING rr.id, rr.check_run_id
   LOOP
     IF v_old.check_run_id IS NOT NULL THEN
-      PERFORM boardready.release_run_enqueue_check_run_completion_v2(v_old.id, 'cancelled', 'superseded', p_now,
+      PERFORM boardready_private.release_run_enqueue_check_run_completion_v2(v_old.id, 'cancelled', 'superseded', p_now,
                                                                      p_head_sha);
     END IF;
   END LOOP;
 
-  PERFORM boardready.outbox_enqueue(v_run, v_attempt, p_installation_id, 'check_run_create',
+  PERFORM boardready_private.outbox_enqueue(v_run, v_attempt, p_installation_id, 'check_run_create',
                                     'check_run_create:' || v_run,
                                     jsonb_build_object('dispatchRef', p_dispatch_ref), p_now);
   RETURN QUERY SELECT 'release_run_opened'::text, v_run, v_attempt;

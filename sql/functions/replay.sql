@@ -12,7 +12,7 @@
 -- upserts, and an outbox item's idempotency key and external_id keep a repeat
 -- from creating a second check run or comment. Returns the audit event's
 -- details: stable codes and counts only, never actions or payload.
-CREATE OR REPLACE FUNCTION boardready.queue_replay_details(
+CREATE OR REPLACE FUNCTION boardready_private.queue_replay_details(
   p_kind text, p_reason_code text, p_error_class text, p_attempts integer, p_failed_at timestamptz)
 RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE WHEN p_kind IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('kind', p_kind) END
@@ -20,7 +20,7 @@ RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
                                'previousAttempts', p_attempts, 'previousFailedAt', p_failed_at)
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.work_replay(
+CREATE OR REPLACE FUNCTION boardready_private.work_replay(
   p_item_type text, p_installation_id bigint, p_item_id bigint, p_now timestamptz)
 RETURNS TABLE (outcome text, details jsonb)
 LANGUAGE plpgsql AS $$
@@ -29,7 +29,7 @@ DECLARE
 BEGIN
   SELECT * INTO v_item FROM boardready.work_items w
    WHERE w.id = p_item_id AND w.installation_id = p_installation_id AND w.status = 'dead_letter'
-     AND w.kind = ANY (boardready.work_queue_kinds(CASE p_item_type WHEN 'outbox' THEN 'outbox' ELSE 'supply' END))
+     AND w.kind = ANY (boardready_private.work_queue_kinds(CASE p_item_type WHEN 'outbox' THEN 'outbox' ELSE 'supply' END))
      FOR UPDATE;
   IF NOT FOUND THEN
     RETURN QUERY SELECT 'not_found'::text, NULL::jsonb;
@@ -41,13 +41,13 @@ BEGIN
   END IF;
   UPDATE boardready.work_items SET status = 'accepted', attempts = 0, run_after = p_now, updated_at = p_now
    WHERE id = p_item_id;
-  PERFORM pg_notify(boardready.work_channel(v_item.kind), '');
-  RETURN QUERY SELECT 'replayed'::text, boardready.queue_replay_details(v_item.kind, v_item.reason_code,
+  PERFORM pg_notify(boardready_private.work_channel(v_item.kind), '');
+  RETURN QUERY SELECT 'replayed'::text, boardready_private.queue_replay_details(v_item.kind, v_item.reason_code,
                                                                        v_item.error_class, v_item.attempts,
                                                                        v_item.failed_at);
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.job_replay(p_installation_id bigint, p_job_id bigint, p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.job_replay(p_installation_id bigint, p_job_id bigint, p_now timestamptz)
 RETURNS TABLE (outcome text, details jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -67,22 +67,22 @@ BEGIN
   UPDATE boardready.lifecycle_jobs SET status = 'accepted', attempts = 0, run_after = p_now, updated_at = p_now
    WHERE id = p_job_id;
   PERFORM pg_notify('lifecycle_jobs', '');
-  RETURN QUERY SELECT 'replayed'::text, boardready.queue_replay_details(NULL, v_job.reason_code, v_job.error_class,
+  RETURN QUERY SELECT 'replayed'::text, boardready_private.queue_replay_details(NULL, v_job.reason_code, v_job.error_class,
                                                                        v_job.attempts, v_job.failed_at);
 END $$;
 
 -- The previous release's name for the two above (internal to its
 -- dead_letter_replay; kept one release).
-CREATE OR REPLACE FUNCTION boardready.queue_replay(
+CREATE OR REPLACE FUNCTION boardready_private.queue_replay(
   p_table text, p_item_type text, p_installation_id bigint, p_item_id bigint, p_now timestamptz)
 RETURNS TABLE (outcome text, details jsonb)
 LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM boardready.queue_check_table(p_table);
+  PERFORM boardready_private.queue_check_table(p_table);
   IF p_table = 'lifecycle_jobs' THEN
-    RETURN QUERY SELECT * FROM boardready.job_replay(p_installation_id, p_item_id, p_now);
+    RETURN QUERY SELECT * FROM boardready_private.job_replay(p_installation_id, p_item_id, p_now);
   ELSE
-    RETURN QUERY SELECT * FROM boardready.work_replay(p_item_type, p_installation_id, p_item_id, p_now);
+    RETURN QUERY SELECT * FROM boardready_private.work_replay(p_item_type, p_installation_id, p_item_id, p_now);
   END IF;
 END $$;
 
@@ -98,7 +98,7 @@ CREATE OR REPLACE FUNCTION boardready.dead_letter_replay(
   p_operation_id     text,
   p_now              timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, audit_event_id uuid)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_previous replay_requests%ROWTYPE;
   v_outcome  text;
@@ -127,10 +127,10 @@ BEGIN
 
   -- Locks the item within the installation; replayed, not_found or not_replayable.
   IF p_item_type = 'job' THEN
-    SELECT r.outcome, r.details INTO v_outcome, v_details FROM job_replay(p_installation_id, p_item_id, p_now) r;
+    SELECT r.outcome, r.details INTO v_outcome, v_details FROM boardready_private.job_replay(p_installation_id, p_item_id, p_now) r;
   ELSE
     SELECT r.outcome, r.details INTO v_outcome, v_details
-      FROM work_replay(p_item_type, p_installation_id, p_item_id, p_now) r;
+      FROM boardready_private.work_replay(p_item_type, p_installation_id, p_item_id, p_now) r;
   END IF;
 
   IF v_outcome <> 'replayed' THEN

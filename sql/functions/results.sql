@@ -44,7 +44,7 @@ BEGIN
          (f.value ->> 'startLine')::integer, (f.value ->> 'endLine')::integer,
          (f.value ->> 'startColumn')::integer, (f.value ->> 'endColumn')::integer
     FROM jsonb_array_elements(p_result -> 'findings') WITH ORDINALITY AS f (value, ordinal);
-  PERFORM boardready.run_bom_store(v_id, p_result -> 'bom');  -- supply tracking (supply.sql)
+  PERFORM boardready_private.run_bom_store(v_id, p_result -> 'bom');  -- supply tracking (supply.sql)
   RETURN v_id;
 END $$;
 
@@ -183,14 +183,14 @@ BEGIN
   -- The run's review, and its release decision with the repository's waivers (reviews.sql).
   PERFORM boardready_private.review_open(v_run.id, boardready_private.review_creator(v_run.id, CASE WHEN p_api_token_id IS NOT NULL
                                                               THEN 'token:' || p_api_token_id END), p_now);
-  PERFORM release_decision_refresh(v_run.id, p_now);
+  PERFORM boardready_private.release_decision_refresh(v_run.id, p_now);
   PERFORM boardready_private.outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'check_run_complete',
                                     'check_run_complete:' || v_run.id
                                       || CASE WHEN v_supersede THEN ':result:' || v_id ELSE '' END, p_now);
   PERFORM boardready_private.outbox_enqueue_for_result(v_run.id, v_attempt.id, v_run.installation_id, v_id, 'pr_comment',
                                     'pr_comment:' || v_id, p_now);
   -- On a watched board's repository both wait (bounded) for the supply check (supply.sql).
-  PERFORM supply_check_open(v_id, p_now);
+  PERFORM boardready_private.supply_check_open(v_id, p_now);
   RETURN QUERY SELECT 'accepted'::text, v_id, v_run.id, v_decision, boardready_private.conclusion_for_decision(v_decision),
                       v_run.check_run_id;
 END $$;
@@ -204,7 +204,7 @@ RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   v_id bigint;
 BEGIN
-  v_id := boardready.outbox_enqueue(p_release_run_id, p_attempt_id, p_installation_id, p_kind, p_key,
+  v_id := boardready_private.outbox_enqueue(p_release_run_id, p_attempt_id, p_installation_id, p_kind, p_key,
                                     '{}'::jsonb, p_now);
   UPDATE boardready.outbox_items SET run_result_id = p_run_result_id WHERE id = v_id;
   RETURN v_id;
@@ -242,7 +242,7 @@ $$;
 -- nothing recorded as sent. One that was claimed may have sent the result's
 -- own conclusion already, and a retry does not send the conclusion again once
 -- its first request landed (app/host/outbox.py).
-CREATE OR REPLACE FUNCTION boardready.run_result_completion_await(p_run_result_id bigint, p_decision text)
+CREATE OR REPLACE FUNCTION boardready_private.run_result_completion_await(p_run_result_id bigint, p_decision text)
 RETURNS void LANGUAGE sql AS $$
   UPDATE boardready.outbox_items o SET params = o.params || jsonb_build_object('decision', p_decision)
    WHERE o.run_result_id = p_run_result_id AND o.kind = 'check_run_complete' AND o.status = 'accepted'

@@ -80,7 +80,7 @@ DECLARE
   v_id  bigint;
 BEGIN
   SELECT * INTO v_run FROM boardready.release_runs WHERE id = p_release_run_id;
-  v_id := boardready.outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'check_run_decision',
+  v_id := boardready_private.outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'check_run_decision',
                                     p_key, '{}'::jsonb, p_now);
   IF v_id IS NOT NULL AND p_run_after > p_now THEN
     UPDATE boardready.outbox_items SET run_after = p_run_after WHERE id = v_id;
@@ -92,7 +92,7 @@ END $$;
 -- differs from what the check run shows and the run is publishable, queue the
 -- update (p_enqueue); when a waiver it relies on will expire, queue a
 -- recomputation for that moment. Returns the decision and whether it changed.
-CREATE OR REPLACE FUNCTION boardready.release_decision_refresh(
+CREATE OR REPLACE FUNCTION boardready_private.release_decision_refresh(
   p_release_run_id bigint, p_now timestamptz, p_enqueue boolean DEFAULT true)
 RETURNS TABLE (decision text, changed boolean)
 LANGUAGE plpgsql AS $$
@@ -136,9 +136,9 @@ END $$;
 
 -- Called when the check run's completion was published (outbox_report, check_run_completed):
 -- if the decision moved on meanwhile (an approval, a waiver), update the check run.
-CREATE OR REPLACE FUNCTION boardready.release_decision_after_completion(p_release_run_id bigint, p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.release_decision_after_completion(p_release_run_id bigint, p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
-  SELECT FROM boardready.release_decision_refresh(p_release_run_id, p_now)
+  SELECT FROM boardready_private.release_decision_refresh(p_release_run_id, p_now)
 $$;
 
 -- Refresh every completed run of the repository whose result has this
@@ -157,7 +157,7 @@ BEGIN
      WHERE rr.repository_id = p_repository_id AND rr.status = 'completed'
      ORDER BY rr.id
   LOOP
-    IF (SELECT c.changed FROM boardready.release_decision_refresh(v_run, p_now) c) THEN
+    IF (SELECT c.changed FROM boardready_private.release_decision_refresh(v_run, p_now) c) THEN
       v_changed := v_changed + 1;
     END IF;
   END LOOP;
@@ -251,7 +251,7 @@ BEGIN
   END IF;
 
   RETURN QUERY SELECT 'recorded'::text, v_id, p_status, v_glass, v_decision, v_run.id,
-                      (SELECT d.decision FROM release_decision_refresh(v_run.id, p_now) d), p_now;
+                      (SELECT d.decision FROM boardready_private.release_decision_refresh(v_run.id, p_now) d), p_now;
 END $$;
 
 -- POST /api/v1/repositories/{id}/waivers. Outcomes: not_found, waiver_exists
@@ -339,13 +339,13 @@ DECLARE
   v_run      release_runs%ROWTYPE;
   v_in       record;
 BEGIN
-  IF work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
+  IF boardready_private.work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text, NULL::text, NULL::text, NULL::text, NULL::integer, NULL::text,
                         NULL::integer, NULL::integer, NULL::integer, NULL::text, NULL::text;
     RETURN;
   END IF;
   SELECT o.release_run_id INTO v_run_id FROM outbox_items o WHERE o.id = p_item_id;
-  SELECT d.decision INTO v_decision FROM release_decision_refresh(v_run_id, p_now, false) d;
+  SELECT d.decision INTO v_decision FROM boardready_private.release_decision_refresh(v_run_id, p_now, false) d;
   SELECT * INTO v_run FROM release_runs WHERE id = v_run_id;
   SELECT * INTO v_in FROM boardready_private.release_decision_inputs(v_run_id, p_now);
   RETURN QUERY

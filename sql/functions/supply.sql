@@ -9,7 +9,7 @@
 
 -- Parts are keyed by normalized manufacturer + MPN: case, spaces and
 -- punctuation of the manufacturer do not count, nor spaces in the MPN.
-CREATE OR REPLACE FUNCTION boardready.supply_part_key(p_manufacturer text, p_mpn text)
+CREATE OR REPLACE FUNCTION boardready_private.supply_part_key(p_manufacturer text, p_mpn text)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE WHEN nullif(btrim(coalesce(p_mpn, '')), '') IS NULL THEN NULL
               ELSE lower(regexp_replace(coalesce(p_manufacturer, ''), '[^[:alnum:]]', '', 'g')) || ':'
@@ -17,7 +17,7 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- Store a run result's `bom` section (validated at the edge against the contract).
-CREATE OR REPLACE FUNCTION boardready.run_bom_store(p_run_result_id bigint, p_bom jsonb)
+CREATE OR REPLACE FUNCTION boardready_private.run_bom_store(p_run_result_id bigint, p_bom jsonb)
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   v_count integer;
@@ -31,7 +31,7 @@ BEGIN
          ARRAY(SELECT jsonb_array_elements_text(b.v -> 'references')), (b.v ->> 'quantity')::integer,
          b.v ->> 'value', b.v ->> 'footprint', b.v ->> 'manufacturer', b.v ->> 'mpn',
          coalesce((b.v ->> 'dnp')::boolean, false),
-         boardready.supply_part_key(b.v ->> 'manufacturer', b.v ->> 'mpn'), b.v ->> 'path', (b.v ->> 'line')::integer
+         boardready_private.supply_part_key(b.v ->> 'manufacturer', b.v ->> 'mpn'), b.v ->> 'path', (b.v ->> 'line')::integer
     FROM jsonb_array_elements(p_bom) WITH ORDINALITY AS b (v, ordinal);
   GET DIAGNOSTICS v_count = ROW_COUNT;
   RETURN v_count;
@@ -44,7 +44,7 @@ END $$;
 --   authorized-distributor  any seller is authorized
 --   marketplace             sellers exist and every one says it is not authorized
 --   unknown                 no seller data, or a seller without an authorization signal
-CREATE OR REPLACE FUNCTION boardready.supply_distributor_classification(p_sellers jsonb)
+CREATE OR REPLACE FUNCTION boardready_private.supply_distributor_classification(p_sellers jsonb)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE
     WHEN p_sellers IS NULL OR jsonb_typeof(p_sellers) <> 'array' OR jsonb_array_length(p_sellers) = 0 THEN 'unknown'
@@ -60,7 +60,7 @@ $$;
 -- Price breaks [{quantity, price, currency}] of one offer: an authorized
 -- seller's when the part has one with prices, else any seller's; the offer
 -- with the most price points (ties: the provider's order).
-CREATE OR REPLACE FUNCTION boardready.supply_price_breaks(p_sellers jsonb)
+CREATE OR REPLACE FUNCTION boardready_private.supply_price_breaks(p_sellers jsonb)
 RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
   WITH offers AS (
     SELECT s.ordinality AS seller_order, o.ordinality AS offer_order,
@@ -85,7 +85,7 @@ $$;
 
 -- The provider's homogenized lifecycle value ("Production (Last Updated: ...)",
 -- "NRND", "EOL", "Obsolete", "New"), normalized.
-CREATE OR REPLACE FUNCTION boardready.supply_lifecycle_status(p_display text)
+CREATE OR REPLACE FUNCTION boardready_private.supply_lifecycle_status(p_display text)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE lower(split_part(btrim(coalesce(p_display, '')), ' ', 1))
     WHEN 'production' THEN 'production' WHEN 'new' THEN 'new' WHEN 'nrnd' THEN 'nrnd'
@@ -93,7 +93,7 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- A JSON array, or an empty one for anything else (JSON null included).
-CREATE OR REPLACE FUNCTION boardready.supply_array(p_value jsonb)
+CREATE OR REPLACE FUNCTION boardready_private.supply_array(p_value jsonb)
 RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE WHEN jsonb_typeof(p_value) = 'array' THEN p_value ELSE '[]'::jsonb END
 $$;
@@ -110,14 +110,14 @@ BEGIN
                                            distributor_classification, price_breaks, stock, authorized_stock,
                                            installation_id, fetched_at)
   SELECT p ->> 'partKey', p ->> 'manufacturer', p ->> 'mpn', coalesce((p ->> 'matched')::boolean, false),
-         p ->> 'providerPartId', supply_lifecycle_status(p ->> 'lifecycle'),
-         supply_distributor_classification(p -> 'sellers'), supply_price_breaks(p -> 'sellers'),
-         (SELECT sum((o ->> 'inventoryLevel')::bigint) FROM jsonb_array_elements(supply_array(p -> 'sellers')) s,
-                 jsonb_array_elements(supply_array(s -> 'offers')) o
+         p ->> 'providerPartId', boardready_private.supply_lifecycle_status(p ->> 'lifecycle'),
+         boardready_private.supply_distributor_classification(p -> 'sellers'), boardready_private.supply_price_breaks(p -> 'sellers'),
+         (SELECT sum((o ->> 'inventoryLevel')::bigint) FROM jsonb_array_elements(boardready_private.supply_array(p -> 'sellers')) s,
+                 jsonb_array_elements(boardready_private.supply_array(s -> 'offers')) o
            WHERE jsonb_typeof(o -> 'inventoryLevel') = 'number'),
          (SELECT coalesce(sum((o ->> 'inventoryLevel')::bigint), 0)
-            FROM jsonb_array_elements(supply_array(p -> 'sellers')) s,
-                 jsonb_array_elements(supply_array(s -> 'offers')) o
+            FROM jsonb_array_elements(boardready_private.supply_array(p -> 'sellers')) s,
+                 jsonb_array_elements(boardready_private.supply_array(s -> 'offers')) o
            WHERE s -> 'isAuthorized' = 'true'::jsonb AND jsonb_typeof(o -> 'inventoryLevel') = 'number'),
          p_installation_id, p_now
     FROM jsonb_array_elements(p_parts) p
@@ -134,12 +134,12 @@ END $$;
 --   rate_limited     the minute's budget is spent: wait retry_after_ms
 --   breaker_open     open and cooling down: wait retry_after_ms, or give up
 --   trial_in_flight  half-open and another caller holds the trial: wait
-CREATE OR REPLACE FUNCTION boardready.component_provider_window(p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.component_provider_window(p_now timestamptz)
 RETURNS timestamptz LANGUAGE sql IMMUTABLE AS $$
   SELECT date_bin(interval '1 minute', p_now, timestamptz '2000-01-01 00:00:00+00')
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.component_provider_transition(
+CREATE OR REPLACE FUNCTION boardready_private.component_provider_transition(
   p_installation_id bigint, p_from text, p_to text, p_reason text, p_failures integer, p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
   INSERT INTO boardready.component_provider_breaker_transitions
@@ -151,7 +151,7 @@ CREATE OR REPLACE FUNCTION boardready.component_provider_acquire(
   p_installation_id bigint, p_limit_per_minute integer, p_cooldown_ms integer,
   p_trial_lease_ms integer DEFAULT 60000, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, trial_token uuid, retry_after_ms integer, breaker_state text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_breaker component_provider_breakers%ROWTYPE;
   v_calls   integer;
@@ -164,7 +164,7 @@ BEGIN
   IF v_breaker.state = 'open' AND v_breaker.opened_at + make_interval(secs => p_cooldown_ms / 1000.0) <= p_now THEN
     UPDATE component_provider_breakers SET state = 'half-open', trial_token = NULL, trial_until = NULL,
            updated_at = p_now WHERE installation_id = p_installation_id;
-    PERFORM component_provider_transition(p_installation_id, 'open', 'half-open', 'cooldown_elapsed',
+    PERFORM boardready_private.component_provider_transition(p_installation_id, 'open', 'half-open', 'cooldown_elapsed',
                                           v_breaker.consecutive_failures, p_now);
     v_breaker.state := 'half-open';
     v_breaker.trial_token := NULL;
@@ -183,19 +183,19 @@ BEGIN
   END IF;
 
   SELECT c.calls INTO v_calls FROM component_provider_calls c
-   WHERE c.installation_id = p_installation_id AND c.window_start = component_provider_window(p_now);
+   WHERE c.installation_id = p_installation_id AND c.window_start = boardready_private.component_provider_window(p_now);
   IF coalesce(v_calls, 0) >= p_limit_per_minute THEN
     RETURN QUERY SELECT 'rate_limited'::text, NULL::uuid,
-      greatest(1, ceil(extract(epoch FROM component_provider_window(p_now) + interval '1 minute' - p_now) * 1000))::integer,
+      greatest(1, ceil(extract(epoch FROM boardready_private.component_provider_window(p_now) + interval '1 minute' - p_now) * 1000))::integer,
       v_breaker.state;
     RETURN;
   END IF;
   -- Ended windows are never read again; each call sweeps a few.
   DELETE FROM component_provider_calls c
    WHERE c.ctid IN (SELECT x.ctid FROM component_provider_calls x
-                     WHERE x.window_start < component_provider_window(p_now) - interval '5 minutes' LIMIT 100);
+                     WHERE x.window_start < boardready_private.component_provider_window(p_now) - interval '5 minutes' LIMIT 100);
   INSERT INTO component_provider_calls AS c (installation_id, window_start, calls)
-  VALUES (p_installation_id, component_provider_window(p_now), 1)
+  VALUES (p_installation_id, boardready_private.component_provider_window(p_now), 1)
   ON CONFLICT (installation_id, window_start) DO UPDATE SET calls = c.calls + 1;
 
   IF v_breaker.state = 'half-open' THEN
@@ -217,7 +217,7 @@ CREATE OR REPLACE FUNCTION boardready.component_provider_record(
   p_installation_id bigint, p_success boolean, p_trial_token uuid, p_threshold integer,
   p_now timestamptz DEFAULT now())
 RETURNS TABLE (breaker_state text, transitioned boolean)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_breaker component_provider_breakers%ROWTYPE;
 BEGIN
@@ -234,13 +234,13 @@ BEGIN
     IF p_success THEN
       UPDATE component_provider_breakers SET state = 'closed', consecutive_failures = 0, opened_at = NULL,
              trial_token = NULL, trial_until = NULL, updated_at = p_now WHERE installation_id = p_installation_id;
-      PERFORM component_provider_transition(p_installation_id, 'half-open', 'closed', 'trial_succeeded', 0, p_now);
+      PERFORM boardready_private.component_provider_transition(p_installation_id, 'half-open', 'closed', 'trial_succeeded', 0, p_now);
       RETURN QUERY SELECT 'closed'::text, true;
     ELSE
       UPDATE component_provider_breakers SET state = 'open', consecutive_failures = consecutive_failures + 1,
              opened_at = p_now, trial_token = NULL, trial_until = NULL, updated_at = p_now
        WHERE installation_id = p_installation_id;
-      PERFORM component_provider_transition(p_installation_id, 'half-open', 'open', 'trial_failed',
+      PERFORM boardready_private.component_provider_transition(p_installation_id, 'half-open', 'open', 'trial_failed',
                                             v_breaker.consecutive_failures + 1, p_now);
       RETURN QUERY SELECT 'open'::text, true;
     END IF;
@@ -257,7 +257,7 @@ BEGIN
   ELSIF v_breaker.consecutive_failures + 1 >= p_threshold THEN
     UPDATE component_provider_breakers SET state = 'open', consecutive_failures = consecutive_failures + 1,
            opened_at = p_now, updated_at = p_now WHERE installation_id = p_installation_id;
-    PERFORM component_provider_transition(p_installation_id, 'closed', 'open', 'failure_threshold',
+    PERFORM boardready_private.component_provider_transition(p_installation_id, 'closed', 'open', 'failure_threshold',
                                           v_breaker.consecutive_failures + 1, p_now);
     RETURN QUERY SELECT 'open'::text, true;
   ELSE
@@ -271,7 +271,7 @@ END $$;
 -- The watched board.
 
 -- A canceled account's boards are unwatched (the account's surfaces fail closed).
-CREATE OR REPLACE FUNCTION boardready.watched_boards_unwatch_canceled(p_now timestamptz)
+CREATE OR REPLACE FUNCTION boardready_private.watched_boards_unwatch_canceled(p_now timestamptz)
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   v_count integer;
@@ -290,7 +290,7 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.watched_board_watch(
   p_repository_id bigint, p_path text, p_actor text, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, board_id bigint, path text, created_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_repo     repositories%ROWTYPE;
   v_account  bigint;
@@ -307,7 +307,7 @@ BEGIN
   IF v_account IS NOT NULL THEN
     PERFORM 1 FROM accounts a WHERE a.id = v_account FOR UPDATE;
     IF EXISTS (SELECT 1 FROM marketplace_accounts m WHERE m.account_id = v_account AND m.state = 'canceled') THEN
-      PERFORM watched_boards_unwatch_canceled(p_now);
+      PERFORM boardready_private.watched_boards_unwatch_canceled(p_now);
       RETURN QUERY SELECT 'account_canceled'::text, NULL::bigint, NULL::text, NULL::timestamptz;
       RETURN;
     END IF;
@@ -339,7 +339,7 @@ END $$;
 CREATE OR REPLACE FUNCTION boardready.watched_board_unwatch(
   p_repository_id bigint, p_actor text, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, board_id bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_board watched_boards%ROWTYPE;
 BEGIN
@@ -361,7 +361,7 @@ END $$;
 -- that carried lines of the board's project, else the latest pull request
 -- run's until one exists. p_before excludes newer results (a pull request
 -- run compares with what came before it).
-CREATE OR REPLACE FUNCTION boardready.watched_board_bom_run(p_board_id bigint, p_exclude bigint DEFAULT NULL)
+CREATE OR REPLACE FUNCTION boardready_private.watched_board_bom_run(p_board_id bigint, p_exclude bigint DEFAULT NULL)
 RETURNS bigint LANGUAGE sql STABLE AS $$
   SELECT r.id FROM boardready.watched_boards b
     JOIN boardready.run_results r ON r.repository_id = b.repository_id AND r.superseded_at IS NULL
@@ -375,11 +375,11 @@ $$;
 CREATE OR REPLACE FUNCTION boardready.watched_board_get(p_repository_id bigint, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, board_id bigint, path text, created_at timestamptz, created_by text,
                refreshed_at timestamptz, bom_run_result_id bigint)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  PERFORM watched_boards_unwatch_canceled(p_now);
+  PERFORM boardready_private.watched_boards_unwatch_canceled(p_now);
   RETURN QUERY
-  SELECT 'found'::text, b.id, b.path, b.created_at, b.created_by, b.refreshed_at, watched_board_bom_run(b.id)
+  SELECT 'found'::text, b.id, b.path, b.created_at, b.created_by, b.refreshed_at, boardready_private.watched_board_bom_run(b.id)
     FROM watched_boards b WHERE b.repository_id = p_repository_id AND b.unwatched_at IS NULL;
   IF NOT FOUND THEN
     RETURN QUERY SELECT 'not_watched'::text, NULL::bigint, NULL::text, NULL::timestamptz, NULL::text,
@@ -419,7 +419,7 @@ $$;
 -- repository whose result carried the board's BOM gets a supply check, and
 -- its check run completion and comment wait for it (at most p_hold_seconds:
 -- an outage of the provider or of the worker never blocks the decision).
-CREATE OR REPLACE FUNCTION boardready.supply_check_open(
+CREATE OR REPLACE FUNCTION boardready_private.supply_check_open(
   p_run_result_id bigint, p_now timestamptz, p_hold_seconds integer DEFAULT 120)
 RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
@@ -430,7 +430,7 @@ BEGIN
   IF v_result.release_run_id IS NULL THEN
     RETURN false;
   END IF;
-  PERFORM boardready.watched_boards_unwatch_canceled(p_now);
+  PERFORM boardready_private.watched_boards_unwatch_canceled(p_now);
   SELECT * INTO v_board FROM boardready.watched_boards b
    WHERE b.repository_id = v_result.repository_id AND b.unwatched_at IS NULL;
   IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM boardready.run_bom_lines l
@@ -467,7 +467,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_made integer;
 BEGIN
-  PERFORM watched_boards_unwatch_canceled(p_now);
+  PERFORM boardready_private.watched_boards_unwatch_canceled(p_now);
   INSERT INTO work_items (kind, subject_id, installation_id, status, run_after, created_at, updated_at)
   SELECT 'board_refresh', b.id, b.installation_id, 'accepted', b.refresh_after, p_now, p_now
     FROM watched_boards b
@@ -481,12 +481,12 @@ END $$;
 
 -- The parts one supply work item fetches: [{partKey, manufacturer, mpn}]
 -- without an observation fresher than p_max_age_hours.
-CREATE OR REPLACE FUNCTION boardready.supply_work_parts(
+CREATE OR REPLACE FUNCTION boardready_private.supply_work_parts(
   p_kind text, p_subject_id bigint, p_max_age_hours integer, p_now timestamptz)
 RETURNS jsonb LANGUAGE sql STABLE AS $$
   SELECT CASE p_kind
-    WHEN 'supply_check' THEN boardready.supply_parts_to_fetch(p_subject_id, NULL, p_max_age_hours, p_now)
-    ELSE (SELECT boardready.supply_parts_to_fetch(boardready.watched_board_bom_run(b.id), b.path, p_max_age_hours,
+    WHEN 'supply_check' THEN boardready_private.supply_parts_to_fetch(p_subject_id, NULL, p_max_age_hours, p_now)
+    ELSE (SELECT boardready_private.supply_parts_to_fetch(boardready_private.watched_board_bom_run(b.id), b.path, p_max_age_hours,
                                                   p_now)
             FROM boardready.watched_boards b WHERE b.id = p_subject_id)
   END
@@ -501,17 +501,17 @@ RETURNS TABLE (item_id bigint, lease_token uuid, kind text, subject_id bigint, i
                attempts integer, parts jsonb)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
-  v_claimed queue_claimed[] := work_lease_due(ARRAY['supply_check'], p_worker, p_limit, p_lease_seconds,
+  v_claimed queue_claimed[] := boardready_private.work_lease_due(ARRAY['supply_check'], p_worker, p_limit, p_lease_seconds,
                                               p_max_attempts, p_now);
 BEGIN
   IF cardinality(v_claimed) < p_limit THEN
-    v_claimed := v_claimed || work_lease_due(ARRAY['board_refresh'], p_worker, p_limit - cardinality(v_claimed),
+    v_claimed := v_claimed || boardready_private.work_lease_due(ARRAY['board_refresh'], p_worker, p_limit - cardinality(v_claimed),
                                              p_lease_seconds, p_max_attempts, p_now);
   END IF;
   -- A statement of its own, so its snapshot sees every row the claim took.
   RETURN QUERY
   SELECT w.id, c.lease_token, w.kind, w.subject_id, w.installation_id, c.attempts,
-         coalesce(supply_work_parts(w.kind, w.subject_id, p_max_age_hours, p_now), '[]'::jsonb)
+         coalesce(boardready_private.supply_work_parts(w.kind, w.subject_id, p_max_age_hours, p_now), '[]'::jsonb)
     FROM unnest(v_claimed) WITH ORDINALITY AS c (id, lease_token, attempts, ordinal)
     JOIN work_items w ON w.id = c.id
    ORDER BY c.ordinal;
@@ -526,13 +526,13 @@ CREATE OR REPLACE FUNCTION boardready.supply_work_complete(
   p_item_id bigint, p_lease_token uuid, p_unavailable_reason text DEFAULT NULL, p_refreshed boolean DEFAULT true,
   p_next_after timestamptz DEFAULT NULL, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, findings_added integer)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_item work_items%ROWTYPE;
   v_outcome text;
   v_added integer := 0;
 BEGIN
-  IF work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
+  IF boardready_private.work_lock_leased(p_item_id, p_lease_token) IS NULL THEN
     RETURN QUERY SELECT 'lease_lost'::text, 0;
     RETURN;
   END IF;
@@ -567,7 +567,7 @@ BEGIN
     FROM supply_work_claim_v2('supply@previous-release', 1, p_lease_seconds, 5, p_max_age_hours, p_now) c;
 END $$;
 
-CREATE OR REPLACE FUNCTION boardready.supply_parts_to_fetch(
+CREATE OR REPLACE FUNCTION boardready_private.supply_parts_to_fetch(
   p_run_result_id bigint, p_project text, p_max_age_hours integer, p_now timestamptz)
 RETURNS jsonb LANGUAGE sql STABLE AS $$
   SELECT coalesce(jsonb_agg(jsonb_build_object('partKey', p.part_key, 'manufacturer', p.manufacturer, 'mpn', p.mpn)
@@ -607,7 +607,7 @@ RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp
    WHERE kind = 'board_refresh' AND subject_id = p_board_id AND status IN ('accepted', 'leased');
 $$;
 
-CREATE OR REPLACE FUNCTION boardready.supply_fingerprint(p_rule text, p_part_key text)
+CREATE OR REPLACE FUNCTION boardready_private.supply_fingerprint(p_rule text, p_part_key text)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT encode(sha256(convert_to(p_rule || '|' || p_part_key, 'UTF8')), 'hex')
 $$;
@@ -643,7 +643,7 @@ BEGIN
     RETURN;
   END IF;
   SELECT * INTO v_board FROM watched_boards WHERE id = v_check.watched_board_id;
-  v_base := watched_board_bom_run(v_board.id, p_run_result_id);
+  v_base := boardready_private.watched_board_bom_run(v_board.id, p_run_result_id);
   -- Only results before this one are the default branch's BOM "before" the pull request.
   IF v_base > p_run_result_id THEN
     SELECT r.id INTO v_base FROM run_results r
@@ -689,7 +689,7 @@ BEGIN
                 WHEN 'supply.no-authorized-stock' THEN 'has no stock at any authorized distributor'
                 ELSE 'is unknown to the component provider' END
            || ': introduced by this pull request', 4000),
-         supply_fingerprint(j.rule, j.part_key), 'Introduced by this pull request', j.path, j.line, j.line
+         boardready_private.supply_fingerprint(j.rule, j.part_key), 'Introduced by this pull request', j.path, j.line, j.line
     FROM supply_judged j WHERE j.introduced AND j.rule IS NOT NULL;
   GET DIAGNOSTICS v_added = ROW_COUNT;
   v_next := v_next + v_added;
@@ -706,7 +706,7 @@ BEGIN
     VALUES (p_run_result_id, v_next, 'supply.context', 'info',
             left(v_count || ' part(s) at supply risk were already on the default branch (not introduced by '
                  || 'this pull request): ' || v_context, 4000),
-            supply_fingerprint('supply.context', v_board.id::text || ':' || md5(v_context)),
+            boardready_private.supply_fingerprint('supply.context', v_board.id::text || ':' || md5(v_context)),
             'Already on the default branch');
     v_added := v_added + 1;
   END IF;
@@ -719,7 +719,7 @@ BEGIN
             'Component supply data was unavailable for ' || v_count || ' part(s)'
               || coalesce(' (' || p_unavailable_reason || ')', '')
               || '; the release decision does not wait for it',
-            supply_fingerprint('supply.unavailable', p_run_result_id::text), 'Supply data unavailable');
+            boardready_private.supply_fingerprint('supply.unavailable', p_run_result_id::text), 'Supply data unavailable');
     v_added := v_added + 1;
   END IF;
 
@@ -730,12 +730,12 @@ BEGIN
   UPDATE work_items SET status = 'completed', outcome = CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END,
          completed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
    WHERE kind = 'supply_check' AND subject_id = p_run_result_id AND status IN ('accepted', 'leased');
-  SELECT d.decision INTO v_decision FROM release_decision_refresh(v_check.release_run_id, p_now) d;
+  SELECT d.decision INTO v_decision FROM boardready_private.release_decision_refresh(v_check.release_run_id, p_now) d;
   -- Release what waited for this check. The completion shows the release
   -- decision the findings make, not the result's own conclusion first
   -- (results.sql); one a worker claimed when the hold ran out showed the
   -- result's own, and the decision update its completion queues follows.
-  PERFORM run_result_completion_await(p_run_result_id, v_decision);
+  PERFORM boardready_private.run_result_completion_await(p_run_result_id, v_decision);
   UPDATE outbox_items SET run_after = least(run_after, p_now), updated_at = p_now
    WHERE run_result_id = p_run_result_id AND status = 'accepted' AND kind IN ('check_run_complete', 'pr_comment');
   PERFORM pg_notify('boardready_outbox', '');
@@ -748,7 +748,7 @@ SELECT b.installation_id, b.state, b.consecutive_failures, b.opened_at, b.trial_
        b.trial_until, b.updated_at,
        (SELECT c.calls FROM boardready.component_provider_calls c
          WHERE c.installation_id = b.installation_id
-           AND c.window_start = boardready.component_provider_window(now())) AS calls_this_minute
+           AND c.window_start = boardready_private.component_provider_window(now())) AS calls_this_minute
   FROM boardready.component_provider_breakers b;
 
 CREATE OR REPLACE VIEW ops.component_provider_breaker_transitions AS

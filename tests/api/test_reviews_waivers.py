@@ -105,7 +105,7 @@ def test_an_expiring_waiver_queues_the_recomputation_for_its_expiry(client, owne
     items = decision_items(owner, run["id"])
     assert sorted(i["run_after"] for i in items)[-1] == expires
     # At the expiry, the recomputation finds the finding counting again.
-    row = owner.execute("SELECT * FROM release_decision_refresh(%s, %s)",
+    row = owner.execute("SELECT * FROM boardready_private.release_decision_refresh(%s, %s)",
                         (run["id"], expires + dt.timedelta(seconds=1))).fetchone()
     assert (row["decision"], row["changed"]) == ("FAIL", True)
     # An expired waiver is shown as such and may be replaced.

@@ -15,7 +15,7 @@ INSTALLATION = 7001
 
 
 def classify(owner, sellers) -> str:
-    return owner.execute("SELECT boardready.supply_distributor_classification(%s::jsonb) AS c",
+    return owner.execute("SELECT boardready_private.supply_distributor_classification(%s::jsonb) AS c",
                          (None if sellers is None else json.dumps(sellers),)).fetchone()["c"]
 
 
@@ -43,16 +43,16 @@ def test_price_breaks_come_from_the_authorized_seller_when_both_kinds_exist(owne
                                                                                      (1000, 0.004, "USD"))}]},
         {"isAuthorized": True, "offers": [{"inventoryLevel": 50, "prices": prices((1, 0.10, "USD"), (10, 0.08, "EUR"))}]},
     ]
-    breaks = owner.execute("SELECT boardready.supply_price_breaks(%s::jsonb) AS b", (json.dumps(sellers),)).fetchone()["b"]
+    breaks = owner.execute("SELECT boardready_private.supply_price_breaks(%s::jsonb) AS b", (json.dumps(sellers),)).fetchone()["b"]
     assert breaks == [{"quantity": 10, "price": 0.08, "currency": "EUR"}, {"quantity": 1, "price": 0.10, "currency": "USD"}]
 
 
 def test_price_breaks_of_a_marketplace_part_and_of_a_part_without_offers(owner):
     only_marketplace = [{"isAuthorized": False, "offers": [{"prices": prices((5, 1.5, "GBP"))}]}]
-    assert owner.execute("SELECT boardready.supply_price_breaks(%s::jsonb) AS b",
+    assert owner.execute("SELECT boardready_private.supply_price_breaks(%s::jsonb) AS b",
                          (json.dumps(only_marketplace),)).fetchone()["b"] == [
         {"quantity": 5, "price": 1.5, "currency": "GBP"}]
-    assert owner.execute("SELECT boardready.supply_price_breaks('[]'::jsonb) AS b").fetchone()["b"] == []
+    assert owner.execute("SELECT boardready_private.supply_price_breaks('[]'::jsonb) AS b").fetchone()["b"] == []
 
 
 def test_an_observation_records_classification_stock_and_lifecycle(owner):

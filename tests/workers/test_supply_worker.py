@@ -181,7 +181,7 @@ def pull_request_result(owner, bom) -> tuple[int, int]:
               "tool": {"name": "boardready-check", "version": "0.1.0"}, "findings": [], "bom": bom}
     result_id = owner.execute("SELECT boardready_private.run_result_store(%s, %s, NULL, 'bearer_result', %s::jsonb, NULL, "
                               "'tok', NULL, %s) AS id", (REPOSITORY, run, json.dumps(result), T0)).fetchone()["id"]
-    assert owner.execute("SELECT boardready.supply_check_open(%s, %s) AS o", (result_id, T0)).fetchone()["o"]
+    assert owner.execute("SELECT boardready_private.supply_check_open(%s, %s) AS o", (result_id, T0)).fetchone()["o"]
     return run, result_id
 
 

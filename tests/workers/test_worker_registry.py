@@ -58,7 +58,7 @@ def test_each_work_queue_claims_the_kinds_it_has_handlers_for(owner, db_url):
     work_queues = [queue for queue in queues.all if queue.table == "work_items"]
     assert {queue.work_queue for queue in work_queues} == {"outbox", "reconciliation", "supply"}
     for queue in work_queues:
-        claimed = owner.execute("SELECT boardready.work_queue_kinds(%s) AS kinds", (queue.work_queue,)).fetchone()
+        claimed = owner.execute("SELECT boardready_private.work_queue_kinds(%s) AS kinds", (queue.work_queue,)).fetchone()
         assert set(claimed["kinds"]) == set(queue.handlers), queue.name
 
 
