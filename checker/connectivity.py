@@ -34,7 +34,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .erc_library import file_version, symbol_signature
-from .sexpr import Location, Node, Pin, Points, Wire
+from .sexpr import Label, Location, Node, Pin, Points, Wire
 
 UNITS_PER_MM = 10_000
 
@@ -184,6 +184,9 @@ class Screen:
 # -- reading ------------------------------------------------------------------------
 
 def _at(node: Node) -> tuple[int, int, int]:
+    if type(node) is Label:     # read as one node: its at's words by place
+        x, y, angle = node[2], node[3], node[4]
+        return _iu(x), _iu(y), round(float(angle) if _is_number(angle) else 0)
     at = node.first("at")
     if at is None:
         return 0, 0, 0

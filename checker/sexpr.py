@@ -88,9 +88,11 @@ _XY = r'\(xy [^()"]*+\)'   # one fast loop per point; the words are counted when
 #   41   a wire or bus as KiCad writes them: 42 wire or bus, 43-46 its two points,
 #        47, 48 the stroke's width and type, 49 its uuid (see Wire);
 #   50   a placed symbol's pin: 51 its number, 52 its uuid (see PinRef);
-#   53,54 "(" of any other list, with its bare name (54) if it has one;
-#   55   ")";  56 a quoted string body;  57 a bare atom;
-#   58   any other character (a stray quote): always an error.
+#   53   a local label as KiCad writes it: 54 its text, 55-57 at x, y, angle, 58 the
+#        fields_autoplaced word, 59-62 its effects, 63 its uuid (see Label);
+#   64,65 "(" of any other list, with its bare name (65) if it has one;
+#   66   ")";  67 a quoted string body;  68 a bare atom;
+#   69   any other character (a stray quote): always an error.
 # Runs and twigs are most of a board and are split in C; the rest goes
 # through the Python loop. Possessive quantifiers keep hostile input from
 # causing backtracking blow-ups.
@@ -123,10 +125,16 @@ _WIRE = (r"\((wire|bus)\s*+\(pts\s*+\(xy (" + _EFFECTS_WORD + ") (" + _EFFECTS_W
          + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + r")\)\s*+\)\s*+\(stroke\s*+\(width (" + _EFFECTS_WORD
          + r")\)\s*+\(type (" + _EFFECTS_WORD + r")\)\s*+\)\s*+\(uuid " + _QUOTED_WORD + r"\)\s*+\)")   # 8 groups
 _PIN_REF = r"\(pin " + _PIN_NAME + r"\s*+\(uuid " + _QUOTED_WORD + r"\)\s*+\)"                        # 2 groups
+# A local label as KiCad 7+ writes it: (label "text" (at x y angle) [(fields_autoplaced ..)]
+# EFFECTS (uuid "..")), its text without escapes.
+_LABEL = (r'\(label "([^"\\]*+)"\s*+\(at (' + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD
+          + r")\)\s*+(?:\(fields_autoplaced (" + _EFFECTS_WORD + r")\)\s*+)?" + _EFFECTS + r"\s*+\(uuid "
+          + _QUOTED_WORD + r"\)\s*+\)")                                                               # 10 groups
 _EFFECTS_TOKEN = ("|(" + _EFFECTS + ")" + "|(" + _PIN + ")" + "|(" + _PROPERTY + ")" + "|(" + _WIRE + ")"
-                  + "|(" + _PIN_REF + ")")
+                  + "|(" + _PIN_REF + ")" + "|(" + _LABEL + ")")
 _NO_EFFECTS_TOKEN = (r"|(\(effects(?!)" + "()" * 4 + r")|(\(pin(?!)" + "()" * 17 + r")|(\(property(?!)" + "()" * 10
-                     + r")|(\(wire(?!)" + "()" * 8 + r")|(\(pin(?!)" + "()" * 2 + ")")   # the same groups, never matching
+                     + r")|(\(wire(?!)" + "()" * 8 + r")|(\(pin(?!)" + "()" * 2 + r")|(\(label(?!)" + "()" * 10
+                     + ")")   # the same groups, never matching
 _OTHER_TOKENS = (
     "|(" + _PLAIN_LEAVES + ")"
     + r"|\((" + _NAME + r")\s*+(" + _PLAIN_LEAVES + r")\)"
@@ -699,6 +707,55 @@ class Wire(Node):
         return f"Wire({self[0]}, line {self.line})"
 
 
+class Label(Node):
+    """A local label as KiCad 7+ writes it, read as one node: ``("label", text, x, y, angle,
+    fields_autoplaced word or "", Effects, uuid, ordinal, source)``. Its text is its atom;
+    its lists (at, fields_autoplaced, effects, uuid) are made only when asked for."""
+
+    __slots__ = ()
+
+    def as_node(self) -> Node:
+        _, text, x, y, angle, autoplaced, effects, uuid, ordinal, source = self
+        children: list = [text, Node(("at", x, y, angle, ordinal + 1, source))]
+        if autoplaced:
+            children.append(Node(("fields_autoplaced", autoplaced, ordinal + 2, source)))
+        children.append(effects)
+        uuid_at = effects[-2] + (3 + bool(effects[3]) + bool(effects[4]))
+        children.append(Node(("uuid", uuid, uuid_at, source)))
+        return Node(("label", *children, ordinal, source))
+
+    @property
+    def items(self) -> tuple:
+        return self.as_node().items
+
+    def nodes(self, name: str | None = None) -> Iterator[Node]:
+        if name == "property":      # a label read as one node has none (no list between its at and effects)
+            return iter(())
+        return self.as_node().nodes(name)
+
+    def first(self, name: str) -> Node | None:
+        if name == "effects":
+            return self[6]
+        return self.as_node().first(name)
+
+    def atoms(self) -> list[str]:
+        return [self[1]]
+
+    def atom(self, index: int = 0, default: str | None = None) -> str | None:
+        return self[1] if index == 0 else default
+
+    def value(self, name: str, default: str | None = None) -> str | None:
+        if name == "uuid":
+            return self[7]
+        return self.as_node().value(name, default)
+
+    def flag(self, name: str) -> bool | None:
+        return self.as_node().flag(name)
+
+    def __repr__(self) -> str:
+        return f"Label({self[1]!r}, line {self.line})"
+
+
 class PinRef(Node):
     """A placed symbol's pin, ``(pin "number" (uuid ".."))``, read as one node: ``("pin",
     number, uuid, ordinal, source)``; its uuid list is made only when asked for."""
@@ -1015,40 +1072,68 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
             parts.append(PinRef(("pin", *match.group(51, 52), ordinal, source)))
             tokens += 7     # as read list by list: "(" and name 2, the string 1, the uuid leaf 4
             ordinal += 2
-        elif kind <= 54:  # "(" opening any other list, optionally named
+        elif kind == 53:  # a local label as KiCad writes it: one node, its lists made when asked for
             offset = match.start(53)
+            depth = len(stack)
+            if depth >= max_depth - 1:
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
+            if not stack and not multiple and lists:
+                fail(MalformedSexpr, "text after the top-level list", offset)
+            (label, x, y, angle, autoplaced, size_x, size_y, justify, effects_hide,
+             uuid) = match.group(*range(54, 64))
+            if len(label) > max_atom:       # as the string would be refused, then the effects' lists
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(54))
+            if depth >= max_depth - 3:
+                effects_at = text.index("(effects", match.end(57))
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}",
+                     effects_at if depth >= max_depth - 2 else text.index("(font", effects_at))
+            # As read list by list: "(" and name, the string, the (at)[(fields_autoplaced)] run,
+            # the effects, the uuid leaf.
+            tokens += 13
+            at_effects = ordinal + 2
+            if autoplaced is not None:
+                tokens += 4
+                at_effects += 1
+            effects_tokens, effects_lists = _effects_counts(justify, effects_hide)
+            tokens += effects_tokens
+            parts.append(Label(("label", label, x, y, angle, autoplaced or "", Effects((
+                "effects", size_x, size_y, justify or "", effects_hide or "", at_effects, source)), uuid,
+                ordinal, source)))
+            ordinal = at_effects + effects_lists + 1
+        elif kind <= 65:  # "(" opening any other list, optionally named
+            offset = match.start(64)
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
             if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            name = match.group(54)
+            name = match.group(65)
             if name is not None and len(name) > max_atom:
-                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(54))
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(65))
             stack.append((parts, ordinal))
             parts = [name]
             ordinal += 1
             tokens += 2
-        elif kind == 55:
+        elif kind == 66:
             if not stack:
-                fail(MalformedSexpr, "unbalanced ')'", match.start(55))
+                fail(MalformedSexpr, "unbalanced ')'", match.start(66))
             closed = parts
             parts, own_ordinal = stack.pop()
             closed.append(own_ordinal)
             closed.append(source)
             parts.append(Node(closed))
             continue
-        elif kind <= 57:
+        elif kind <= 68:
             atom = match.group(kind)
             if not stack:
                 fail(MalformedSexpr, "atom outside any list", match.start(kind))
             if len(atom) > max_atom:
                 fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(kind))
-            if kind == 56 and "\\" in atom:
+            if kind == 67 and "\\" in atom:
                 atom = _unescape(atom)
             parts.append(atom)
             tokens += 1
-        else:  # kind 58: a character no token accepts, e.g. an unterminated quote
-            offset = match.start(58)
+        else:  # kind 69: a character no token accepts, e.g. an unterminated quote
+            offset = match.start(69)
             what = "unterminated string" if text[offset] == '"' else "unexpected character"
             fail(MalformedSexpr, what, offset)
         if tokens > max_tokens:

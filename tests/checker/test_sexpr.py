@@ -468,3 +468,28 @@ def test_compact_wires_and_placed_pins_are_counted_and_bounded_like_their_lists(
                 sexpr.parse(_WIRES, limits=Limits(max_depth=depth))
             columns.append(refused.value.column)
         assert columns == [_WIRES.index("(wire") + 1, _WIRES.index("(pts") + 1]
+
+
+_LABEL = ('(kicad_sch (label "D(0)" (at 1 2 0) (fields_autoplaced yes) (effects (font (size 1.27 1.27)) '
+          '(justify left bottom)) (uuid "ab-c")))')
+
+
+def test_compact_labels_are_counted_and_bounded_like_their_lists(monkeypatch):
+    # kicad_sch 2; label 2, the string 1, run 10 (at 6, fields_autoplaced 4), effects 15, uuid 4: 34.
+    for compact in (True, False):
+        if not compact:
+            monkeypatch.setitem(sexpr._TOKENS, (False, True), sexpr._TOKENS[False, False])
+        root = sexpr.parse(_LABEL)
+        label = root.first("label")
+        assert isinstance(label, sexpr.Label) == compact
+        assert label.atoms() == ["D(0)"] and label.value("uuid") == "ab-c" and list(label.nodes("property")) == []
+        assert [(n.name, n.column) for n in sexpr.walk(root)][-1] == ("uuid", _LABEL.index("(uuid") + 1)
+        sexpr.parse(_LABEL, limits=Limits(max_tokens=34))
+        with pytest.raises(TooManyTokens):
+            sexpr.parse(_LABEL, limits=Limits(max_tokens=33))
+        columns = []
+        for depth in (2, 3, 4):    # refused at the label, its effects, their font
+            with pytest.raises(NestingTooDeep) as refused:
+                sexpr.parse(_LABEL, limits=Limits(max_depth=depth))
+            columns.append(refused.value.column)
+        assert columns == [_LABEL.index("(label") + 1, _LABEL.index("(effects") + 1, _LABEL.index("(font") + 1]
