@@ -31,7 +31,7 @@ import uuid
 import psycopg
 
 from app import config as config_module
-from app import database, embedded_pg, migrations
+from app import database, embedded_pg, migrations, sql_api
 from app.queueing import SqlQueue
 from workers.lifecycle import LifecycleQueue
 from workers.queue_worker import QueueWorker
@@ -46,9 +46,8 @@ class NoOpLifecycleQueue(LifecycleQueue):
 
     def handle(self, pool, item: dict) -> str:
         with database.connection(pool) as conn:
-            done = database.call_one(conn, "job_complete", p_job_id=item["job_id"], p_lease_token=item["lease_token"],
-                                     p_outcome="bench")
-        return "completed" if done["job_complete"] else "lease_lost"
+            done = sql_api.job_complete(conn, job_id=item["job_id"], lease_token=item["lease_token"], outcome="bench")
+        return "completed" if done else "lease_lost"
 
     def fail(self, conn, item: dict, exc: BaseException, **facts) -> dict:
         raise RuntimeError("a no-op job cannot fail") from exc
@@ -65,14 +64,14 @@ class NoOpWorkQueue(SqlQueue):
     handlers: dict = {}
 
     def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
-        return database.call(conn, "work_claim", p_kinds=["board_refresh"], p_worker=worker_id, p_limit=limit,
-                             p_lease_seconds=self.lease_seconds, p_max_attempts=self.max_attempts)
+        return sql_api.work_claim(conn, kinds=["board_refresh"], worker=worker_id, limit=limit,
+                                  lease_seconds=self.lease_seconds, max_attempts=self.max_attempts)
 
     def handle(self, pool, item: dict) -> str:
         with database.connection(pool) as conn:
-            done = database.call_one(conn, "work_complete", p_item_id=item["item_id"],
-                                     p_lease_token=item["lease_token"], p_outcome="bench")
-        return "completed" if done["work_complete"] else "lease_lost"
+            done = sql_api.work_complete(conn, item_id=item["item_id"], lease_token=item["lease_token"],
+                                         outcome="bench")
+        return "completed" if done else "lease_lost"
 
     def fail(self, conn, item: dict, exc: BaseException, **facts) -> dict:
         raise RuntimeError("a no-op item cannot fail") from exc

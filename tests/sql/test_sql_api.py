@@ -110,8 +110,6 @@ def test_the_api_role_executes_the_public_functions_and_cannot_reach_the_private
 
 #: Code that still names SQL functions as strings, and why.
 BY_NAME = {
-    # Its own benchmark of the lifecycle claim and completion, being changed by the speed work.
-    "tools/bench_jobs.py": "benchmark",
     # Measures the database's own cost of the intake call: a prepared statement, positional arguments.
     "tools/intake_db_cost.py": "measurement",
 }
