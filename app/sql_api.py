@@ -4,13 +4,14 @@ The public functions are the `boardready` schema's (the helpers they call
 live in `boardready_private`, which the API role cannot reach). Each Python
 function takes the connection and keyword arguments named as the SQL
 function's without their `p_` prefix; an argument whose SQL declares a
-DEFAULT may be left out (DEFAULT, the SQL function's own default applies).
+DEFAULT may be left out (its default is then the SQL function's own).
 None passes SQL NULL, which every argument accepts (the function decides what
 it means). A function answers one row (a `RETURNS TABLE ... ROWS 1`, which
 every outcome function is), a list of rows, or its value.
 
-Everything below MARKER is generated from pg_proc by tools/sql_api.py, and
-tests/sql/test_sql_api.py checks it against the database in both directions.
+Everything below the "Generated" line is written from pg_proc by
+tools/sql_api.py, and tests/sql/test_sql_api.py checks it against the
+database in both directions (docs/sql-api.md).
 What is above it is written by hand: the outcome vocabularies (`<Name>Outcome`
 types the outcome column of <name>'s rows; the test checks every word
 appears in its function) and the functions only the previous release calls.
