@@ -23,7 +23,7 @@ import numpy as np
 from .errors import NotKicadFile
 from .geometry import ARC_TOLERANCE_MM, Point, arc_from_center, arc_through, rotate
 from .project import InputReader
-from .sexpr import Located, Location, Node, Points, Segment, to_float
+from .sexpr import FootprintLine, Located, Location, Node, Points, Segment, to_float
 from .versions import parse_version
 
 EDGE_LAYER = "Edge.Cuts"
@@ -426,7 +426,12 @@ def _footprint(node: Node, board: Board) -> Footprint:
         if name == "pad":
             pads.append(item)
         elif name in _EDGE_SHAPES:
-            shape_layer = _layer_of(item)
+            if type(item) is FootprintLine:     # read as one node: its layer by place, its lists made once
+                shape_layer = item[7]           # if a rule reads it (fabrication drawings are skipped)
+                if shape_layer in _READ_LAYERS or shape_layer.endswith(".Cu"):
+                    item = item.as_node()
+            else:
+                shape_layer = _layer_of(item)
             if shape_layer == EDGE_LAYER:
                 edges.append(item)
             elif shape_layer.endswith(".Cu"):
@@ -517,6 +522,8 @@ _COURTYARDS = {"F.CrtYd": "F.CrtYd", "B.CrtYd": "B.CrtYd", "F.Courtyard": "F.Crt
 
 
 _EDGE_SHAPES = frozenset(("fp_line", "fp_arc", "fp_circle", "fp_rect", "fp_poly", "fp_curve"))
+# The layers (besides copper) whose footprint shapes the board keeps: edge, courtyards, silkscreen, mask.
+_READ_LAYERS = frozenset((EDGE_LAYER, *_COURTYARDS, *SILK_LAYERS, *MASK_LAYERS))
 
 
 _TEXT_KINDS = {"reference": "Reference field", "value": "Value field", "Reference": "Reference field",

@@ -90,9 +90,11 @@ _XY = r'\(xy [^()"]*+\)'   # one fast loop per point; the words are counted when
 #   50   a placed symbol's pin: 51 its number, 52 its uuid (see PinRef);
 #   53   a local label as KiCad writes it: 54 its text, 55-57 at x, y, angle, 58 the
 #        fields_autoplaced word, 59-62 its effects, 63 its uuid (see Label);
-#   64,65 "(" of any other list, with its bare name (65) if it has one;
-#   66   ")";  67 a quoted string body;  68 a bare atom;
-#   69   any other character (a stray quote): always an error.
+#   64   a footprint's line as KiCad writes it: 65-68 start and end, 69, 70 the
+#        stroke's width and type, 71 its layer, 72 its uuid (see FootprintLine);
+#   73,74 "(" of any other list, with its bare name (74) if it has one;
+#   75   ")";  76 a quoted string body;  77 a bare atom;
+#   78   any other character (a stray quote): always an error.
 # Runs and twigs are most of a board and are split in C; the rest goes
 # through the Python loop. Possessive quantifiers keep hostile input from
 # causing backtracking blow-ups.
@@ -130,11 +132,17 @@ _PIN_REF = r"\(pin " + _PIN_NAME + r"\s*+\(uuid " + _QUOTED_WORD + r"\)\s*+\)"  
 _LABEL = (r'\(label "([^"\\]*+)"\s*+\(at (' + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD
           + r")\)\s*+(?:\(fields_autoplaced (" + _EFFECTS_WORD + r")\)\s*+)?" + _EFFECTS + r"\s*+\(uuid "
           + _QUOTED_WORD + r"\)\s*+\)")                                                               # 10 groups
+# A footprint's line as KiCad 7+ writes it (a third of a board's footprint text): (fp_line
+# (start x y) (end x y) (stroke (width w) (type t)) (layer "L") (uuid "..")).
+_FP_LINE = (r"\(fp_line\s*+\(start (" + _EFFECTS_WORD + ") (" + _EFFECTS_WORD + r")\)\s*+\(end (" + _EFFECTS_WORD
+            + ") (" + _EFFECTS_WORD + r")\)\s*+\(stroke\s*+\(width (" + _EFFECTS_WORD + r")\)\s*+\(type ("
+            + _EFFECTS_WORD + r")\)\s*+\)\s*+\(layer " + _QUOTED_WORD + r"\)\s*+\(uuid " + _QUOTED_WORD
+            + r"\)\s*+\)")                                                                              # 8 groups
 _EFFECTS_TOKEN = ("|(" + _EFFECTS + ")" + "|(" + _PIN + ")" + "|(" + _PROPERTY + ")" + "|(" + _WIRE + ")"
-                  + "|(" + _PIN_REF + ")" + "|(" + _LABEL + ")")
+                  + "|(" + _PIN_REF + ")" + "|(" + _LABEL + ")" + "|(" + _FP_LINE + ")")
 _NO_EFFECTS_TOKEN = (r"|(\(effects(?!)" + "()" * 4 + r")|(\(pin(?!)" + "()" * 17 + r")|(\(property(?!)" + "()" * 10
                      + r")|(\(wire(?!)" + "()" * 8 + r")|(\(pin(?!)" + "()" * 2 + r")|(\(label(?!)" + "()" * 10
-                     + ")")   # the same groups, never matching
+                     + r")|(\(fp_line(?!)" + "()" * 8 + ")")   # the same groups, never matching
 _OTHER_TOKENS = (
     "|(" + _PLAIN_LEAVES + ")"
     + r"|\((" + _NAME + r")\s*+(" + _PLAIN_LEAVES + r")\)"
@@ -756,6 +764,51 @@ class Label(Node):
         return f"Label({self[1]!r}, line {self.line})"
 
 
+class FootprintLine(Node):
+    """A footprint's line as KiCad 7+ writes it, read as one node: ``("fp_line", x1, y1, x2, y2,
+    width, type, layer, uuid, ordinal, source)``. Its lists (start, end, stroke with width and
+    type, layer, uuid: the ordinals after its own) are made only when asked for: most lines
+    of a board are on layers no rule reads (fabrication drawings)."""
+
+    __slots__ = ()
+
+    def as_node(self) -> Node:
+        name, x1, y1, x2, y2, width, kind, layer, uuid, ordinal, source = self
+        return Node((name, Node(("start", x1, y1, ordinal + 1, source)), Node(("end", x2, y2, ordinal + 2, source)),
+                     Node(("stroke", Node(("width", width, ordinal + 4, source)), Node(("type", kind, ordinal + 5, source)),
+                           ordinal + 3, source)), Node(("layer", layer, ordinal + 6, source)),
+                     Node(("uuid", uuid, ordinal + 7, source)), ordinal, source))
+
+    @property
+    def items(self) -> tuple:
+        return self.as_node().items
+
+    def nodes(self, name: str | None = None) -> Iterator[Node]:
+        return self.as_node().nodes(name)
+
+    def first(self, name: str) -> Node | None:
+        return self.as_node().first(name)
+
+    def atoms(self) -> list[str]:
+        return []
+
+    def atom(self, index: int = 0, default: str | None = None) -> str | None:
+        return default
+
+    def value(self, name: str, default: str | None = None) -> str | None:
+        if name == "layer":
+            return self[7]
+        if name == "uuid":
+            return self[8]
+        return self.as_node().value(name, default)
+
+    def flag(self, name: str) -> bool | None:
+        return self.as_node().flag(name)
+
+    def __repr__(self) -> str:
+        return f"FootprintLine({self[7]!r}, line {self.line})"
+
+
 class PinRef(Node):
     """A placed symbol's pin, ``(pin "number" (uuid ".."))``, read as one node: ``("pin",
     number, uuid, ordinal, source)``; its uuid list is made only when asked for."""
@@ -1100,40 +1153,50 @@ def _parse(text: str, path: str | None, limits: Limits, multiple: bool, dense_po
                 "effects", size_x, size_y, justify or "", effects_hide or "", at_effects, source)), uuid,
                 ordinal, source)))
             ordinal = at_effects + effects_lists + 1
-        elif kind <= 65:  # "(" opening any other list, optionally named
-            offset = match.start(64)
+        elif kind == 64:  # a footprint's line as KiCad writes it: one node, its lists made when asked for
+            if len(stack) >= max_depth - 2:   # as the lists would be refused: the line's, else its stroke's
+                offset = match.start(64)
+                fail(NestingTooDeep, f"nesting deeper than {max_depth}",
+                     offset if len(stack) >= max_depth - 1 else text.index("(stroke", offset))
+            if not stack and not multiple and lists:
+                fail(MalformedSexpr, "text after the top-level list", match.start(64))
+            parts.append(FootprintLine(("fp_line", *match.group(*range(65, 73)), ordinal, source)))
+            tokens += 31    # as read list by list: 2, the start/end run 10, the stroke twig 11, the layer/uuid run 8
+            ordinal += 8
+        elif kind <= 74:  # "(" opening any other list, optionally named
+            offset = match.start(73)
             if len(stack) >= max_depth - 1:
                 fail(NestingTooDeep, f"nesting deeper than {max_depth}", offset)
             if not stack and not multiple and lists:
                 fail(MalformedSexpr, "text after the top-level list", offset)
-            name = match.group(65)
+            name = match.group(74)
             if name is not None and len(name) > max_atom:
-                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(65))
+                fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(74))
             stack.append((parts, ordinal))
             parts = [name]
             ordinal += 1
             tokens += 2
-        elif kind == 66:
+        elif kind == 75:
             if not stack:
-                fail(MalformedSexpr, "unbalanced ')'", match.start(66))
+                fail(MalformedSexpr, "unbalanced ')'", match.start(75))
             closed = parts
             parts, own_ordinal = stack.pop()
             closed.append(own_ordinal)
             closed.append(source)
             parts.append(Node(closed))
             continue
-        elif kind <= 68:
+        elif kind <= 77:
             atom = match.group(kind)
             if not stack:
                 fail(MalformedSexpr, "atom outside any list", match.start(kind))
             if len(atom) > max_atom:
                 fail(AtomTooLong, f"atom longer than {max_atom} characters", match.start(kind))
-            if kind == 67 and "\\" in atom:
+            if kind == 76 and "\\" in atom:
                 atom = _unescape(atom)
             parts.append(atom)
             tokens += 1
-        else:  # kind 69: a character no token accepts, e.g. an unterminated quote
-            offset = match.start(69)
+        else:  # kind 78: a character no token accepts, e.g. an unterminated quote
+            offset = match.start(78)
             what = "unterminated string" if text[offset] == '"' else "unexpected character"
             fail(MalformedSexpr, what, offset)
         if tokens > max_tokens:

@@ -493,3 +493,28 @@ def test_compact_labels_are_counted_and_bounded_like_their_lists(monkeypatch):
                 sexpr.parse(_LABEL, limits=Limits(max_depth=depth))
             columns.append(refused.value.column)
         assert columns == [_LABEL.index("(label") + 1, _LABEL.index("(effects") + 1, _LABEL.index("(font") + 1]
+
+
+_FP_LINE = ('(footprint "R" (fp_line (start -1 -2) (end 1 -2) (stroke (width 0.12) (type solid)) (layer "F.SilkS") '
+            '(uuid "ab-c")))')
+
+
+def test_compact_footprint_lines_are_counted_and_bounded_like_their_lists(monkeypatch):
+    # footprint 2, the string 1; fp_line 2, start/end 10, stroke twig 11, layer/uuid 8: 34.
+    for compact in (True, False):
+        if not compact:
+            monkeypatch.setitem(sexpr._TOKENS, (False, True), sexpr._TOKENS[False, False])
+        root = sexpr.parse(_FP_LINE)
+        line = root.first("fp_line")
+        assert isinstance(line, sexpr.FootprintLine) == compact
+        assert line.value("layer") == "F.SilkS" and line.first("stroke").value("width") == "0.12"
+        assert [(n.name, n.column) for n in sexpr.walk(root)][-1] == ("uuid", _FP_LINE.index("(uuid") + 1)
+        sexpr.parse(_FP_LINE, limits=Limits(max_tokens=34))
+        with pytest.raises(TooManyTokens):
+            sexpr.parse(_FP_LINE, limits=Limits(max_tokens=33))
+        columns = []
+        for depth in (2, 3):    # refused at the line, then at its stroke
+            with pytest.raises(NestingTooDeep) as refused:
+                sexpr.parse(_FP_LINE, limits=Limits(max_depth=depth))
+            columns.append(refused.value.column)
+        assert columns == [_FP_LINE.index("(fp_line") + 1, _FP_LINE.index("(stroke") + 1]
