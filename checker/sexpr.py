@@ -156,12 +156,21 @@ _OTHER_TOKENS = (
 )
 _DENSE_PTS = r"(?:\(pts\s*+((?:" + _XY + _SPACE + r")++)\)"
 _NO_PTS = r"(?:\(pts(?!)()"
-# By (dense_points, compact effects): the token pattern of a reading.
-_TOKENS = {(dense, effects): re.compile(_SPACE + (_DENSE_PTS if dense else _NO_PTS) + _OTHER_TOKENS.replace(
-    _EFFECTS_TOKEN, _EFFECTS_TOKEN if effects else _NO_EFFECTS_TOKEN), re.S)
-    for dense in (False, True) for effects in (False, True)}
-_TOKEN_DENSE = _TOKENS[True, True]
-_TOKEN = _TOKENS[False, True]
+
+
+class _TokenPatterns(dict):
+    """By (dense_points, compact lists): the token pattern of a reading, compiled when first
+    used (each takes milliseconds, and a schematic-only run uses one)."""
+
+    def __missing__(self, key: tuple[bool, bool]) -> re.Pattern:
+        dense, compact = key
+        pattern = re.compile(_SPACE + (_DENSE_PTS if dense else _NO_PTS) + _OTHER_TOKENS.replace(
+            _EFFECTS_TOKEN, _EFFECTS_TOKEN if compact else _NO_EFFECTS_TOKEN), re.S)
+        self[key] = pattern
+        return pattern
+
+
+_TOKENS = _TokenPatterns()
 # A board's track segment as KiCad 7 and later write it, the leaves of a twig named
 # "segment" (a fifth of a large board's text): read with ``dense_points`` into a
 # Segment node, no leaf nodes. Words as the twig's reading splits them (a plain
