@@ -226,7 +226,8 @@ def _split(text: str) -> tuple[str, str, list[str], list[int], str] | None:
     which is then compared, kept or loaded as one."""
     if '\\"' in text or not text.startswith("(kicad_pcb"):
         return None
-    opening = next((o for o in _TOP_LEVEL_OPENINGS if o in text), None)
+    # The indent is the first top-level list's: (version ..) or (general ..) opens the file.
+    opening = next((o for o in _TOP_LEVEL_OPENINGS if o in text[:4096]), None)
     end = len(text) - 1
     while end > 0 and text[end] in " \t\r\n":
         end -= 1

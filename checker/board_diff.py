@@ -18,6 +18,7 @@ Checking the base and putting the comparison together: checker/base_check.py.
 from __future__ import annotations
 
 from collections import defaultdict
+from operator import attrgetter
 
 from .board import Board, Footprint
 from .board_view import footprint_view, track_view, via_view, zone_view
@@ -45,23 +46,39 @@ def _via_key(via) -> tuple:
             tuple(via.layers))
 
 
+_ON = attrgetter("layer", "net")   # coarse keys: parts of what _track_key, _via_key and _zone_key compare
+_NET = attrgetter("net")
+
+
 def _zone_key(zone) -> tuple:
     return (zone.net, tuple(zone.layers), _rounded(zone.polygon))
 
 
-def _match_by_key(base_items, head_items, key) -> tuple[list[int], list]:
-    """(indices of head items the base lacks, base items the head lacks): a multiset difference.
-    An item both boards share (checker/base_check.py builds the base's board from the
-    head's items where their files agree) has its key made once."""
+def _match_by_key(base_items, head_items, key, coarse) -> tuple[list[int], list]:
+    """(indices of head items the base lacks, base items the head lacks): a multiset
+    difference by ``key``. When the base's board shares the head's items
+    (checker/base_check.py builds it from them where the files agree), only the
+    items whose ``coarse`` key (implied by ``key``: equal keys, equal coarse keys)
+    is an unshared item's are compared: every other key's items are shared, the same
+    on both sides, and neither added nor removed. The result is the same, in the
+    same order."""
+    shared = set(map(id, base_items)) & set(map(id, head_items))
+    if not shared:
+        return _difference(base_items, head_items, key)
+    touched = {coarse(item) for items in (base_items, head_items) for item in items if id(item) not in shared}
+    base_kept = [item for item in base_items if coarse(item) in touched]
+    head_kept = [index for index, item in enumerate(head_items) if coarse(item) in touched]
+    added, removed = _difference(base_kept, [head_items[index] for index in head_kept], key)
+    return [head_kept[index] for index in added], removed
+
+
+def _difference(base_items, head_items, key) -> tuple[list[int], list]:
     waiting: dict[tuple, list] = defaultdict(list)
-    keys: dict[int, tuple] = {}
     for item in base_items:
-        keys[id(item)] = made = key(item)
-        waiting[made].append(item)
+        waiting[key(item)].append(item)
     added = []
     for index, item in enumerate(head_items):
-        made = keys.get(id(item))   # the base's items are alive here: an id is not reused
-        same = waiting.get(made if made is not None else key(item))
+        same = waiting.get(key(item))
         if same:
             same.pop()
         else:
@@ -143,11 +160,11 @@ def diff_boards(base: Board | None, head: Board | None) -> dict:
         for field, before, after in (("value", old.value, new.value), ("footprint", old.lib_id, new.lib_id)):
             if before != after:
                 changed.append({"ref": new.reference, "head": index, "field": field, "from": before, "to": after})
-    tracks_added, tracks_removed = _match_by_key(base.tracks, head.tracks, _track_key)
-    vias_added, vias_removed = _match_by_key(base.vias, head.vias, _via_key)
+    tracks_added, tracks_removed = _match_by_key(base.tracks, head.tracks, _track_key, _ON)
+    vias_added, vias_removed = _match_by_key(base.vias, head.vias, _via_key, _NET)
     live_base = [z for z in base.zones if not z.keepout and len(z.polygon) > 2]
     live_head = [z for z in head.zones if not z.keepout and len(z.polygon) > 2]
-    zones_added, zones_removed = _match_by_key(live_base, live_head, _zone_key)
+    zones_added, zones_removed = _match_by_key(live_base, live_head, _zone_key, _NET)
     return {
         "footprints": {"added": added, "removed": [footprint_view(f) for f in removed],
                        "moved": moved, "changed": changed},

@@ -624,3 +624,25 @@ def test_the_base_checked_in_a_fork_or_in_turn_marks_what_a_full_check_marks(way
         ("existing" if fingerprint in known else "new") if source == "boardready" else None
         for fingerprint, source, _ in outcome["marks"]]
     assert outcome["summary"][:3] == ["1 footprint moved: C1 (2.54 mm)", "1 track removed", "1 via added"]
+
+
+def test_matching_only_the_keys_unshared_items_touch_gives_what_matching_all_gives():
+    """Shared items (the base's board built from the head's) are compared only where an
+    unshared item has their coarse key; duplicates keep the same indices and order."""
+    import random
+    from types import SimpleNamespace
+
+    from checker.board_diff import _difference, _match_by_key
+
+    key, coarse = (lambda item: (item.net, item.at)), (lambda item: item.net)
+    randomly = random.Random(30)
+    for _ in range(300):
+        pool = [SimpleNamespace(net=randomly.choice("AB"), at=randomly.choice((1, 2))) for _ in range(8)]
+        shared = pool[:5]
+        base = shared + [SimpleNamespace(net=randomly.choice("AB"), at=randomly.choice((1, 2))) for _ in range(2)]
+        head = shared + pool[5:]
+        randomly.shuffle(base)
+        randomly.shuffle(head)
+        expected = _difference(base, head, key)
+        added, removed = _match_by_key(base, head, key, coarse)
+        assert added == expected[0] and [id(item) for item in removed] == [id(item) for item in expected[1]]
