@@ -161,8 +161,7 @@ class BaseCheck:
             return value
         return self._checked(head_models, _single_threaded())
 
-    def compare(self, bom_of, limits, models, findings: list[Finding]) -> dict:
-        head_bom = bom_of(models, limits)
+    def compare(self, head_bom: list[dict], models, findings: list[Finding]) -> dict:
         if self.unchanged:
             base = {"boards": _board_diffs({m.board.file: m.board for m in models if m.board is not None}, models),
                     "fingerprints": [f.fingerprint for f in findings], "erc_is_heads": False,

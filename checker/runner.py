@@ -125,7 +125,8 @@ def _check(options: RunOptions) -> RunOutcome:
         made = apply_project_settings(made, read_project_settings(model.pro))
         findings += kicad_reports.merge_with_native(made, imported)
     _settle(findings, config)
-    comparison = base.compare(_bom, options.limits, models, findings) if base else None
+    bom = _bom(models, options.limits)
+    comparison = base.compare(bom, models, findings) if base else None
     if options.baseline is not None:
         _apply_baseline(findings, options.baseline)
     findings = _dedupe_and_sort(findings)
@@ -146,7 +147,6 @@ def _check(options: RunOptions) -> RunOutcome:
         "gate": options.gate,
         "findings": [f.to_json() for f in findings],
     }
-    bom = _bom(models, options.limits)
     if bom:
         result["bom"] = bom
     newest = _newest_kicad(models)
