@@ -353,11 +353,27 @@ class LifecycleJobProcessRow(TypedDict):
 
 def lifecycle_job_process(conn: Connection, *, job_id: int, lease_token: UUID | str,
                           now: datetime = DEFAULT) -> LifecycleJobProcessRow:
-    """The lifecycle handler: one transaction applies the effect and completes the
-    job, and only while the caller's lease is still the current one (the lease
-    and completion rules of queue.sql).
+    """The handler as the previous release's workers call it: outbox work the job
+    queues sends its NOTIFY in the job's transaction.
     """
     return call_one(conn, "lifecycle_job_process", p_job_id=job_id, p_lease_token=lease_token, **given(p_now=now))
+
+
+class LifecycleJobRunRow(TypedDict):
+    outcome: str
+    outbox_waiting: bool
+
+
+def lifecycle_job_run(conn: Connection, *, job_id: int, lease_token: UUID | str,
+                      now: datetime = DEFAULT) -> LifecycleJobRunRow:
+    """The handler as this release's lifecycle worker calls it: outbox work the
+    job queues sends no NOTIFY (outbox_enqueue, release_runs.sql); instead
+    outbox_waiting tells the caller to wake the outbox workers after its
+    commit (app/wakeup.py). A NOTIFY makes its commit take a cluster-wide lock
+    held through the commit record's flush, so the jobs' commits queued behind
+    each other, and every job woke every listening session.
+    """
+    return call_one(conn, "lifecycle_job_run", p_job_id=job_id, p_lease_token=lease_token, **given(p_now=now))
 
 
 # -- marketplace.sql -------------------------------------------------------------------------------------------------
@@ -1499,6 +1515,7 @@ PUBLIC_FUNCTIONS: dict[str, str] = {
     "legal_hold_place": "p_account_id bigint, p_reason text, p_reference text, p_idempotency_key text, p_actor text, p_now timestamp with time zone",
     "legal_hold_release": "p_account_id bigint, p_hold_id bigint, p_idempotency_key text, p_actor text, p_now timestamp with time zone",
     "lifecycle_job_process": "p_job_id bigint, p_lease_token uuid, p_now timestamp with time zone",
+    "lifecycle_job_run": "p_job_id bigint, p_lease_token uuid, p_now timestamp with time zone",
     "marketplace_apply_event": "p_delivery_id text, p_action text, p_account_id bigint, p_account_login text, p_account_type text, p_effective_date timestamp with time zone, p_payload_sha256 text, p_payload_bytes integer, p_now timestamp with time zone",
     "metrics_queues": "p_now timestamp with time zone",
     "outbox_claim": "p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer, p_now timestamp with time zone, p_item_id bigint",

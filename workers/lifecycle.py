@@ -1,13 +1,17 @@
 """The lifecycle job queue: installation, repository and pull request events.
 
-The handler is entirely in SQL (lifecycle_job_process): it applies the job's
+The handler is entirely in SQL (lifecycle_job_run): it applies the job's
 normalized actions and completes the job in one transaction, and refuses when
-the lease was taken over.
+the lease was taken over. The outbox work a job queues is announced after its
+commit, by one coalesced NOTIFY (app/wakeup.py), not in the job's transaction.
 """
 from __future__ import annotations
 
+import threading
+
 from app import database, sql_api
 from app.queueing import LeaseLost, SqlQueue
+from app.wakeup import Waker
 
 
 class LifecycleQueue(SqlQueue):
@@ -27,15 +31,25 @@ class LifecycleQueue(SqlQueue):
     def __init__(self, config):
         super().__init__(config)
         self.handlers = {"lifecycle_job": self._process}
+        self._outbox_waker: Waker | None = None
+        self._waker_lock = threading.Lock()
 
     def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
         return [{**item, "queue": "lifecycle_job"} for item in super().claim(conn, worker_id, limit)]
 
     def _process(self, pool, item: dict) -> str:
         with database.connection(pool) as conn:
-            outcome = sql_api.lifecycle_job_process(conn, job_id=item["job_id"],
-                                                    lease_token=item["lease_token"])["outcome"]
+            row = sql_api.lifecycle_job_run(conn, job_id=item["job_id"], lease_token=item["lease_token"])
+        outcome = row["outcome"]
+        if row["outbox_waiting"]:  # committed: wake the outbox workers
+            self._outbox_wakeup(pool).poke()
         if outcome == "lease_lost":
             # Another worker owns the job now; its run is the one that counts.
             raise LeaseLost()
         return outcome
+
+    def _outbox_wakeup(self, pool) -> Waker:
+        with self._waker_lock:
+            if self._outbox_waker is None:
+                self._outbox_waker = Waker(pool, "outbox_items")
+            return self._outbox_waker

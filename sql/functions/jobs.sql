@@ -57,6 +57,11 @@ RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   v_inbox_ids bigint[];
 BEGIN
+  -- Most claims find nothing awaiting (the intake's bursts are made into
+  -- jobs by one claim): a look at the partial index is all they pay.
+  IF NOT EXISTS (SELECT FROM boardready.webhook_inbox i WHERE i.awaiting_job) THEN
+    RETURN 0;
+  END IF;
   WITH awaiting AS (
     SELECT i.id, boardready_private.installation_account_canceled(
                    i.installation_id, (i.actions #>> '{installation,account,id}')::bigint) AS blocked
@@ -74,6 +79,9 @@ BEGIN
     RETURNING i.id, a.blocked
   )
   SELECT coalesce(array_agg(id) FILTER (WHERE NOT blocked), '{}') INTO v_inbox_ids FROM settled;
+  IF cardinality(v_inbox_ids) = 0 THEN
+    RETURN 0;  -- rows another worker holds, or only blocked ones
+  END IF;
   RETURN (SELECT count(*) FROM boardready_private.lifecycle_jobs_insert(v_inbox_ids, p_now));
 END $$;
 

@@ -172,24 +172,22 @@ END $$;
 
 -- The lifecycle handler: one transaction applies the effect and completes the
 -- job, and only while the caller's lease is still the current one (the lease
--- and completion rules of queue.sql).
-CREATE OR REPLACE FUNCTION boardready.lifecycle_job_process(
-  p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+-- and completion rules of queue.sql). Returns the outcome.
+CREATE OR REPLACE FUNCTION boardready_private.lifecycle_job_apply(
+  p_job_id bigint, p_lease_token uuid, p_now timestamptz)
+RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-  v_job          lifecycle_jobs%ROWTYPE;
+  v_job          boardready.lifecycle_jobs%ROWTYPE;
   v_actions      jsonb;
   v_installation bigint;
   v_outcome      text;
 BEGIN
   IF boardready_private.job_lock_leased(p_job_id, p_lease_token) IS NULL THEN
-    RETURN QUERY SELECT 'lease_lost'::text;
-    RETURN;
+    RETURN 'lease_lost';
   END IF;
-  SELECT * INTO v_job FROM lifecycle_jobs j WHERE j.id = p_job_id;
+  SELECT * INTO v_job FROM boardready.lifecycle_jobs j WHERE j.id = p_job_id;
 
-  SELECT i.actions INTO v_actions FROM webhook_inbox i WHERE i.id = v_job.inbox_id;
+  SELECT i.actions INTO v_actions FROM boardready.webhook_inbox i WHERE i.id = v_job.inbox_id;
   IF v_job.kind IN ('installation', 'installation_repositories', 'pull_request') THEN
     -- An event for an installation not seen created proves it exists.
     v_installation := boardready_private.lifecycle_ensure_installation(v_actions -> 'installation', p_now);
@@ -202,6 +200,38 @@ BEGIN
     ELSE 'noop'
   END;
 
-  PERFORM job_complete(p_job_id, p_lease_token, v_outcome, p_now);
-  RETURN QUERY SELECT v_outcome;
+  PERFORM boardready.job_complete(p_job_id, p_lease_token, v_outcome, p_now);
+  RETURN v_outcome;
+END $$;
+
+-- The handler as the previous release's workers call it: outbox work the job
+-- queues sends its NOTIFY in the job's transaction.
+CREATE OR REPLACE FUNCTION boardready.lifecycle_job_process(
+  p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+BEGIN
+  RETURN QUERY SELECT boardready_private.lifecycle_job_apply(p_job_id, p_lease_token, p_now);
+END $$;
+
+-- The handler as this release's lifecycle worker calls it: outbox work the
+-- job queues sends no NOTIFY (outbox_enqueue, release_runs.sql); instead
+-- outbox_waiting tells the caller to wake the outbox workers after its
+-- commit (app/wakeup.py). A NOTIFY makes its commit take a cluster-wide lock
+-- held through the commit record's flush, so the jobs' commits queued behind
+-- each other, and every job woke every listening session.
+CREATE OR REPLACE FUNCTION boardready.lifecycle_job_run(
+  p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, outbox_waiting boolean)
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_outcome text;
+  v_waiting boolean;
+BEGIN
+  PERFORM set_config('boardready.outbox_notify', 'caller', true);
+  v_outcome := boardready_private.lifecycle_job_apply(p_job_id, p_lease_token, p_now);
+  v_waiting := current_setting('boardready.outbox_notify') = 'owed';
+  -- Whatever else the caller's transaction does notifies as always.
+  PERFORM set_config('boardready.outbox_notify', '', true);
+  RETURN QUERY SELECT v_outcome, v_waiting;
 END $$;

@@ -14,7 +14,13 @@ BEGIN
           'accepted', p_now, p_now, p_now)
   ON CONFLICT (idempotency_key) DO NOTHING
   RETURNING id INTO v_id;
-  IF v_id IS NOT NULL THEN
+  IF v_id IS NULL THEN
+    RETURN NULL;
+  END IF;
+  -- lifecycle_job_run's caller wakes the outbox workers after its commit.
+  IF current_setting('boardready.outbox_notify', true) IN ('caller', 'owed') THEN
+    PERFORM set_config('boardready.outbox_notify', 'owed', true);
+  ELSE
     PERFORM pg_notify('outbox_items', '');
   END IF;
   RETURN v_id;
