@@ -57,6 +57,19 @@ class OutboxQueue(SqlQueue):
             raise LeaseLost()
         return outcome
 
+    def _hold_before_sending(self, pool, item: dict) -> None:
+        """Right before a call that a repeat would double (create a check run
+        or a comment, dispatch a workflow), renew the item's lease, and stop
+        if it was taken over: a worker starved past its lease (a busy machine,
+        a fleet restarting at once) then never sends the call that the new
+        holder sends too. The lookups before each call cover a holder that
+        died; this covers one that is still running."""
+        with database.connection(pool) as conn:
+            held = sql_api.work_renew_leases(conn, ids=[item["item_id"]], lease_tokens=[item["lease_token"]],
+                                             lease_seconds=self.lease_seconds)
+        if not held:
+            raise LeaseLost()
+
     def handle(self, pool, item: dict) -> str:
         kind = item["kind"]
         if kind in ("check_run_create", "workflow_dispatch") and not item["is_current"]:
@@ -66,9 +79,11 @@ class OutboxQueue(SqlQueue):
 
     def _check_run_create(self, pool, item: dict) -> str:
         ref = external_id(item["release_run_id"])
-        existing = self.host.find_check_run(item["installation_id"], item["repository"], item["head_sha"], ref)
-        check_run = existing or self.host.create_check_run(item["installation_id"], item["repository"],
-                                                           item["head_sha"], ref, QUEUED_SUMMARY)
+        check_run = self.host.find_check_run(item["installation_id"], item["repository"], item["head_sha"], ref)
+        if check_run is None:
+            self._hold_before_sending(pool, item)
+            check_run = self.host.create_check_run(item["installation_id"], item["repository"], item["head_sha"], ref,
+                                                   QUEUED_SUMMARY)
         return self._report(pool, "check_run_created", item, check_run_id=check_run["id"])
 
     def _workflow_dispatch(self, pool, item: dict) -> str:
@@ -85,6 +100,7 @@ class OutboxQueue(SqlQueue):
                                     installation_id=item["installation_id"])
         inputs = {"attempt_id": item["attempt_ref"], "head_sha": item["head_sha"],
                   "pull_request": str(item["pr_number"])}
+        self._hold_before_sending(pool, item)
         try:
             details = self.host.dispatch_workflow(item["installation_id"], item["repository"], ref, inputs)
         except HostPermanent as exc:
@@ -181,6 +197,7 @@ class OutboxQueue(SqlQueue):
                     raise
                 comment_id = None  # deleted by someone: post a new one
         if comment_id is None:
+            self._hold_before_sending(pool, item)
             comment_id = self.host.create_comment(installation, repository, item["pr_number"], body)["id"]
         return self._report(pool, "comment_posted", item, comment_id=comment_id)
 
