@@ -206,7 +206,7 @@ def _reusing(schematics: dict, boards: dict, head_root: Path):
 # two spaces before). What load_board turns into items: the rest (layers, setup, nets,
 # groups, dimensions ...) must be the same on both sides for the head's items to be reused.
 _TOP_LEVEL_OPENINGS = ("\n\t(", "\n  (")
-_KIND = re.compile(r"\s*\(([^\s()\"]+)")
+_KIND = re.compile(r"([^\s()\"]+)")   # a list's name, after its parenthesis
 _ITEM_KINDS = frozenset(("footprint", "module", "segment", "arc", "via", "zone", "gr_text", "gr_line", "gr_arc",
                          "gr_circle", "gr_rect", "gr_poly", "gr_curve"))
 _BOARD_LISTS = ("footprints", "tracks", "vias", "edges", "zones", "copper_shapes", "silk_shapes", "mask_shapes",
@@ -216,9 +216,10 @@ _BOARD_FIELDS = frozenset(_BOARD_LISTS + ("file", "version", "legacy", "layers",
 
 
 def _split(text: str) -> tuple[str, str, list[str], list[int], str] | None:
-    """(what comes before the first top-level list, the line break and indent before
-    each, the top-level lists, where each starts (its parenthesis) and where the root's
-    closing parenthesis is, that parenthesis and after); None for a file not laid out as KiCad writes it. With no
+    """(what comes before the first top-level list, the line break, indent and
+    parenthesis that open each, the top-level lists after their parenthesis, where
+    each starts (its parenthesis) and where the root's closing parenthesis is, that
+    parenthesis and after); None for a file not laid out as KiCad writes it. With no
     escaped quote in the file, a list holding an even number of quotes ends outside
     any string, so a line inside a string that looks like a list cannot split one; a
     line indented the other way (a tab in a two-space file) leaves two lists in one,
@@ -232,13 +233,16 @@ def _split(text: str) -> tuple[str, str, list[str], list[int], str] | None:
         end -= 1
     if opening is None or text[end] != ")":
         return None
-    prefix, *chunks = text[:end].split(opening)
-    if not chunks or any(map(_odd, map(_QUOTES, [prefix, *chunks]))):
+    prefix, *chunks = text.split(opening)
+    if not chunks or len(chunks[-1]) <= len(text) - end:
+        return None
+    chunks[-1] = chunks[-1][:len(chunks[-1]) - (len(text) - end)]   # without the root's closing parenthesis
+    if any(map(_odd, map(_QUOTES, [prefix, *chunks]))):
         return None
     step = len(opening) - 1   # a list starts at its parenthesis, the last character of the opening
     starts = list(accumulate([len(prefix) + step, *(len(c) + len(opening) for c in chunks)]))
     starts[-1] = end
-    return prefix, opening[:-1], [opening[-1] + c for c in chunks], starts, text[end:]
+    return prefix, opening, chunks, starts, text[end:]
 
 
 _QUOTES = methodcaller("count", '"')
@@ -298,7 +302,7 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
     head_split, base_split = _split(head_text), _split(base_text)
     if head_split is None or base_split is None or head_split[:2] != base_split[:2] or head_split[4] != base_split[4]:
         return None
-    (_, _, head_chunks, head_starts, _), (prefix, indent, base_chunks, _, suffix) = head_split, base_split
+    (_, _, head_chunks, head_starts, _), (prefix, opening, base_chunks, _, suffix) = head_split, base_split
 
     def kind(chunk: str) -> str:
         match = _KIND.match(chunk)
@@ -325,9 +329,9 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
             plan.append(candidates.pop(same) if same is not None else chunk)
     loaded_texts = [step for step in plan if isinstance(step, str)]
     # The base's own items, loaded in one go: its header, then its lists the head lacks.
-    pieces = [prefix, *(indent + chunk for chunk in (*header, *loaded_texts))]
+    pieces = [prefix, *(opening + chunk for chunk in (*header, *loaded_texts))]
     ends = list(accumulate(map(len, pieces)))
-    starts = [at + len(indent) for at in ends[:-1]] + ends[-1:]   # each list's parenthesis, and the end
+    starts = [at + len(opening) - 1 for at in ends[:-1]] + ends[-1:]   # each list's parenthesis, and the end
     loaded = load_board_text("".join(pieces) + suffix, relative, reader.limits)
     loaded_items = _items_by_chunk(loaded, starts)
     if loaded_items is None or any(loaded_items[:len(header)]):
