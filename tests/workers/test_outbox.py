@@ -228,3 +228,35 @@ def test_dead_letter_after_the_last_attempt(kit, client, pool, db_url, owner):
     assert (item["status"], item["reason_code"], item["attempts"], item["replay_safe"]) == (
         "dead_letter", "host_unavailable", kit.config.job_max_attempts, True)
     assert kit.host.check_runs(REPOSITORY) == []
+
+
+def test_a_worker_whose_lease_was_taken_over_sends_no_second_dispatch(kit, client, pool, db_url, owner):
+    """Found by bin/load's 20-worker fleet on two cores: a worker starved past
+    its lease went on and dispatched while the item's new holder dispatched
+    too (two workflow runs for one attempt). The outbox now renews the lease
+    right before a call a repeat would double, and stops when it was taken."""
+    from app.host.outbox import OutboxQueue
+    from app.queueing import LeaseLost
+
+    # The first dispatch is answered 502: the dispatch item waits for its next claim.
+    kit.host.add_fault(operation_id="actions/create-workflow-dispatch", status=502, count=1)
+    pr = open_and_process(kit, client, pool, db_url)
+    skip_backoff(owner)
+    with pool.connection() as conn:
+        [starved] = database.call(conn, "outbox_claim", p_worker="starved", p_limit=1, p_lease_seconds=60,
+                                  p_max_attempts=5)
+    # Its lease runs out while it is stalled; another worker takes the item and dispatches.
+    owner.execute("UPDATE outbox_items SET leased_until = now() - interval '1 second' WHERE id = %s",
+                  (starved["item_id"],))
+    run_outbox(kit, pool, db_url)
+    assert release_run(owner, pr["head"]["sha"])["status"] == "dispatched"
+    assert len(kit.host.requests(operation_id="actions/create-workflow-dispatch")) == 2  # the 502, then the one
+
+    # The stalled worker resumes: it sends nothing.
+    host_client = kit.host_client()
+    try:
+        with pytest.raises(LeaseLost):
+            OutboxQueue(kit.config, host_client).handle(pool, starved)
+    finally:
+        host_client.close()
+    assert len(kit.host.requests(operation_id="actions/create-workflow-dispatch")) == 2
