@@ -104,14 +104,17 @@ BEGIN
     RETURN;
   END IF;
 
+  -- The attempt's id is drawn first, so the run is written once, naming it
+  -- (that foreign key is checked at commit): setting it afterwards wrote the
+  -- new run twice, every index with it.
+  v_attempt := nextval('boardready.release_run_attempts_id_seq'::regclass);
   INSERT INTO boardready.release_runs (repository_id, installation_id, pr_number, head_sha, trigger_action, status,
-                                       started_at, updated_at)
-  VALUES (p_repository_id, p_installation_id, p_pr_number, p_head_sha, p_trigger_action, 'queued', p_now, p_now)
+                                       current_attempt_id, started_at, updated_at)
+  VALUES (p_repository_id, p_installation_id, p_pr_number, p_head_sha, p_trigger_action, 'queued', v_attempt,
+          p_now, p_now)
   RETURNING id INTO v_run;
-  INSERT INTO boardready.release_run_attempts (release_run_id, attempt_number, nonce, created_at)
-  VALUES (v_run, 1, replace(gen_random_uuid()::text, '-', ''), p_now)
-  RETURNING id INTO v_attempt;
-  UPDATE boardready.release_runs SET current_attempt_id = v_attempt WHERE id = v_run;
+  INSERT INTO boardready.release_run_attempts (id, release_run_id, attempt_number, nonce, created_at)
+  VALUES (v_attempt, v_run, 1, replace(gen_random_uuid()::text, '-', ''), p_now);
 
   -- The previous runs of this pull request that are still open are superseded:
   -- their attempts are no longer current, so anything late for them is refused.
