@@ -500,21 +500,17 @@ class Points(Node):
         return f"Points({len(self[1])} points, line {self.line})"
 
 
-class Segment(Node):
-    """A track segment read with ``dense_points``: ``(segment (start x0 y0) (end x1 y1)
-    (width w) (layer "L") (net n) (uuid "u"))`` as ``("segment", x0, y0, x1, y1, w, L, n,
-    u, ordinal, source)``, its words as they are written (the board reads them by place).
-    Its six leaves, the ordinals after its own, are made only when asked for: it then
-    answers every question as the twig it was read from."""
+class Compact(Node):
+    """A list read as one token and one node of its words (the kinds below, the spellings
+    KiCad 7-9 write for a file's most frequent lists). Its child lists, with the ordinals
+    that follow its own, are made only when something asks for them (``as_node``), and it
+    then answers every question as the lists it was read from. It has no atoms unless its
+    kind says otherwise."""
 
     __slots__ = ()
 
     def as_node(self) -> Node:
-        ordinal, source = self[-2], self[-1]
-        return Node(("segment", Node(("start", self[1], self[2], ordinal + 1, source)),
-                     Node(("end", self[3], self[4], ordinal + 2, source)), Node(("width", self[5], ordinal + 3, source)),
-                     Node(("layer", self[6], ordinal + 4, source)), Node(("net", self[7], ordinal + 5, source)),
-                     Node(("uuid", self[8], ordinal + 6, source)), ordinal, source))
+        raise NotImplementedError
 
     @property
     def items(self) -> tuple:
@@ -538,11 +534,28 @@ class Segment(Node):
     def flag(self, name: str) -> bool | None:
         return self.as_node().flag(name)
 
+
+class Segment(Compact):
+    """A track segment read with ``dense_points``: ``(segment (start x0 y0) (end x1 y1)
+    (width w) (layer "L") (net n) (uuid "u"))`` as ``("segment", x0, y0, x1, y1, w, L, n,
+    u, ordinal, source)``, its words as they are written (the board reads them by place).
+    Its six leaves, the ordinals after its own, are made only when asked for: it then
+    answers every question as the twig it was read from."""
+
+    __slots__ = ()
+
+    def as_node(self) -> Node:
+        ordinal, source = self[-2], self[-1]
+        return Node(("segment", Node(("start", self[1], self[2], ordinal + 1, source)),
+                     Node(("end", self[3], self[4], ordinal + 2, source)), Node(("width", self[5], ordinal + 3, source)),
+                     Node(("layer", self[6], ordinal + 4, source)), Node(("net", self[7], ordinal + 5, source)),
+                     Node(("uuid", self[8], ordinal + 6, source)), ordinal, source))
+
     def __repr__(self) -> str:
         return f"Segment({self[6]!r}, line {self.line})"
 
 
-class Effects(Node):
+class Effects(Compact):
     """A text's (effects (font (size x y)) [(justify ..)] [(hide ..)]), the spelling of
     nearly every effects list KiCad writes, read as one node: ``("effects", size_x,
     size_y, justify words or "", hide word or "", ordinal, source)``. Its lists (font,
@@ -567,25 +580,6 @@ class Effects(Node):
         """The font size's two words, as written (width, height)."""
         return self[1], self[2]
 
-    @property
-    def items(self) -> tuple:
-        return self.as_node().items
-
-    def nodes(self, name: str | None = None) -> Iterator[Node]:
-        return self.as_node().nodes(name)
-
-    def first(self, name: str) -> Node | None:
-        return self.as_node().first(name)
-
-    def atoms(self) -> list[str]:
-        return []
-
-    def atom(self, index: int = 0, default: str | None = None) -> str | None:
-        return default
-
-    def value(self, name: str, default: str | None = None) -> str | None:
-        return self.as_node().value(name, default)
-
     def flag(self, name: str) -> bool | None:
         if name == "hide":      # (hide word): the first list named hide
             return (self[4] in ("yes", "true")) if self[4] else None
@@ -595,7 +589,7 @@ class Effects(Node):
         return f"Effects({self[1]} x {self[2]}, line {self.line})"
 
 
-class Pin(Node):
+class Pin(Compact):
     """A library symbol's pin as KiCad 8+ writes it, read as one node: ``("pin", type, shape,
     x, y, angle, length, hide word or "", name, name's Effects, number, number's Effects,
     ordinal, source)``. Its lists (at, length, hide, name and number with their effects: the
@@ -614,33 +608,17 @@ class Pin(Node):
         children.append(Node(("number", number, number_effects, number_effects[-2] - 1, source)))
         return Node(("pin", *children, ordinal, source))
 
-    @property
-    def items(self) -> tuple:
-        return self.as_node().items
-
-    def nodes(self, name: str | None = None) -> Iterator[Node]:
-        return self.as_node().nodes(name)
-
-    def first(self, name: str) -> Node | None:
-        return self.as_node().first(name)
-
     def atoms(self) -> list[str]:
         return [self[1], self[2]]
 
     def atom(self, index: int = 0, default: str | None = None) -> str | None:
         return self[1 + index] if index in (0, 1) else default
 
-    def value(self, name: str, default: str | None = None) -> str | None:
-        return self.as_node().value(name, default)
-
-    def flag(self, name: str) -> bool | None:
-        return self.as_node().flag(name)
-
     def __repr__(self) -> str:
         return f"Pin({self[10]!r} {self[8]!r}, line {self.line})"
 
 
-class Property(Node):
+class Property(Compact):
     """A symbol's field as KiCad 7+ writes it, read as one node: ``("property", key, value,
     x, y, angle, hide word or "", Effects, ordinal, source)``. Its key and value are its atoms
     and its effects its Effects; its other lists (at, hide) are made only when asked for."""
@@ -654,13 +632,6 @@ class Property(Node):
             children.append(Node(("hide", hide, ordinal + 2, source)))
         return Node(("property", *children, effects, ordinal, source))
 
-    @property
-    def items(self) -> tuple:
-        return self.as_node().items
-
-    def nodes(self, name: str | None = None) -> Iterator[Node]:
-        return self.as_node().nodes(name)
-
     def first(self, name: str) -> Node | None:
         if name == "effects":
             return self[7]
@@ -672,17 +643,11 @@ class Property(Node):
     def atom(self, index: int = 0, default: str | None = None) -> str | None:
         return self[1 + index] if index in (0, 1) else default
 
-    def value(self, name: str, default: str | None = None) -> str | None:
-        return self.as_node().value(name, default)
-
-    def flag(self, name: str) -> bool | None:
-        return self.as_node().flag(name)
-
     def __repr__(self) -> str:
         return f"Property({self[1]!r}, {self[2]!r}, line {self.line})"
 
 
-class Wire(Node):
+class Wire(Compact):
     """A wire or bus as KiCad 7+ writes it, read as one node: ``(name, x1, y1, x2, y2, width,
     type, uuid, ordinal, source)``. Its lists (pts and its two xy, stroke, width, type, uuid:
     the ordinals after its own) are made only when asked for."""
@@ -696,35 +661,16 @@ class Wire(Node):
                      Node(("stroke", Node(("width", width, ordinal + 5, source)), Node(("type", kind, ordinal + 6, source)),
                            ordinal + 4, source)), Node(("uuid", uuid, ordinal + 7, source)), ordinal, source))
 
-    @property
-    def items(self) -> tuple:
-        return self.as_node().items
-
-    def nodes(self, name: str | None = None) -> Iterator[Node]:
-        return self.as_node().nodes(name)
-
-    def first(self, name: str) -> Node | None:
-        return self.as_node().first(name)
-
-    def atoms(self) -> list[str]:
-        return []
-
-    def atom(self, index: int = 0, default: str | None = None) -> str | None:
-        return default
-
     def value(self, name: str, default: str | None = None) -> str | None:
         if name == "uuid":
             return self[7]
         return self.as_node().value(name, default)
 
-    def flag(self, name: str) -> bool | None:
-        return self.as_node().flag(name)
-
     def __repr__(self) -> str:
         return f"Wire({self[0]}, line {self.line})"
 
 
-class Label(Node):
+class Label(Compact):
     """A local label as KiCad 7+ writes it, read as one node: ``("label", text, x, y, angle,
     fields_autoplaced word or "", Effects, uuid, ordinal, source)``. Its text is its atom;
     its lists (at, fields_autoplaced, effects, uuid) are made only when asked for."""
@@ -740,10 +686,6 @@ class Label(Node):
         uuid_at = effects[-2] + (3 + bool(effects[3]) + bool(effects[4]))
         children.append(Node(("uuid", uuid, uuid_at, source)))
         return Node(("label", *children, ordinal, source))
-
-    @property
-    def items(self) -> tuple:
-        return self.as_node().items
 
     def nodes(self, name: str | None = None) -> Iterator[Node]:
         if name == "property":      # a label read as one node has none (no list between its at and effects)
@@ -766,14 +708,11 @@ class Label(Node):
             return self[7]
         return self.as_node().value(name, default)
 
-    def flag(self, name: str) -> bool | None:
-        return self.as_node().flag(name)
-
     def __repr__(self) -> str:
         return f"Label({self[1]!r}, line {self.line})"
 
 
-class FootprintLine(Node):
+class FootprintLine(Compact):
     """A footprint's line as KiCad 7+ writes it, read as one node: ``("fp_line", x1, y1, x2, y2,
     width, type, layer, uuid, ordinal, source)``. Its lists (start, end, stroke with width and
     type, layer, uuid: the ordinals after its own) are made only when asked for: most lines
@@ -788,22 +727,6 @@ class FootprintLine(Node):
                            ordinal + 3, source)), Node(("layer", layer, ordinal + 6, source)),
                      Node(("uuid", uuid, ordinal + 7, source)), ordinal, source))
 
-    @property
-    def items(self) -> tuple:
-        return self.as_node().items
-
-    def nodes(self, name: str | None = None) -> Iterator[Node]:
-        return self.as_node().nodes(name)
-
-    def first(self, name: str) -> Node | None:
-        return self.as_node().first(name)
-
-    def atoms(self) -> list[str]:
-        return []
-
-    def atom(self, index: int = 0, default: str | None = None) -> str | None:
-        return default
-
     def value(self, name: str, default: str | None = None) -> str | None:
         if name == "layer":
             return self[7]
@@ -811,14 +734,11 @@ class FootprintLine(Node):
             return self[8]
         return self.as_node().value(name, default)
 
-    def flag(self, name: str) -> bool | None:
-        return self.as_node().flag(name)
-
     def __repr__(self) -> str:
         return f"FootprintLine({self[7]!r}, line {self.line})"
 
 
-class PinRef(Node):
+class PinRef(Compact):
     """A placed symbol's pin, ``(pin "number" (uuid ".."))``, read as one node: ``("pin",
     number, uuid, ordinal, source)``; its uuid list is made only when asked for."""
 
@@ -827,16 +747,6 @@ class PinRef(Node):
     def as_node(self) -> Node:
         _, number, uuid, ordinal, source = self
         return Node(("pin", number, Node(("uuid", uuid, ordinal + 1, source)), ordinal, source))
-
-    @property
-    def items(self) -> tuple:
-        return self.as_node().items
-
-    def nodes(self, name: str | None = None) -> Iterator[Node]:
-        return self.as_node().nodes(name)
-
-    def first(self, name: str) -> Node | None:
-        return self.as_node().first(name)
 
     def atoms(self) -> list[str]:
         return [self[1]]
@@ -848,9 +758,6 @@ class PinRef(Node):
         if name == "uuid":
             return self[2]
         return self.as_node().value(name, default)
-
-    def flag(self, name: str) -> bool | None:
-        return self.as_node().flag(name)
 
     def __repr__(self) -> str:
         return f"PinRef({self[1]!r}, line {self.line})"
