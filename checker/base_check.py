@@ -5,7 +5,6 @@ boards and BOMs, checker/schematic_diff.py the schematics).
 from __future__ import annotations
 
 import bisect
-import contextlib
 import dataclasses
 import multiprocessing
 import os
@@ -18,8 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import sexpr
-from .board import Board
-from .board import load_board as _load_board
+from .board import Board, load_board
 from .board_diff import bom_summary, diff_boards, diff_bom, mark_new, summary
 from .errors import HostileInputError
 from .findings import Finding
@@ -92,21 +90,19 @@ class BaseCheck:
         except OSError:
             self._child = None
 
-    def _checked(self, head_models, reuse: bool) -> dict:
+    def _checked(self, head_models, reuse: bool = True) -> dict:
         """What the comparison needs of the base: the boards' diffs against the head's,
         its finding fingerprints (ERC's left out when they are the head's), BOM lines
-        and schematic state (None: the head's). ``reuse``: take what the head read where
-        the inputs are the same; only in a single-threaded process (_reusing swaps
-        module functions while the base is checked). The base's board then shares the
-        head's items (rules read items, never write them; in the fork the head cannot
-        even see what the base's rules do)."""
+        and schematic state (None: the head's). ``reuse`` (False only to compare with a
+        full check): take what the head read where the inputs are the same; the base's
+        board then shares the head's items (rules read items, never write them; in the
+        fork the head cannot even see what the base's rules do)."""
         from .errors import HostileInputError, NoProjectFound
 
         reused = self._reusable_schematics(head_models) if reuse else {}
         boards = {m.board.file: m.board for m in head_models if m.board is not None} if reuse else {}
         try:
-            with _reusing(reused, boards, self._root):
-                base = self._check(self._options)
+            base = self._check(self._options, _readers(reused, boards, self._root))
         except NoProjectFound:
             return {"boards": _board_diffs({}, head_models), "fingerprints": [], "erc_is_heads": False,
                     "bom": [], "schematic": schematic_state(None, self._root)}
@@ -141,7 +137,7 @@ class BaseCheck:
 
     def _send(self, pipe, head_models) -> None:
         try:
-            pipe.send(("ok", self._checked(head_models, reuse=True)))
+            pipe.send(("ok", self._checked(head_models)))
         except BaseException as exc:   # the parent re-raises it; the child only reports
             pipe.send(("error", exc))
         finally:
@@ -152,14 +148,14 @@ class BaseCheck:
             try:
                 outcome, value = self._pipe.recv()
             except EOFError:   # the child died without a word: check here instead
-                outcome, value = "ok", self._checked(head_models, _single_threaded())
+                outcome, value = "ok", self._checked(head_models)
             finally:
                 self._child.join()
                 self._pipe.close()
             if outcome == "error":
                 raise value
             return value
-        return self._checked(head_models, _single_threaded())
+        return self._checked(head_models)
 
     def compare(self, head_bom: list[dict], models, findings: list[Finding]) -> dict:
         if self.unchanged:
@@ -171,18 +167,14 @@ class BaseCheck:
         return compare(models, base, head_bom, findings, self._root)
 
 
-@contextlib.contextmanager
-def _reusing(schematics: dict, boards: dict, head_root: Path):
-    """Inside: loading a schematic whose root file is among ``schematics`` gives that
-    model, and ERC finds nothing (its findings are the head's, see BaseCheck); loading
-    a board the head has too (``boards``, by file) reads only what differs from the
-    head's (_board_from_heads). Only ever entered in a single-threaded process (the
-    fork, or a check without threads), and undone on the way out."""
-    from . import board, erc, runner
+def _readers(schematics: dict, boards: dict, head_root: Path):
+    """The base's model readers: a schematic whose root file is among ``schematics``
+    is that model, and its ERC findings are the head's (see BaseCheck); a board the
+    head has too (``boards``, by file) is read only where it differs from the head's
+    (_board_from_heads)."""
+    from .runner import ModelReaders, load_schematic
 
-    load_schematic, run_erc, load_board = runner.load_schematic, erc.check, board.load_board
-
-    def schematic_reused(root_file, reader, project_name):
+    def schematic(root_file, reader, project_name):
         return schematics.get(reader.relative(root_file)) or load_schematic(root_file, reader, project_name)
 
     def board_reused(path, reader):
@@ -190,14 +182,7 @@ def _reusing(schematics: dict, boards: dict, head_root: Path):
         built = _board_from_heads(head, head_root, path, reader) if head is not None else None
         return built if built is not None else load_board(path, reader)
 
-    if schematics:
-        runner.load_schematic, erc.check = schematic_reused, (lambda model: [])
-    if boards:
-        board.load_board = board_reused
-    try:
-        yield
-    finally:
-        runner.load_schematic, erc.check, board.load_board = load_schematic, run_erc, load_board
+    return ModelReaders(schematic=schematic, board=board_reused if boards else None, run_erc=not schematics)
 
 
 # -- the base's board, from the head's where their files agree ------------------------
@@ -348,7 +333,7 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
 
 
 def load_board_text(text: str, relative: str, limits):
-    return _load_board(Path(relative), _TextReader(text, relative, limits))   # never the one _reusing puts in
+    return load_board(Path(relative), _TextReader(text, relative, limits))
 
 
 def _single_threaded() -> bool:

@@ -33,6 +33,7 @@ class ProjectModel:
     rules: BoardRules = field(default_factory=BoardRules)      # the board's own design rules
     profile_chosen: bool = False       # the project (or --profile) chose this fab
     copper: object | None = None       # checker.copper.Copper, built once for the board rules
+    run_erc: bool = True               # False: the schematic and its ERC findings are another check's
 
     @property
     def fab_severity(self) -> str:

@@ -59,6 +59,16 @@ class RunOptions:
     progress: Callable[[str], None] | None = None
 
 
+@dataclass(frozen=True)
+class ModelReaders:
+    """Where a check's models come from: its files, unless another check has read
+    them already (the base of a --base check takes the head's where their files
+    agree: checker/base_check.py)."""
+    schematic: Callable = load_schematic
+    board: Callable | None = None            # None: board.load_board, imported when a board is read
+    run_erc: bool = True                     # False: the schematic's ERC findings are the other check's
+
+
 @dataclass
 class RunOutcome:
     result: dict
@@ -83,7 +93,7 @@ def check(options: RunOptions) -> RunOutcome:
         return _check(options)
 
 
-def _check(options: RunOptions) -> RunOutcome:
+def _check(options: RunOptions, readers: ModelReaders = ModelReaders()) -> RunOutcome:
     root = _root_for(options)
     reader = InputReader(root, options.limits)
     config = load_config(root, reader)
@@ -103,7 +113,7 @@ def _check(options: RunOptions) -> RunOutcome:
     models: list[ProjectModel] = []
     for files in projects:
         say(f"reading {reader.relative(files.pro or files.board or files.schematic or files.folder)}")
-        model = _load(files, config, profile, reader, options)
+        model = _load(files, config, profile, reader, options, readers)
         model.profile_chosen = chosen and profile.name != DEFAULT_PROFILE
         if model.board is not None:
             # Refused, not applied, when the profile is for another layer count.
@@ -188,9 +198,9 @@ def _all_inputs(projects: list[ProjectFiles], options: RunOptions) -> list[Path]
 
 
 def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputReader,
-          options: RunOptions) -> ProjectModel:
+          options: RunOptions, readers: ModelReaders) -> ProjectModel:
     # The models keep Locations, not nodes: the parse trees are freed on the way out.
-    model = ProjectModel(files=files, config=config, profile=profile)
+    model = ProjectModel(files=files, config=config, profile=profile, run_erc=readers.run_erc)
     if files.pro:
         model.pro_path = reader.relative(files.pro)
         data = reader.read_json(files.pro)
@@ -202,11 +212,14 @@ def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputRead
         model.dru_path = reader.relative(files.dru)
         model.dru = reader.read_sexpr(files.dru, multiple=True)
     if files.schematic:
-        model.schematic = load_schematic(files.schematic, reader, files.name)
+        model.schematic = readers.schematic(files.schematic, reader, files.name)
     if files.board:
-        from .board import load_board
+        if readers.board is not None:
+            model.board = readers.board(files.board, reader)
+        else:
+            from .board import load_board
 
-        model.board = load_board(files.board, reader)
+            model.board = load_board(files.board, reader)
     model.rules = read_rules(model.pro, model.dru, model.board.setup if model.board else None)
     if model.schematic is None and model.board is None and files.pro is None:
         raise NoProjectFound("the project has no schematic and no board", path=files.name)

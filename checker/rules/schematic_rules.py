@@ -22,7 +22,8 @@ def check(model: ProjectModel) -> list[Finding]:
     schematic = model.schematic
     if schematic is None:
         return []
-    findings: list[Finding] = erc.check(model)     # the electrical rules, on the connectivity model
+    # The electrical rules, on the connectivity model.
+    findings: list[Finding] = erc.check(model) if model.run_erc else []
     placed = [s for s in schematic.symbols if not s.is_virtual]
     by_reference: dict[str, list] = defaultdict(list)
     for symbol in placed:
