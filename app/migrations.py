@@ -2,7 +2,10 @@
 
 Migrations change tables and are applied once, each with a rollback. Functions
 and views are `CREATE OR REPLACE` and re-applied on every run, so a deploy
-always leaves the database with exactly the functions in the tree.
+always leaves the database with exactly the functions in the tree. A
+`.sql.j2` file in sql/functions is a jinja2 template rendered as it is applied
+(queue.sql.j2: the lease rules, written once, rendered for each queue table),
+so the database holds static SQL and the tree no generated copy.
 """
 from __future__ import annotations
 
@@ -11,9 +14,12 @@ from pathlib import Path
 import psycopg
 from yoyo import get_backend, read_migrations
 
+from app.queries import QueryFolder
+
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 SCHEMA_DIR = SQL_DIR / "schema"
 FUNCTIONS_DIR = SQL_DIR / "functions"
+FUNCTIONS = QueryFolder(FUNCTIONS_DIR)
 
 
 def _yoyo_url(url: str) -> str:
@@ -38,15 +44,21 @@ class _Backend:
         self.backend.connection.close()
 
 
+def function_sources() -> list[tuple[str, str]]:
+    """(file name, SQL) of every file in sql/functions in name order, a template rendered."""
+    paths = sorted([*FUNCTIONS_DIR.glob("*.sql"), *FUNCTIONS_DIR.glob("*.sql.j2")], key=lambda path: path.name)
+    return [(path.name, FUNCTIONS.text(path.name.split(".")[0])) for path in paths]
+
+
 def apply_functions(url: str) -> list[str]:
     """Re-apply every file in sql/functions in name order, then the API role's grants."""
     applied = []
     with psycopg.connect(url) as conn:
         # Bodies refer to functions in other files: validate at call time, as pg_dump does.
         conn.execute("SET LOCAL check_function_bodies = off")
-        for path in sorted(FUNCTIONS_DIR.glob("*.sql")):
-            conn.execute(path.read_text(encoding="utf-8"))
-            applied.append(path.name)
+        for name, sql in function_sources():
+            conn.execute(sql)
+            applied.append(name)
         _grant_api_role(conn)
     return applied
 

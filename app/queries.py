@@ -35,7 +35,11 @@ class QueryFolder:
             if shape:
                 raise TypeError(f"{name}.sql is not a template; it takes no shape arguments")
             return plain.read_text(encoding="utf-8")
-        return self._environment.get_template(f"{name}.sql.j2").render(**shape)
+        return self.template(name).render(**shape)
+
+    def template(self, name: str, /) -> jinja2.Template:
+        """The template `name.sql.j2` (its top-level `set`s are read as `.module.<name>`)."""
+        return self._environment.get_template(f"{name}.sql.j2")
 
     def fetch_all(self, conn: psycopg.Connection, name: str, /, shape: dict | None = None, **params: Any) -> list:
         return conn.execute(self.text(name, **(shape or {})), params).fetchall()

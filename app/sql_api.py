@@ -537,11 +537,14 @@ def session_canceled_accounts(conn: Connection, *, session_id: UUID | str) -> li
     return call(conn, "session_canceled_accounts", p_session_id=session_id)
 
 
-# -- queue.sql -------------------------------------------------------------------------------------------------------
+# -- queue.sql.j2 ----------------------------------------------------------------------------------------------------
 
 
 def job_complete(conn: Connection, *, job_id: int, lease_token: UUID | str, outcome: str,
                  now: datetime = DEFAULT) -> bool:
+    """The work of a leased job is done: completed with its outcome, if the
+    lease is still the caller's.
+    """
     return call_one(conn, "job_complete", p_job_id=job_id, p_lease_token=lease_token, p_outcome=outcome,
                     **given(p_now=now))["job_complete"]
 
@@ -554,6 +557,9 @@ class JobFailRow(TypedDict):
 def job_fail(conn: Connection, *, job_id: int, lease_token: UUID | str, reason_code: str, error_class: str,
              max_attempts: int, now: datetime = DEFAULT, not_before: datetime = DEFAULT,
              final: bool = DEFAULT) -> JobFailRow:
+    """A failed attempt: back off and retry, or dead-letter after the last attempt
+    (or at once when p_final); queue_retry_after decides.
+    """
     return call_one(conn, "job_fail", p_job_id=job_id, p_lease_token=lease_token, p_reason_code=reason_code,
                     p_error_class=error_class, p_max_attempts=max_attempts,
                     **given(p_now=now, p_not_before=not_before, p_final=final))
@@ -564,11 +570,20 @@ class JobReleaseRow(TypedDict):
 
 
 def job_release(conn: Connection, *, job_id: int, lease_token: UUID | str, now: datetime = DEFAULT) -> JobReleaseRow:
+    """Give a claimed job back untouched (a worker shutting down): not an
+    attempt, due at once for another worker.
+    """
     return call_one(conn, "job_release", p_job_id=job_id, p_lease_token=lease_token, **given(p_now=now))
 
 
 def job_renew_leases(conn: Connection, *, ids: list[int], lease_tokens: list[UUID | str], lease_seconds: int,
                      now: datetime = DEFAULT) -> list[int]:
+    """Extend the leases a live worker still holds on jobs it is running
+    (workers/queue_worker.py renews them a few times per lease), so that one
+    slower than its lease is not claimed and run a second time by another
+    worker meanwhile. A lease already taken over (another token) or ended is
+    left alone. Returns the ids whose lease was extended.
+    """
     return [row["job_renew_leases"] for row in call(conn, "job_renew_leases", p_ids=ids, p_lease_tokens=lease_tokens,
                                                     p_lease_seconds=lease_seconds, **given(p_now=now))]
 
@@ -603,12 +618,20 @@ class ScheduleReleaseRow(TypedDict):
 
 def schedule_release(conn: Connection, *, schedule_id: int, lease_token: UUID | str,
                      now: datetime = DEFAULT) -> ScheduleReleaseRow:
-    """Give a leased tick back unstarted (a worker shutting down): due at once for another replica."""
+    """Give a claimed tick back untouched (a worker shutting down): not an
+    attempt, due at once for another worker.
+    """
     return call_one(conn, "schedule_release", p_schedule_id=schedule_id, p_lease_token=lease_token, **given(p_now=now))
 
 
 def schedule_renew_leases(conn: Connection, *, ids: list[int], lease_tokens: list[UUID | str], lease_seconds: int,
                           now: datetime = DEFAULT) -> list[int]:
+    """Extend the leases a live worker still holds on ticks it is running
+    (workers/queue_worker.py renews them a few times per lease), so that one
+    slower than its lease is not claimed and run a second time by another
+    worker meanwhile. A lease already taken over (another token) or ended is
+    left alone. Returns the ids whose lease was extended.
+    """
     return [row["schedule_renew_leases"] for row in call(conn, "schedule_renew_leases", p_ids=ids,
                                                          p_lease_tokens=lease_tokens, p_lease_seconds=lease_seconds,
                                                          **given(p_now=now))]
@@ -632,7 +655,9 @@ def work_claim(conn: Connection, *, kinds: list[str], worker: str, limit: int, l
 
 def work_complete(conn: Connection, *, item_id: int, lease_token: UUID | str, outcome: str,
                   now: datetime = DEFAULT) -> bool:
-    """An item's work is done: completed with its outcome, if the lease is still the caller's."""
+    """The work of a leased item is done: completed with its outcome, if the
+    lease is still the caller's.
+    """
     return call_one(conn, "work_complete", p_item_id=item_id, p_lease_token=lease_token, p_outcome=outcome,
                     **given(p_now=now))["work_complete"]
 
@@ -659,9 +684,7 @@ def work_fail(conn: Connection, *, item_id: int, lease_token: UUID | str, reason
               max_attempts: int, now: datetime = DEFAULT, not_before: datetime = DEFAULT,
               final: bool = DEFAULT) -> WorkFailRow:
     """A failed attempt: back off and retry, or dead-letter after the last attempt
-    (or at once when p_final); queue_retry_after decides. The workers call it
-    for every kind whose failure has no effect beyond the item (reconciliation
-    items, supply work; the outbox's outbox_fail adds its own).
+    (or at once when p_final); queue_retry_after decides.
     """
     return call_one(conn, "work_fail", p_item_id=item_id, p_lease_token=lease_token, p_reason_code=reason_code,
                     p_error_class=error_class, p_max_attempts=max_attempts,
@@ -673,15 +696,17 @@ class WorkReleaseRow(TypedDict):
 
 
 def work_release(conn: Connection, *, item_id: int, lease_token: UUID | str, now: datetime = DEFAULT) -> WorkReleaseRow:
-    """Give a claimed item back untouched (a worker shutting down): not an attempt."""
+    """Give a claimed item back untouched (a worker shutting down): not an
+    attempt, due at once for another worker.
+    """
     return call_one(conn, "work_release", p_item_id=item_id, p_lease_token=lease_token, **given(p_now=now))
 
 
 def work_renew_leases(conn: Connection, *, ids: list[int], lease_tokens: list[UUID | str], lease_seconds: int,
                       now: datetime = DEFAULT) -> list[int]:
     """Extend the leases a live worker still holds on items it is running
-    (workers/queue_worker.py renews them a few times per lease), so that an
-    item slower than its lease is not claimed and run a second time by another
+    (workers/queue_worker.py renews them a few times per lease), so that one
+    slower than its lease is not claimed and run a second time by another
     worker meanwhile. A lease already taken over (another token) or ended is
     left alone. Returns the ids whose lease was extended.
     """
