@@ -5,7 +5,7 @@ import datetime as dt
 import json
 import uuid
 
-from app import api_tokens, database
+from app import api_tokens, sql_api
 from tests.helpers.paths import webhook_fixture, webhook_fixture_json
 from tests.helpers.service import MARKETPLACE_SECRET, make_lifecycle_jobs, post_webhook, webhook_headers
 
@@ -50,13 +50,10 @@ def create_token(pool, repository_id: int, scopes=api_tokens.DEFAULT_SCOPES, dur
                  name: str = "ci", now=None) -> tuple[str, str]:
     """(value, token id) of a new token, made through the SQL function the API uses."""
     new = api_tokens.generate()
-    params = dict(p_repository_id=repository_id, p_name=name, p_scopes=list(scopes),
-                  p_duration_days=duration_days, p_token_sha256=new.sha256, p_token_prefix=new.prefix,
-                  p_created_by="test")
-    if now is not None:
-        params["p_now"] = now
     with pool.connection() as conn:
-        row = database.call_one(conn, "token_create", **params)
+        row = sql_api.token_create(conn, repository_id=repository_id, name=name, scopes=list(scopes),
+                                   duration_days=duration_days, token_sha256=new.sha256, token_prefix=new.prefix,
+                                   created_by="test", now=sql_api.DEFAULT if now is None else now)
     assert row["outcome"] == "created", row
     return new.value, str(row["token_id"])
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from psycopg.types.json import Jsonb
 
-from app import database, run_results
+from app import run_results, sql_api
+from app.config import Config
 from tests.helpers.paths import webhook_fixture
 from tests.helpers.access import create_token, marketplace_body, post_marketplace, seed_repository
 from tests.helpers.service import make_lifecycle_jobs, post_webhook
@@ -28,9 +29,10 @@ class Account:
     ids: dict = field(default_factory=dict)   # table -> ids of the rows seeded (for the census)
 
 
-def call(pool, function: str, **params) -> dict:
+def call(pool, function, **arguments):
+    """One of app/sql_api.py's functions, on a connection of the pool."""
     with pool.connection() as conn:
-        return database.call_one(conn, function, **params)
+        return function(conn, **arguments)
 
 
 def post_comment(owner, pool, release_run_id: int, comment_id: int, now: dt.datetime | None = None) -> None:
@@ -38,12 +40,11 @@ def post_comment(owner, pool, release_run_id: int, comment_id: int, now: dt.date
     item = owner.execute("SELECT id FROM outbox_items WHERE release_run_id = %s AND kind = 'pr_comment' "
                          "AND status = 'accepted'", (release_run_id,)).fetchone()
     with pool.connection() as conn:
-        [claimed] = database.call(conn, "outbox_claim", p_worker="test", p_limit=1, p_lease_seconds=60,
-                                  p_max_attempts=5, p_item_id=item["id"])
-        extra = {} if now is None else {"p_now": now}
-        assert database.call_one(conn, "outbox_report", p_item_id=item["id"], p_lease_token=claimed["lease_token"],
-                                 p_outcome="comment_posted", p_comment_id=comment_id,
-                                 **extra)["outcome"] == "comment_posted"
+        [claimed] = sql_api.outbox_claim(conn, worker="test", limit=1, lease_seconds=60, max_attempts=5,
+                                         item_id=item["id"])
+        assert sql_api.outbox_report(conn, item_id=item["id"], lease_token=claimed["lease_token"],
+                                     outcome="comment_posted", comment_id=comment_id,
+                                     now=sql_api.DEFAULT if now is None else now)["outcome"] == "comment_posted"
 
 
 def finished_run(owner, pool, repository_id: int, *, pr_number: int = 1, started_at=None, findings: int = 3,
@@ -63,8 +64,8 @@ def ingest(pool, repository_id: int, now=None, findings: int = 2) -> int:
         "schemaVersion": 1, "triggerKind": "manual", "repository": "acme/board", "headSha": "a" * 40,
         "readiness": "ready", "score": 95, "tool": {"name": "boardready-check", "version": "0.1.0"},
         "findings": [finding(i, "low") for i in range(findings)]})
-    row = call(pool, "run_ingest", p_repository_id=repository_id, p_api_token_id=None, p_result=Jsonb(result),
-               **({} if now is None else {"p_now": now}))
+    row = call(pool, sql_api.run_ingest, repository_id=repository_id, api_token_id=None, result=Jsonb(result),
+               now=sql_api.DEFAULT if now is None else now)
     assert row["outcome"] == "accepted"
     return row["run_result_id"]
 
@@ -91,12 +92,12 @@ def seed_account(owner, pool, client, *, account_id: int, installation_id: int, 
     second = finished_run(owner, pool, repository_id, findings=4)
     owner.execute("UPDATE release_runs SET status = 'superseded', superseded_by = %s WHERE id = %s",
                   (second["id"], first["id"]))
-    assert call(pool, "review_record_approval", p_review_id=second["review_id"], p_repository_ids=[repository_id],
-                p_actor="host-user:9000001", p_status="approved", p_break_glass=False,
-                p_break_glass_reason=None)["outcome"] == "recorded"
-    assert call(pool, "waiver_create", p_repository_id=repository_id, p_repository_ids=[repository_id],
-                p_fingerprint=f"fp-{repository_id}", p_reason="known", p_expires_at=None,
-                p_actor="host-user:9000001")["outcome"] == "created"
+    assert call(pool, sql_api.review_record_approval_v2, review_id=second["review_id"],
+                repository_ids=[repository_id], actor="host-user:9000001", status="approved", break_glass=False,
+                break_glass_reason=None, limit=Config.decisions_per_minute)["outcome"] == "recorded"
+    assert call(pool, sql_api.waiver_create_v2, repository_id=repository_id, repository_ids=[repository_id],
+                fingerprint=f"fp-{repository_id}", reason="known", expires_at=None, actor="host-user:9000001",
+                max_days=Config.waiver_max_days, limit=Config.decisions_per_minute)["outcome"] == "created"
     create_token(pool, repository_id)
     Session(pool, [repository_id], viewer_id=account_id + 1)
     ingest(pool, repository_id)
@@ -107,9 +108,9 @@ def seed_account(owner, pool, client, *, account_id: int, installation_id: int, 
     dead = owner.execute("UPDATE lifecycle_jobs SET status = 'dead_letter', attempts = 3, reason_code = "
                          "'handler_error', error_class = 'X', failed_at = now() WHERE idempotency_key = %s "
                          "RETURNING id", (f"host:d-{account_id}-2",)).fetchone()["id"]
-    assert call(pool, "dead_letter_replay", p_installation_id=installation_id, p_item_type="job", p_item_id=dead,
-                p_idempotency_key=f"replay-{account_id}", p_actor="operator:ops.alice",
-                p_operation_id="op")["outcome"] == "replayed"
+    assert call(pool, sql_api.dead_letter_replay, installation_id=installation_id, item_type="job", item_id=dead,
+                idempotency_key=f"replay-{account_id}", actor="operator:ops.alice",
+                operation_id="op")["outcome"] == "replayed"
 
     attempt = owner.execute("SELECT current_attempt_id FROM release_runs WHERE id = %s",
                             (second["id"],)).fetchone()["current_attempt_id"]
@@ -197,13 +198,13 @@ def cancel(client, account_id: int, effective_date: str, delivery_id: str | None
 
 
 def place_hold(pool, account_id: int, key: str, reason: str = "litigation 2024-17", now=None) -> dict:
-    return call(pool, "legal_hold_place", p_account_id=account_id, p_reason=reason, p_reference=None,
-                p_idempotency_key=key, p_actor=OPERATOR, **({} if now is None else {"p_now": now}))
+    return call(pool, sql_api.legal_hold_place, account_id=account_id, reason=reason, reference=None,
+                idempotency_key=key, actor=OPERATOR, now=sql_api.DEFAULT if now is None else now)
 
 
 def release_hold(pool, account_id: int, hold_id: int, key: str, now=None) -> dict:
-    return call(pool, "legal_hold_release", p_account_id=account_id, p_hold_id=hold_id, p_idempotency_key=key,
-                p_actor=OPERATOR, **({} if now is None else {"p_now": now}))
+    return call(pool, sql_api.legal_hold_release, account_id=account_id, hold_id=hold_id, idempotency_key=key,
+                actor=OPERATOR, now=sql_api.DEFAULT if now is None else now)
 
 
 def erasure_request(owner, account_id: int) -> dict:

@@ -10,7 +10,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from psycopg.types.json import Jsonb
 
-from app import database, run_results
+from app import run_results, sql_api
 from app.web.session_auth import SESSION_COOKIE, csrf_token, digest, new_secret_value
 from tests.helpers.access import seed_repository
 
@@ -49,13 +49,12 @@ class Session:
         repository_ids = list(repository_ids)
         admin = list(admin if admin is not None else repository_ids if permission == "admin" else [])
         write = list(write if write is not None else repository_ids if permission == "write" else [])
-        params = dict(p_token_sha256=digest(self.value), p_viewer_id=viewer_id, p_viewer_login=login,
-                      p_installation_ids=[], p_repository_ids=repository_ids, p_admin_repository_ids=admin,
-                      p_write_repository_ids=write, p_ttl_hours=ttl_hours)
-        if now is not None:
-            params["p_now"] = now
         with pool.connection() as conn:
-            assert database.call_one(conn, "session_create_v2", **params)["outcome"] == "created"
+            assert sql_api.session_create_v2(conn, token_sha256=digest(self.value), viewer_id=viewer_id,
+                                             viewer_login=login, installation_ids=[], repository_ids=repository_ids,
+                                             admin_repository_ids=admin, write_repository_ids=write,
+                                             ttl_hours=ttl_hours,
+                                             now=sql_api.DEFAULT if now is None else now)["outcome"] == "created"
 
     @property
     def actor(self) -> str:
@@ -113,10 +112,10 @@ def decided_run(owner, pool, repository_id: int, *, pr_number: int = 1, readines
               "tool": {"name": "boardready-check", "version": "0.1.0"}, "findings": findings or []}
     result = run_results.validate(result)
     with pool.connection() as conn:
-        accepted = database.call_one(conn, "release_result_accept", p_attempt_ref=f"{attempt['id']}-{attempt['nonce']}",
-                                     p_repository_id=repository_id, p_workflow_run_id=15_000_000_000 + run,
-                                     p_source="workflow_callback", p_result=Jsonb(result),
-                                     p_digest=run_results.digest(result), p_api_token_id=None, p_oidc_jti="jti")
+        accepted = sql_api.release_result_accept(conn, attempt_ref=f"{attempt['id']}-{attempt['nonce']}",
+                                                 repository_id=repository_id, workflow_run_id=15_000_000_000 + run,
+                                                 source="workflow_callback", result=Jsonb(result),
+                                                 digest=run_results.digest(result), api_token_id=None, oidc_jti="jti")
     assert accepted["outcome"] == "accepted", accepted
     if published:
         publish_completion(owner, pool, run)
@@ -129,15 +128,14 @@ def publish_completion(owner, pool, release_run_id: int) -> None:
     item = owner.execute("SELECT id FROM outbox_items WHERE release_run_id = %s AND kind = 'check_run_complete' "
                          "AND status = 'accepted'", (release_run_id,)).fetchone()
     with pool.connection() as conn:
-        claimed = database.call(conn, "outbox_claim", p_worker="test", p_limit=1, p_lease_seconds=60,
-                                p_max_attempts=5, p_item_id=item["id"])
-        database.call_one(conn, "outbox_report", p_item_id=item["id"], p_lease_token=claimed[0]["lease_token"],
-                          p_outcome="progress_recorded", p_progress=1,
-                          p_published_conclusion=owner.execute(
-                              "SELECT conclusion FROM run_results WHERE release_run_id = %s ORDER BY id DESC LIMIT 1",
-                              (release_run_id,)).fetchone()["conclusion"])
-        assert database.call_one(conn, "outbox_report", p_item_id=item["id"], p_lease_token=claimed[0]["lease_token"],
-                                 p_outcome="check_run_completed")["outcome"] == "check_run_completed"
+        claimed = sql_api.outbox_claim(conn, worker="test", limit=1, lease_seconds=60, max_attempts=5,
+                                       item_id=item["id"])
+        conclusion = owner.execute("SELECT conclusion FROM run_results WHERE release_run_id = %s ORDER BY id DESC "
+                                   "LIMIT 1", (release_run_id,)).fetchone()["conclusion"]
+        sql_api.outbox_report(conn, item_id=item["id"], lease_token=claimed[0]["lease_token"],
+                              outcome="progress_recorded", progress=1, published_conclusion=conclusion)
+        assert sql_api.outbox_report(conn, item_id=item["id"], lease_token=claimed[0]["lease_token"],
+                                     outcome="check_run_completed")["outcome"] == "check_run_completed"
 
 
 def decision_items(owner, release_run_id: int) -> list[dict]:

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from app import database
+from app import sql_api
 from app.config import RetentionSettings
 from tests.helpers.access import seed_repository
 from tests.helpers.service import make_config, make_lifecycle_jobs, race, wait_for
@@ -169,8 +169,8 @@ def test_a_batch_killed_mid_way_changes_nothing_and_the_sweep_resumes(owner, poo
     assert first["outcome"] == "purged"
     doomed = psycopg.connect(db_url, row_factory=dict_row)
     doomed.execute("SET ROLE boardready_api")
-    assert database.call_one(doomed, "retention_purge_batch", p_retention_days=30, p_batch_size=4,
-                             p_now=T0)["outcome"] == "purged"   # deleted, not committed: the process dies
+    assert sql_api.retention_purge_batch(doomed, retention_days=30, batch_size=4,
+                                         now=T0)["outcome"] == "purged"   # deleted, not committed: the process dies
     pid = doomed.info.backend_pid
     owner.execute("SELECT pg_terminate_backend(%s)", (pid,))
     with pytest.raises(psycopg.OperationalError):
@@ -189,14 +189,13 @@ def test_a_batch_killed_mid_way_changes_nothing_and_the_sweep_resumes(owner, poo
 
 
 def purge_one(pool, now, batch_size: int) -> dict:
-    return call(pool, "retention_purge_batch", p_retention_days=30, p_batch_size=batch_size, p_now=now)
+    return call(pool, sql_api.retention_purge_batch, retention_days=30, batch_size=batch_size, now=now)
 
 
 def test_a_second_batch_while_one_runs_is_busy(owner, pool, runs, db_url):
     with psycopg.connect(db_url, row_factory=dict_row) as first:   # a transaction left open
         first.execute("SET ROLE boardready_api")
-        assert database.call_one(first, "retention_purge_batch", p_retention_days=30, p_batch_size=4,
-                                 p_now=T0)["outcome"] == "purged"
+        assert sql_api.retention_purge_batch(first, retention_days=30, batch_size=4, now=T0)["outcome"] == "purged"
         assert purge_one(pool, T0, 4)["outcome"] == "busy"
         first.commit()
     assert purge_one(pool, T0, 4)["outcome"] == "purged"
@@ -208,8 +207,7 @@ def test_batches_racing_delete_each_row_once(owner, pool, runs, db_url):
     def sweep(conn) -> list[dict]:
         rows = []
         for _ in range(500):
-            rows.append(database.call_one(conn, "retention_purge_batch", p_retention_days=30, p_batch_size=3,
-                                          p_now=T0))
+            rows.append(sql_api.retention_purge_batch(conn, retention_days=30, batch_size=3, now=T0))
             if rows[-1]["outcome"] in ("completed", "idle"):
                 return rows
         return rows
@@ -228,7 +226,7 @@ def test_a_hold_placed_while_a_batch_runs_waits_for_it_and_binds_the_next(owner,
     placed = {}
     with psycopg.connect(db_url, row_factory=dict_row) as batch:   # a batch in flight, not committed
         batch.execute("SET ROLE boardready_api")
-        database.call_one(batch, "retention_purge_batch", p_retention_days=30, p_batch_size=1, p_now=T0)
+        sql_api.retention_purge_batch(batch, retention_days=30, batch_size=1, now=T0)
         placing = threading.Thread(target=lambda: placed.update(place_hold(pool, 73, "late-hold")))
         placing.start()
         wait_for(lambda: owner.execute("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' "
