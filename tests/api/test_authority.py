@@ -422,12 +422,12 @@ def test_revoking_a_token_reads_the_rights_again(rereading_stack, owner):
 
 
 def test_a_pending_sign_in_is_kept_ten_minutes(pool, owner):
-    from app import database
+    from app import sql_api
     start = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
     with pool.connection() as conn:
         for n, minutes in enumerate((0, 9, 11)):
-            database.call_one(conn, "sign_in_begin", p_cookie_sha256=bytes([n]) * 32, p_state="s" * 20,
-                              p_return_to="/", p_ttl_seconds=600, p_now=start + dt.timedelta(minutes=minutes))
+            sql_api.sign_in_begin(conn, cookie_sha256=bytes([n]) * 32, state="s" * 20, return_to="/", ttl_seconds=600,
+                                  now=start + dt.timedelta(minutes=minutes))
     # At minute 11 the first attempt (expired at minute 10) is gone; the one from minute 9 is not.
     kept = sorted(r["cookie_sha256"][0] for r in owner.execute("SELECT cookie_sha256 FROM sign_in_attempts"))
     assert kept == [1, 2]

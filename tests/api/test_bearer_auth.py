@@ -196,13 +196,12 @@ def test_the_limit_is_configurable_and_keyed_by_peer_without_forwarded_for(pool,
 def test_windows_and_sweeping_in_sql(pool, owner):
     t = dt.datetime(2024, 5, 1, 12, 0, 59, 999999, tzinfo=dt.timezone.utc)
     with pool.connection() as conn:
-        from app import database
-        check = lambda at: database.call_one(conn, "auth_throttle_check", p_limiter="bearer",  # noqa: E731
-                                             p_client_key="c", p_limit=1, p_now=at)
-        database.call_one(conn, "auth_throttle_record_failure", p_limiter="bearer", p_client_key="c", p_now=t)
+        from app import sql_api
+        check = lambda at: sql_api.auth_throttle_check(conn, limiter="bearer", client_key="c",  # noqa: E731
+                                                       limit=1, now=at)
+        sql_api.auth_throttle_record_failure(conn, limiter="bearer", client_key="c", now=t)
         assert check(t)["limited"] is True and check(t)["retry_after_seconds"] == 1
         assert check(t + dt.timedelta(microseconds=1))["limited"] is False       # 12:01:00 is a new window
         # Ended windows are swept by later failures.
-        database.call_one(conn, "auth_throttle_record_failure", p_limiter="bearer", p_client_key="d",
-                          p_now=t + dt.timedelta(minutes=10))
+        sql_api.auth_throttle_record_failure(conn, limiter="bearer", client_key="d", now=t + dt.timedelta(minutes=10))
     assert {r["client_key"] for r in owner.execute("SELECT client_key FROM auth_failures")} == {"d"}

@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 from falcon import testing
 
-from app import database
+from app import database, sql_api
 from app.config import RetentionSettings
 from app.web.wsgi import create_app
 from contracts import openapi_response_validator
@@ -222,9 +222,9 @@ def test_releasing_the_last_hold_resumes_a_blocked_erasure(ops, owner, pool, cli
 
 
 def test_concurrent_placements_with_one_key_place_one_hold(ops, owner, db_url):
-    results = race(db_url, 4, lambda conn: database.call_one(
-        conn, "legal_hold_place", p_account_id=ACCOUNT, p_reason="litigation", p_reference=None,
-        p_idempotency_key="race-key", p_actor=ACTOR))
+    results = race(db_url, 4, lambda conn: sql_api.legal_hold_place(conn, account_id=ACCOUNT, reason="litigation",
+                                                                    reference=None, idempotency_key="race-key",
+                                                                    actor=ACTOR))
     assert sorted(r["outcome"] for r in results) == ["already_applied"] * 3 + ["placed"]
     assert len({r["hold_id"] for r in results}) == 1 and len({r["audit_event_id"] for r in results}) == 1
     assert len(holds(owner)) == 1 and len(audit(owner, "control_plane.legal_hold_placed")) == 1

@@ -12,7 +12,7 @@ import httpx
 
 import pytest
 
-from app import database
+from app import database, sql_api
 from emulator import openapi_check
 from tests.helpers.sessions import AUTHOR_ID, decided_run, finding
 from tests.api.test_authority import ORG, Browser, _stack
@@ -95,9 +95,10 @@ def test_the_previous_release_function_keeps_working_and_hides_a_comment_it_repl
     assert "changes requested" in shown and "Not yet" not in shown and "review-comment" not in shown
     # A comment goes only with a request for changes: with an approval it is refused, nothing recorded.
     with pool.connection() as conn:
-        refused = database.call_one(conn, "review_record_approval_comment_v2", p_review_id=run["review_id"],
-                                    p_repository_ids=[repo["id"]], p_actor=actor, p_status="approved",
-                                    p_break_glass=False, p_break_glass_reason=None, p_comment="fine", p_limit=30)
+        refused = sql_api.review_record_approval_comment_v2(conn, review_id=run["review_id"],
+                                                            repository_ids=[repo["id"]], actor=actor, status="approved",
+                                                            break_glass=False, break_glass_reason=None, comment="fine",
+                                                            limit=30)
     assert refused["outcome"] == "invalid_comment"
     assert owner.execute("SELECT status FROM review_approvals WHERE review_id = %s",
                          (run["review_id"],)).fetchone()["status"] == "changes_requested"
@@ -164,10 +165,9 @@ def test_the_run_page_names_a_person_through_the_code_host(stack, owner, pool):
     ghost = stack.host.create_user("quiet-reviewer", organizations=[ORG], sign_in=False)
     actor = f"host-user:{ghost['id']}"
     with pool.connection() as conn:
-        assert database.call_one(conn, "people_logins", p_actors=[actor])["shown"] is None
-        database.call_one(conn, "review_record_approval_v2", p_review_id=run["review_id"],
-                          p_repository_ids=[repo["id"]], p_actor=actor, p_status="approved", p_break_glass=False,
-                          p_break_glass_reason=None, p_limit=30)
+        assert [person["shown"] for person in sql_api.people_logins(conn, actors=[actor])] == [None]
+        sql_api.review_record_approval_v2(conn, review_id=run["review_id"], repository_ids=[repo["id"]], actor=actor,
+                                          status="approved", break_glass=False, break_glass_reason=None, limit=30)
     viewer = stack.sign_in("lead")
     shown = history(viewer.get(f"/release-runs/{run['id']}").text)
     assert "quiet-reviewer" in shown and f">{actor}<" not in shown

@@ -11,7 +11,7 @@ import pytest
 from falcon import testing
 from psycopg.rows import dict_row
 
-from app import database
+from app import database, sql_api
 from app.web.wsgi import create_app
 from contracts import openapi_response_validator
 from tests.helpers.access import (OPERATOR_ACTOR, OPERATOR_TOKEN, bearer, install_clock, marketplace_body,
@@ -154,9 +154,9 @@ def test_concurrent_replays_with_one_key_write_one_audit_event(owner, job, db_ur
             with psycopg.connect(db_url, autocommit=True, row_factory=dict_row) as conn:
                 conn.execute("SET ROLE boardready_api")
                 barrier.wait(timeout=10)
-                results.append(database.call_one(
-                    conn, "dead_letter_replay", p_installation_id=501, p_item_type="job", p_item_id=job,
-                    p_idempotency_key="race-key", p_actor=OPERATOR_ACTOR, p_operation_id="op"))
+                results.append(sql_api.dead_letter_replay(conn, installation_id=501, item_type="job", item_id=job,
+                                                          idempotency_key="race-key", actor=OPERATOR_ACTOR,
+                                                          operation_id="op"))
         except Exception as exc:  # reported below
             errors.append(exc)
 

@@ -284,11 +284,11 @@ def test_a_worker_that_died_after_an_update_does_not_repeat_its_annotations(kit,
     dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha, "at-risk", findings)))
     # A worker claims the completion, sends the first two updates, and dies
     # before recording any progress.
-    from app import database
+    from app import sql_api
     from app.host.outbox import OutboxQueue
     with pool.connection() as conn:
-        [item] = [i for i in database.call(conn, "outbox_claim", p_worker="doomed", p_limit=5, p_lease_seconds=60,
-                                           p_max_attempts=5) if i["kind"] == "check_run_complete"]
+        [item] = [i for i in sql_api.outbox_claim(conn, worker="doomed", limit=5, lease_seconds=60,
+                                                  max_attempts=5) if i["kind"] == "check_run_complete"]
     host_client = kit.host_client()
     queue = OutboxQueue(kit.config, host_client)
     result = queue._result(pool, item)

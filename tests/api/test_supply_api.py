@@ -5,10 +5,11 @@ Every answer is validated against contracts/openapi.json."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 import pytest
+from psycopg.types.json import Jsonb
 
+from app import sql_api
 from contracts import openapi_response_validator
 from tests.helpers.access import bearer, create_token, seed_repository
 from tests.helpers.service import count
@@ -126,23 +127,25 @@ def test_a_canceled_accounts_board_is_unwatched_and_cannot_be_watched_again(clie
     assert get_board(client, REPO, session.headers()).json["code"] == "not_found"
     assert watch(client, REPO, session.headers()).status_code == 404
     # Whoever asks next (here the SQL the endpoints call) finds the board unwatched, and watching is refused.
-    assert owner.execute("SELECT outcome FROM watched_board_get(%s)", (REPO,)).fetchone()["outcome"] == "not_watched"
+    assert sql_api.watched_board_get(owner, repository_id=REPO)["outcome"] == "not_watched"
     assert [(b["current"], b["unwatch_reason"]) for b in boards(owner)] == [(False, "account_canceled")]
-    assert owner.execute("SELECT outcome FROM watched_board_watch(%s, %s, 'test')",
-                         (REPO, PATH)).fetchone()["outcome"] == "account_canceled"
+    assert sql_api.watched_board_watch(owner, repository_id=REPO, path=PATH, actor="test")["outcome"] \
+        == "account_canceled"
     assert count(owner, "watched_boards") == 1
 
 
 def test_the_worker_side_unwatches_a_canceled_account_without_a_request(owner, repos):
-    owner.execute("SELECT * FROM watched_board_watch(%s, %s, 'test', %s)", (REPO, PATH, T0))
+    sql_api.watched_board_watch(owner, repository_id=REPO, path=PATH, actor="test", now=T0)
     cancel(owner, ACCOUNT)
-    assert owner.execute("SELECT * FROM supply_work_claim(60, 24, %s)", (T0,)).fetchall() == []
+    sql_api.supply_boards_enqueue(owner, now=T0)   # the board refresh schedule's tick
+    assert sql_api.supply_work_claim_v2(owner, worker="supply", limit=1, lease_seconds=60, max_attempts=5,
+                                        max_age_hours=24, now=T0) == []
     assert [(b["current"], b["unwatch_reason"]) for b in boards(owner)] == [(False, "account_canceled")]
 
 
 def test_a_removed_repository_is_not_found(owner, repos):
     owner.execute("UPDATE repositories SET removed_at = now() WHERE id = %s", (SIBLING,))
-    row = owner.execute("SELECT * FROM watched_board_watch(%s, %s, 'test', %s)", (SIBLING, PATH, T0)).fetchone()
+    row = sql_api.watched_board_watch(owner, repository_id=SIBLING, path=PATH, actor="test", now=T0)
     assert row["outcome"] == "repository_not_found" and count(owner, "watched_boards") == 0
 
 
@@ -235,8 +238,8 @@ def test_a_session_needs_its_csrf_token_to_watch_or_unwatch(client, owner, pool,
 def ingest(owner, repository, bom, trigger="push", at=T0):
     result = {"schemaVersion": 1, "triggerKind": trigger, "readiness": "ready", "score": 95,
               "tool": {"name": "boardready-check", "version": "0.1.0"}, "findings": [], "bom": bom}
-    return owner.execute("SELECT * FROM run_ingest(%s, 'tok', %s::jsonb, %s)",
-                         (repository, json.dumps(result), at)).fetchone()["run_result_id"]
+    return sql_api.run_ingest(owner, repository_id=repository, api_token_id="tok", result=Jsonb(result),
+                              now=at)["run_result_id"]
 
 
 def line(ref, mpn, manufacturer, project=PATH):
@@ -254,10 +257,10 @@ def test_supply_lists_the_boards_bom_with_the_latest_observation_of_each_part(cl
               "matched": True, "providerPartId": "1001", "lifecycle": "Production",
               "sellers": [{"isAuthorized": True, "offers": [{"inventoryLevel": 10, "prices": [
                   {"quantity": 1, "price": 0.1, "currency": "USD"}]}]}]}]
-    owner.execute("SELECT supply_observations_record(%s, %s::jsonb, %s)", (INSTALLATION, json.dumps(parts), T0))
+    sql_api.supply_observations_record(owner, installation_id=INSTALLATION, parts=Jsonb(parts), now=T0)
     later = [{**parts[0], "lifecycle": "NRND"}]
-    owner.execute("SELECT supply_observations_record(%s, %s::jsonb, %s)",
-                  (INSTALLATION, json.dumps(later), T0 + dt.timedelta(hours=1)))
+    sql_api.supply_observations_record(owner, installation_id=INSTALLATION, parts=Jsonb(later),
+                                       now=T0 + dt.timedelta(hours=1))
     answer = supply(client, REPO, headers)
     assert answer.status_code == 200 and answer.json["board"]["bomRunId"] == str(run)
     resistor, chip = answer.json["parts"]                                # only the watched project's lines

@@ -10,7 +10,7 @@ import re
 import psycopg
 import pytest
 
-from app import api_tokens, database
+from app import api_tokens, sql_api
 from contracts import openapi_response_validator
 from tests.helpers.access import bearer, create_token, seed_repository
 from tests.helpers.service import count
@@ -107,8 +107,8 @@ def test_expiry(pool, repos):
     created = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
     value, _ = create_token(pool, REPO, duration_days=1, now=created)
     with pool.connection() as conn:
-        verify = lambda at: database.call_one(conn, "token_verify", p_token_sha256=api_tokens.digest(value),  # noqa: E731
-                                              p_now=at)["outcome"]
+        verify = lambda at: sql_api.token_verify_v2(conn, token_sha256=api_tokens.digest(value),  # noqa: E731
+                                                    now=at)["outcome"]
         assert verify(created + dt.timedelta(days=1, microseconds=-1)) == "valid"
         assert verify(created + dt.timedelta(days=1)) == "expired"
 
@@ -119,8 +119,7 @@ def test_last_used_is_written_at_most_once_a_minute(pool, owner, repos):
     last_used = lambda: owner.execute("SELECT last_used_at FROM api_tokens").fetchone()["last_used_at"]  # noqa: E731
     with pool.connection() as conn:
         for seconds, expected in ((0, 0), (30, 0), (59, 0), (60, 60), (61, 60), (125, 125)):
-            database.call_one(conn, "token_verify", p_token_sha256=api_tokens.digest(value),
-                              p_now=t0 + dt.timedelta(seconds=seconds))
+            sql_api.token_verify_v2(conn, token_sha256=api_tokens.digest(value), now=t0 + dt.timedelta(seconds=seconds))
             assert last_used() == t0 + dt.timedelta(seconds=expected), seconds
 
 
@@ -156,10 +155,10 @@ def test_repositories_that_cannot_get_a_token(pool, owner, repos):
     for repository_id in (9003, 424242):
         new = api_tokens.generate()
         with pool.connection() as conn:
-            outcomes[repository_id] = database.call_one(
-                conn, "token_create", p_repository_id=repository_id, p_name="x", p_scopes=["admin"],
-                p_duration_days=None, p_token_sha256=new.sha256, p_token_prefix=new.prefix,
-                p_created_by="test")["outcome"]
+            outcomes[repository_id] = sql_api.token_create(conn, repository_id=repository_id, name="x",
+                                                           scopes=["admin"], duration_days=None,
+                                                           token_sha256=new.sha256, token_prefix=new.prefix,
+                                                           created_by="test")["outcome"]
     assert outcomes == {9003: "repository_removed", 424242: "repository_not_found"}
     assert count(owner, "api_tokens") == 0
 
