@@ -13,7 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
-from app import database
+from app import sql_api
 from app.config import RetentionSettings
 from tests.helpers.access import marketplace_body, post_marketplace
 from tests.helpers.service import make_config, race, wait_for
@@ -149,11 +149,11 @@ def test_a_newer_purchase_withdraws_an_erasure_under_way(owner, pool, client):
 
 DOOMED_WORKER = """
 import sys, time, datetime as dt
-from app import database
+from app import database, sql_api
 pool = database.create_pool(sys.argv[1], max_size=1, name="doomed", open_wait_seconds=10)
 while True:
     with database.connection(pool) as conn:
-        row = database.call_one(conn, "erasure_step", p_batch_size=3, p_now=dt.datetime.fromisoformat(sys.argv[2]))
+        row = sql_api.erasure_step(conn, batch_size=3, now=dt.datetime.fromisoformat(sys.argv[2]))
     print(row["outcome"], flush=True)
     time.sleep(0.2)
 """
@@ -196,7 +196,7 @@ def test_two_workers_racing_erase_each_account_once(owner, pool, client, db_url)
 
     def erase(conn) -> list[dict]:
         rows = []
-        while (row := database.call_one(conn, "erasure_step", p_batch_size=5, p_now=DUE))["outcome"] != "idle":
+        while (row := sql_api.erasure_step(conn, batch_size=5, now=DUE))["outcome"] != "idle":
             rows.append(row)
         return rows
 

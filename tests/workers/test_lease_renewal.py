@@ -9,7 +9,7 @@ import time
 import psycopg
 import pytest
 
-from app import database
+from app import database, sql_api
 from tests.helpers.paths import webhook_fixture
 from tests.helpers.service import make_config, post_webhook, wait_for
 from workers.lifecycle import LifecycleQueue
@@ -25,14 +25,12 @@ def deliver(client, delivery_id: str) -> None:
 
 def claim(pool, worker: str) -> list[dict]:
     with pool.connection() as conn:
-        return database.call(conn, "job_claim", p_worker=worker, p_limit=5, p_lease_seconds=LEASE_SECONDS,
-                             p_max_attempts=3)
+        return sql_api.job_claim(conn, worker=worker, limit=5, lease_seconds=LEASE_SECONDS, max_attempts=3)
 
 
-def renew(pool, ids, tokens, function="job_renew_leases") -> list[int]:
+def renew(pool, ids, tokens, renewal=sql_api.job_renew_leases) -> list[int]:
     with pool.connection() as conn:
-        rows = database.call(conn, function, p_ids=ids, p_lease_tokens=tokens, p_lease_seconds=60)
-    return [row[function] for row in rows]
+        return renewal(conn, ids=ids, lease_tokens=tokens, lease_seconds=60)
 
 
 def renew_by_table(pool, table: str, ids, tokens) -> list[int]:
@@ -63,7 +61,7 @@ def test_a_job_lease_is_renewed_by_the_jobs_renewal_only(client, pool):
     deliver(client, "held")
     [item] = claim(pool, "first")
     # work_items holds no item with the job's token: its renewal extends nothing.
-    assert renew(pool, [item["job_id"]], [item["lease_token"]], function="work_renew_leases") == []
+    assert renew(pool, [item["job_id"]], [item["lease_token"]], renewal=sql_api.work_renew_leases) == []
     assert renew_by_table(pool, "lifecycle_jobs", [item["job_id"]], [item["lease_token"]]) == [item["job_id"]]
 
 

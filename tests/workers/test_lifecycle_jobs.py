@@ -9,7 +9,7 @@ import time
 import psycopg
 import pytest
 
-from app import database
+from app import sql_api
 from tests.helpers.paths import webhook_fixture
 from tests.helpers.service import make_lifecycle_jobs, post_webhook
 from workers.lifecycle import LifecycleQueue
@@ -33,22 +33,21 @@ def run_worker(config, pool, db_url) -> int:
 
 def claim(pool, worker="w", limit=10, now=None):
     with pool.connection() as conn:
-        return database.call(conn, "job_claim", p_worker=worker, p_limit=limit, p_lease_seconds=LEASE,
-                             p_max_attempts=MAX_ATTEMPTS, p_now=now or dt.datetime.now(dt.timezone.utc))
+        return sql_api.job_claim(conn, worker=worker, limit=limit, lease_seconds=LEASE, max_attempts=MAX_ATTEMPTS,
+                                 now=now or dt.datetime.now(dt.timezone.utc))
 
 
 def process(pool, item, now=None):
     with pool.connection() as conn:
-        return database.call_one(conn, "lifecycle_job_process", p_job_id=item["job_id"],
-                                 p_lease_token=item["lease_token"],
-                                 p_now=now or dt.datetime.now(dt.timezone.utc))["outcome"]
+        return sql_api.lifecycle_job_process(conn, job_id=item["job_id"], lease_token=item["lease_token"],
+                                             now=now or dt.datetime.now(dt.timezone.utc))["outcome"]
 
 
 def fail(pool, item, now=None, reason="handler_error", error_class="RuntimeError"):
     with pool.connection() as conn:
-        return database.call_one(conn, "job_fail", p_job_id=item["job_id"],
-                                 p_lease_token=item["lease_token"], p_reason_code=reason, p_error_class=error_class,
-                                 p_max_attempts=MAX_ATTEMPTS, p_now=now or dt.datetime.now(dt.timezone.utc))
+        return sql_api.job_fail(conn, job_id=item["job_id"], lease_token=item["lease_token"], reason_code=reason,
+                                error_class=error_class, max_attempts=MAX_ATTEMPTS,
+                                now=now or dt.datetime.now(dt.timezone.utc))
 
 
 def job(owner, job_id=None):
@@ -194,8 +193,8 @@ def race_two_claims(db_url, limit: int) -> tuple[set, set]:
     def racer(name):
         with psycopg.connect(db_url, row_factory=psycopg.rows.dict_row) as conn:
             barrier.wait()
-            results[name] = database.call(conn, "job_claim", p_worker=name, p_limit=limit, p_lease_seconds=LEASE,
-                                          p_max_attempts=MAX_ATTEMPTS)
+            results[name] = sql_api.job_claim(conn, worker=name, limit=limit, lease_seconds=LEASE,
+                                              max_attempts=MAX_ATTEMPTS)
 
     threads = [threading.Thread(target=racer, args=(n,)) for n in ("a", "b")]
     for t in threads:
@@ -279,8 +278,8 @@ def test_release_gives_the_job_back_without_using_an_attempt(client, owner, pool
     deliver(client, "installation.created.1.json")
     [item] = claim(pool)
     with pool.connection() as conn:
-        assert database.call_one(conn, "job_release", p_job_id=item["job_id"],
-                                 p_lease_token=item["lease_token"])["outcome"] == "released"
+        assert sql_api.job_release(conn, job_id=item["job_id"],
+                                   lease_token=item["lease_token"])["outcome"] == "released"
     row = job(owner)
     assert (row["status"], row["attempts"]) == ("accepted", 0)
     assert inbox_state(owner, row["id"]) == "accepted"
@@ -339,8 +338,8 @@ def test_a_job_committed_while_a_claim_runs_is_returned_not_lost(client, owner, 
         def claimer():
             with psycopg.connect(db_url, row_factory=psycopg.rows.dict_row, autocommit=True) as conn:
                 conn.execute("SET application_name = 'racing-claim'")
-                result["rows"] = database.call(conn, "job_claim", p_worker="w", p_limit=10, p_lease_seconds=LEASE,
-                                               p_max_attempts=MAX_ATTEMPTS)
+                result["rows"] = sql_api.job_claim(conn, worker="w", limit=10, lease_seconds=LEASE,
+                                                   max_attempts=MAX_ATTEMPTS)
 
         thread = threading.Thread(target=claimer)
         thread.start()

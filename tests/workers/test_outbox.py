@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from app import database
+from app import sql_api
 from tests.helpers.host import (REPOSITORY, assert_requests_match_the_rest_description, make_hostkit,
                                    run_lifecycle, run_outbox)
 from app.host.outbox import external_id
@@ -168,8 +168,7 @@ def test_worker_killed_between_check_run_and_dispatch_creates_no_second_check_ru
     run_lifecycle(kit, pool, db_url)
     # A worker claims the item, creates the check run on the host, and dies before reporting.
     with pool.connection() as conn:
-        [item] = database.call(conn, "outbox_claim", p_worker="doomed", p_limit=1, p_lease_seconds=60,
-                               p_max_attempts=5)
+        [item] = sql_api.outbox_claim(conn, worker="doomed", limit=1, lease_seconds=60, max_attempts=5)
     host_client = kit.host_client()
     host_client.create_check_run(item["installation_id"], item["repository"], item["head_sha"],
                                  external_id(item["release_run_id"]), "queued")
@@ -197,8 +196,7 @@ def test_worker_killed_after_dispatching_starts_no_second_workflow_run(kit, clie
     pr = open_and_process(kit, client, pool, db_url)
     skip_backoff(owner)
     with pool.connection() as conn:
-        [item] = database.call(conn, "outbox_claim", p_worker="doomed", p_limit=1, p_lease_seconds=60,
-                               p_max_attempts=5)
+        [item] = sql_api.outbox_claim(conn, worker="doomed", limit=1, lease_seconds=60, max_attempts=5)
     assert item["kind"] == "workflow_dispatch"
     host_client = kit.host_client()
     host_client.dispatch_workflow(item["installation_id"], item["repository"], "main",
@@ -243,8 +241,7 @@ def test_a_worker_whose_lease_was_taken_over_sends_no_second_dispatch(kit, clien
     pr = open_and_process(kit, client, pool, db_url)
     skip_backoff(owner)
     with pool.connection() as conn:
-        [starved] = database.call(conn, "outbox_claim", p_worker="starved", p_limit=1, p_lease_seconds=60,
-                                  p_max_attempts=5)
+        [starved] = sql_api.outbox_claim(conn, worker="starved", limit=1, lease_seconds=60, max_attempts=5)
     # Its lease runs out while it is stalled; another worker takes the item and dispatches.
     owner.execute("UPDATE outbox_items SET leased_until = now() - interval '1 second' WHERE id = %s",
                   (starved["item_id"],))

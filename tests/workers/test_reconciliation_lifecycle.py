@@ -148,7 +148,7 @@ def test_concurrent_repairs_create_one_job(client, owner, pool, config, db_url):
 
 
 def test_a_lost_lease_applies_nothing(client, owner, pool, config, db_url):
-    from app import database
+    from app import sql_api
 
     installed(client, config, pool, db_url)
     deliver(client, "installation_repositories.added.0.json", "d-lease")
@@ -156,16 +156,16 @@ def test_a_lost_lease_applies_nothing(client, owner, pool, config, db_url):
     at = later(OBSERVATION + 1)
     lifecycle_loop(config, pool).detect(at)
     with pool.connection() as conn:
-        [first] = database.call(conn, "reconciliation_claim", p_kind="lifecycle_inbox", p_worker="a", p_limit=1,
-                                p_lease_seconds=60, p_max_attempts=5, p_now=at)
+        [first] = sql_api.reconciliation_claim(conn, kind="lifecycle_inbox", worker="a", limit=1, lease_seconds=60,
+                                               max_attempts=5, now=at)
         # A's lease expires; B takes the item over and repairs it.
-        [second] = database.call(conn, "reconciliation_claim", p_kind="lifecycle_inbox", p_worker="b", p_limit=1,
-                                 p_lease_seconds=60, p_max_attempts=5, p_now=later(120, at))
+        [second] = sql_api.reconciliation_claim(conn, kind="lifecycle_inbox", worker="b", limit=1, lease_seconds=60,
+                                                max_attempts=5, now=later(120, at))
         assert second["item_id"] == first["item_id"]
-        late = database.call_one(conn, "reconciliation_report", p_item_id=first["item_id"],
-                                 p_lease_token=first["lease_token"], p_now=later(121, at))
+        late = sql_api.reconciliation_report(conn, item_id=first["item_id"], lease_token=first["lease_token"],
+                                             now=later(121, at))
         assert late["outcome"] == "lease_lost"
-        done = database.call_one(conn, "reconciliation_report", p_item_id=second["item_id"],
-                                 p_lease_token=second["lease_token"], p_now=later(122, at))
+        done = sql_api.reconciliation_report(conn, item_id=second["item_id"], lease_token=second["lease_token"],
+                                             now=later(122, at))
         assert done["outcome"] == "job_recreated"
     assert owner.execute("SELECT count(*) AS n FROM lifecycle_jobs").fetchone()["n"] == 2

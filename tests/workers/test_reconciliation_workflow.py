@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from falcon import testing
 
-from app import database
+from app import sql_api
 from app.web.wsgi import create_app
 from tests.helpers.service import OIDC_AUDIENCE
 from tests.helpers.host import REPOSITORY, make_hostkit, run_lifecycle, run_outbox
@@ -294,9 +294,9 @@ def test_a_report_under_a_lost_lease_changes_nothing(kit, client, pool, db_url, 
     assert second["item_id"] == first["item_id"]
     with pool.connection() as conn:
         # Two connections race on one item: the stale lease loses, whatever the order.
-        stale = database.call_one(conn, "reconciliation_report", p_item_id=first["item_id"],
-                                  p_lease_token=first["lease_token"], p_observation="completed",
-                                  p_conclusion="failure", p_next_check_seconds=60, p_now=later(201, at))
+        stale = sql_api.reconciliation_report(conn, item_id=first["item_id"], lease_token=first["lease_token"],
+                                              observation="completed", conclusion="failure", next_check_seconds=60,
+                                              now=later(201, at))
     assert stale["outcome"] == "lease_lost"
     assert release_run(owner, dispatched.release_run_id)["status"] == "dispatched"
     report = loop.process(second, later(202, at))
@@ -310,9 +310,8 @@ def test_a_report_of_an_unknown_observation_is_refused_and_changes_nothing(kit, 
     [item] = loop.claim(1, at)
     with pool.connection() as conn:
         with pytest.raises(psycopg.errors.InvalidParameterValue, match="reconciliation_invalid_observation"):
-            database.call_one(conn, "reconciliation_report", p_item_id=item["item_id"],
-                              p_lease_token=item["lease_token"], p_observation="looked_sideways",
-                              p_next_check_seconds=60, p_now=later(1, at))
+            sql_api.reconciliation_report(conn, item_id=item["item_id"], lease_token=item["lease_token"],
+                                          observation="looked_sideways", next_check_seconds=60, now=later(1, at))
     row = owner.execute("SELECT status, observations, lease_token FROM reconciliation_items WHERE id = %s",
                         [item["item_id"]]).fetchone()
     assert (row["status"], row["observations"], row["lease_token"]) == ("leased", 0, item["lease_token"])

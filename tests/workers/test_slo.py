@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from app import sql_api
 from tests.helpers.paths import webhook_fixture
 from tests.helpers.service import post_webhook
 from tests.helpers.reconciliation import events, later
@@ -156,7 +157,6 @@ def test_snapshot_aggregates_in_sql(client, owner, db_url):
     assert "Codertocat" not in json.dumps(snapshot, default=str)
     # Older deliveries leave the acceptance window.
     with psycopg.connect(db_url, autocommit=True, row_factory=dict_row) as conn:
-        later_snapshot = conn.execute("SELECT * FROM boardready.slo_snapshot(1800, p_now => %s)",
-                                      (later(120),)).fetchone()
+        later_snapshot = sql_api.slo_snapshot(conn, deadline_seconds=1800, now=later(120))
     assert later_snapshot["webhook_deliveries"] == 0 and later_snapshot["webhook_acceptance_p95_ms"] is None
     assert later_snapshot["lifecycle_queue_age_seconds"] >= 119

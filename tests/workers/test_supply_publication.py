@@ -7,12 +7,13 @@ before the check, the result's own goes out and the decision update follows.
 The code host's record of every check run update is the evidence."""
 from __future__ import annotations
 
-import json
 
 import pytest
 from falcon import testing
+from psycopg.types.json import Jsonb
 
-from app.config import load_supply
+from app import sql_api
+from app.config import Config, load_supply
 from app.web.wsgi import create_app
 from tests.helpers.access import bearer, create_token
 from tests.helpers.host import REPOSITORY, run_outbox
@@ -40,9 +41,9 @@ def watched_run(kit, client, pool, db_url, owner, supply_worker):
     repository_id = kit.repository["id"]
     push = {"schemaVersion": 1, "triggerKind": "push", "readiness": "ready", "score": 96,
             "tool": {"name": "boardready-check", "version": "0.1.0"}, "findings": [], "bom": DEFAULT_BRANCH_BOM}
-    owner.execute("SELECT * FROM boardready.run_ingest(%s, 'tok', %s::jsonb)", (repository_id, json.dumps(push)))
-    assert owner.execute("SELECT outcome FROM boardready.watched_board_watch(%s, %s, 'test')",
-                         (repository_id, PROJECT)).fetchone()["outcome"] == "watched"
+    sql_api.run_ingest(owner, repository_id=repository_id, api_token_id="tok", result=Jsonb(push))
+    assert sql_api.watched_board_watch(owner, repository_id=repository_id, path=PROJECT,
+                                       actor="test")["outcome"] == "watched"
     assert supply_worker.tick() is True        # the board's parts, observed
     return run
 
@@ -114,8 +115,10 @@ def test_a_waiver_after_the_check_but_before_the_completion_is_what_the_completi
     fingerprint = owner.execute("SELECT fingerprint FROM boardready.run_findings WHERE rule_id = 'supply.obsolete'"
                                 ).fetchone()["fingerprint"]
     repository_id = kit.repository["id"]
-    waived = owner.execute("SELECT * FROM boardready.waiver_create(%s, %s, %s, 'second source approved', NULL, "
-                           "'host-user:7')", (repository_id, [repository_id], fingerprint)).fetchone()
+    waived = sql_api.waiver_create_v2(owner, repository_id=repository_id, repository_ids=[repository_id],
+                                      fingerprint=fingerprint, reason="second source approved", expires_at=None,
+                                      actor="host-user:7", max_days=Config.waiver_max_days,
+                                      limit=Config.decisions_per_minute)
     assert waived["outcome"] == "created" and waived["decisions_changed"] == 1
     run_outbox(kit, pool, db_url)
     # No worker had claimed the completion: it shows the decision as it is now.
@@ -124,8 +127,8 @@ def test_a_waiver_after_the_check_but_before_the_completion_is_what_the_completi
                                           "readiness_decision": "PASS", "published_conclusion": "success",
                                           "decision_updates": 0}
     # A later change is a decision update, as for any run.
-    assert owner.execute("SELECT outcome FROM boardready.waiver_delete(%s, %s, %s, 'host-user:7')",
-                         (repository_id, [repository_id], waived["waiver_id"])).fetchone()["outcome"] == "deleted"
+    assert sql_api.waiver_delete(owner, repository_id=repository_id, repository_ids=[repository_id],
+                                 waiver_id=waived["waiver_id"], actor="host-user:7")["outcome"] == "deleted"
     run_outbox(kit, pool, db_url)
     assert conclusions_sent(kit, watched_run) == ["success", "failure"]
     assert stored(owner, watched_run)["published_decision"] == "FAIL"

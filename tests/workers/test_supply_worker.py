@@ -8,8 +8,10 @@ import json
 
 import pytest
 from falcon import testing
+from psycopg.types.json import Jsonb
 
 import emulator
+from app import sql_api
 from app.config import load_supply
 from app.supply.client import PartQuery, ProviderClient, ProviderError
 from app.web.wsgi import create_app
@@ -68,8 +70,8 @@ def bom_line(ref, mpn, manufacturer=None, value="x"):
 def ingest(owner, bom, trigger="push"):
     result = {"schemaVersion": 1, "triggerKind": trigger, "readiness": "ready", "score": 95,
               "tool": {"name": "boardready-check", "version": "0.1.0"}, "findings": [], "bom": bom}
-    return owner.execute("SELECT * FROM boardready.run_ingest(%s, 'tok', %s::jsonb, %s)",
-                         (REPOSITORY, json.dumps(result), T0)).fetchone()["run_result_id"]
+    return sql_api.run_ingest(owner, repository_id=REPOSITORY, api_token_id="tok", result=Jsonb(result),
+                              now=T0)["run_result_id"]
 
 
 @pytest.fixture
@@ -78,8 +80,7 @@ def board(owner):
     ingest(owner, [bom_line("R1", "RC0603FR-07330RL", "Yageo"), bom_line("U1", "SN74LS00N", "Texas Instruments"),
                    bom_line("U2", "ATMEGA8-16PU"), bom_line("D1", "APHB1608SGEC"), bom_line("C1", "GRM188R61A226ME15D"),
                    bom_line("U9", "NOT-A-REAL-PART-42"), bom_line("J1", None)])
-    row = owner.execute("SELECT * FROM boardready.watched_board_watch(%s, %s, 'test', %s)",
-                        (REPOSITORY, PATH, T0)).fetchone()
+    row = sql_api.watched_board_watch(owner, repository_id=REPOSITORY, path=PATH, actor="test", now=T0)
     assert row["outcome"] == "watched"
     return row["board_id"]
 
@@ -207,9 +208,10 @@ def test_a_pull_request_that_swaps_in_an_obsolete_part_gets_a_high_finding(owner
 
 def test_with_the_breaker_open_the_run_says_supply_data_was_unavailable(owner, pool, settings, board):
     for _ in range(5):
-        owner.execute("SELECT * FROM boardready.component_provider_acquire(%s, 30, 300000, 60000, %s)",
-                      (INSTALLATION, T0))
-        owner.execute("SELECT * FROM boardready.component_provider_record(%s, false, NULL, 5, %s)", (INSTALLATION, T0))
+        sql_api.component_provider_acquire(owner, installation_id=INSTALLATION, limit_per_minute=30, cooldown_ms=300000,
+                                           trial_lease_ms=60000, now=T0)
+        sql_api.component_provider_record(owner, installation_id=INSTALLATION, success=False, trial_token=None,
+                                          threshold=5, now=T0)
     owner.execute("UPDATE boardready.watched_boards SET refresh_after = %s", (T0 + dt.timedelta(days=9),))
     run, result_id = pull_request_result(owner, [bom_line("U3", "LM2611BMF/NOPB", "Texas Instruments")])
     assert SupplyQueue(settings, pool, now=Clock(T0)).tick() is True
@@ -263,19 +265,21 @@ def test_supply_work_that_keeps_failing_is_dead_lettered_then_replayed(owner, po
 
 def test_a_completion_with_a_lost_lease_changes_nothing(owner, pool, settings, board):
     worker = SupplyQueue(settings, pool, now=Clock(T0))
-    owner.execute("SELECT boardready.supply_boards_enqueue(%s)", (T0,))
-    [first] = owner.execute("SELECT * FROM boardready.supply_work_claim_v2('a', 1, 1, 5, 24, %s)", (T0,)).fetchall()
+    sql_api.supply_boards_enqueue(owner, now=T0)
+    [first] = sql_api.supply_work_claim_v2(owner, worker="a", limit=1, lease_seconds=1, max_attempts=5,
+                                           max_age_hours=24, now=T0)
     later = T0 + dt.timedelta(seconds=5)                # the first lease ran out; another worker took the item
-    [second] = owner.execute("SELECT * FROM boardready.supply_work_claim_v2('b', 1, 60, 5, 24, %s)",
-                             (later,)).fetchall()
+    [second] = sql_api.supply_work_claim_v2(owner, worker="b", limit=1, lease_seconds=60, max_attempts=5,
+                                            max_age_hours=24, now=later)
     assert second["item_id"] == first["item_id"] and second["lease_token"] != first["lease_token"]
-    stale = owner.execute("SELECT * FROM boardready.supply_work_complete(%s, %s, NULL, true, %s, %s)",
-                          (first["item_id"], first["lease_token"], later, later)).fetchone()
+    stale = sql_api.supply_work_complete(owner, item_id=first["item_id"], lease_token=first["lease_token"],
+                                         unavailable_reason=None, refreshed=True, next_after=later, now=later)
     assert stale["outcome"] == "lease_lost"
     board_row = owner.execute("SELECT * FROM ops.watched_boards").fetchone()
     assert board_row["refreshed_at"] is None
-    done = owner.execute("SELECT * FROM boardready.supply_work_complete(%s, %s, NULL, true, %s, %s)",
-                         (second["item_id"], second["lease_token"], later + dt.timedelta(days=1), later)).fetchone()
+    done = sql_api.supply_work_complete(owner, item_id=second["item_id"], lease_token=second["lease_token"],
+                                        unavailable_reason=None, refreshed=True,
+                                        next_after=later + dt.timedelta(days=1), now=later)
     assert done["outcome"] == "refreshed"
 
 
@@ -289,7 +293,8 @@ def test_the_previous_release_supply_functions_lease_work_items(owner, settings,
     item = owner.execute("SELECT * FROM ops.work_items WHERE kind = 'board_refresh'").fetchone()
     assert (item["status"], item["subject_id"]) == ("leased", board)
     # Leased by the old worker: this release's claim does not take it.
-    assert owner.execute("SELECT * FROM boardready.supply_work_claim_v2('new', 5, 60, 5, 24, %s)", (T0,)).fetchall() == []
+    assert sql_api.supply_work_claim_v2(owner, worker="new", limit=5, lease_seconds=60, max_attempts=5,
+                                        max_age_hours=24, now=T0) == []
     owner.execute("SELECT boardready.supply_work_defer('board', %s, %s)", (board, T0 + dt.timedelta(seconds=30)))
     item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
     assert (item["status"], item["attempts"], item["run_after"]) == ("accepted", 0, T0 + dt.timedelta(seconds=30))
