@@ -7,7 +7,8 @@ import re
 import stat
 import subprocess
 
-from app import database
+from app import sql_api
+from app.config import Config
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.access import seed_repository
 from tests.helpers.service import free_port
@@ -67,9 +68,9 @@ def test_waivers_of_an_earlier_demo_are_revoked_so_a_rerun_decides_the_same(owne
     other = seed_repository(owner, account_id=7_100_001, installation_id=7_700_001, repository_id=8_800_002,
                             full_name="acme-hw/another-board", login="acme-hw")
     for repo in (repository, other):
-        database.call_one(owner, "waiver_create", p_repository_id=repo, p_repository_ids=[repo],
-                          p_fingerprint="f" * 32, p_reason="bench-tested", p_expires_at=None,
-                          p_actor="host-user:2200000003")
+        sql_api.waiver_create_v2(owner, repository_id=repo, repository_ids=[repo], fingerprint="f" * 32,
+                                 reason="bench-tested", expires_at=None, actor="host-user:2200000003",
+                                 max_days=Config.waiver_max_days, limit=Config.decisions_per_minute)
     assert demo_setup.retire_earlier_waivers(db_url, demo.REPOSITORY) == 1
     rows = owner.execute("SELECT repository_id, deleted_by FROM boardready.waivers ORDER BY repository_id").fetchall()
     assert [(r["repository_id"], r["deleted_by"]) for r in rows] == [(repository, "operator:demo"), (other, None)]

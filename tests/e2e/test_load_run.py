@@ -11,8 +11,9 @@ import subprocess
 
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
-from app import migrations
+from app import migrations, sql_api
 from tests.helpers.paths import REPO_ROOT
 from tools.disposable_pg import DisposableCluster, embedded_bindir, server_major
 
@@ -76,8 +77,9 @@ def test_a_database_that_holds_service_data_is_refused():
         url = cluster.create_database("used")
         migrations.migrate(url)
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("SELECT boardready.intake_accept_delivery('host', 'earlier', 'ping', NULL, NULL, "
-                         "'{\"kind\": \"ping\"}', %s, 2)", ("0" * 64,))
+            sql_api.intake_accept_delivery(conn, provider="host", delivery_id="earlier", event="ping", action=None,
+                                           installation_id=None, actions=Jsonb({"kind": "ping"}),
+                                           payload_sha256="0" * 64, payload_bytes=2)
         done = subprocess.run([LOAD], env=load_env(SERVICE_DATABASE_URL=url), capture_output=True, text=True,
                               timeout=120)
     assert done.returncode == 3, done.stderr[-2000:]

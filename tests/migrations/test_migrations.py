@@ -4,7 +4,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from app import database, migrations
+from app import migrations, sql_api
 
 
 def tables(conn) -> set[str]:
@@ -32,7 +32,7 @@ def test_migrate_is_idempotent_and_reapplies_functions(db_url, owner):
     done = migrations.migrate(db_url)
     assert done["migrations"] == []
     assert "health.sql" in done["functions"]
-    assert owner.execute("SELECT * FROM boardready.health_probe()").fetchone()["ok"] is True
+    assert sql_api.health_probe(owner)["ok"] is True
 
 
 def test_every_migration_has_a_rollback():
@@ -51,7 +51,7 @@ def test_api_role_cannot_write_tables_directly(pool):
             conn.execute("INSERT INTO boardready.accounts (id, login, type) VALUES (1, 'x', 'User')")
     with pool.connection() as conn:
         # ...but may call the functions and read the operator views.
-        assert database.call_one(conn, "health_probe")["ok"] is True
+        assert sql_api.health_probe(conn)["ok"] is True
         assert conn.execute("SELECT count(*) AS n FROM ops.inbox").fetchone()["n"] == 0
 
 

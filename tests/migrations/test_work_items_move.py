@@ -13,7 +13,7 @@ import pytest
 from psycopg.rows import dict_row
 from yoyo import get_backend, read_migrations
 
-from app import migrations
+from app import migrations, sql_api
 
 BEFORE_THE_MOVE = "0031_more_function_tombstones"
 OUTBOX_LEASE = "11111111-1111-1111-1111-111111111111"
@@ -121,8 +121,8 @@ def test_the_moved_dead_letter_is_listed_and_replayed_by_its_id(upgraded):
     before, conn = upgraded
     listed = conn.execute("SELECT item_type, item_id, reason_code FROM ops.dead_letters").fetchall()
     assert listed == [{"item_type": "outbox", "item_id": before["dead"], "reason_code": "host_unavailable"}]
-    replayed = conn.execute("SELECT outcome FROM dead_letter_replay(501, 'outbox', %s, 'key-1', 'operator:test', "
-                            "'op-1')", (before["dead"],)).fetchone()
+    replayed = sql_api.dead_letter_replay(conn, installation_id=501, item_type="outbox", item_id=before["dead"],
+                                          idempotency_key="key-1", actor="operator:test", operation_id="op-1")
     assert replayed["outcome"] == "replayed"
     assert conn.execute("SELECT status, attempts FROM work_items WHERE id = %s", (before["dead"],)).fetchone() == \
         {"status": "accepted", "attempts": 0}

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from app import database
+from app import sql_api
 from tests.helpers.access import marketplace_body, post_marketplace
 
 T = [dt.datetime(2024, 3, day, tzinfo=dt.timezone.utc) for day in (1, 2, 3)]
@@ -18,9 +18,9 @@ NAMES = {"purchased": "marketplace_purchase.purchased.0.json", "cancelled": "mar
 
 
 def apply(conn, account_id: int, action: str, when: dt.datetime, delivery_id: str) -> dict:
-    return database.call_one(conn, "marketplace_apply_event", p_delivery_id=delivery_id, p_action=action,
-                             p_account_id=account_id, p_account_login="acme", p_account_type="Organization",
-                             p_effective_date=when, p_payload_sha256="0" * 64, p_payload_bytes=1)
+    return sql_api.marketplace_apply_event(conn, delivery_id=delivery_id, action=action, account_id=account_id,
+                                           account_login="acme", account_type="Organization", effective_date=when,
+                                           payload_sha256="0" * 64, payload_bytes=1)
 
 
 def summary(owner, account_id: int) -> tuple:

@@ -9,6 +9,9 @@ import threading
 import psycopg
 import pytest
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from app import sql_api
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt.timezone.utc)
 INSTALLATION = 7001
@@ -60,8 +63,7 @@ def test_an_observation_records_classification_stock_and_lifecycle(owner):
               "matched": True, "providerPartId": "4321", "lifecycle": "NRND (Last Updated: 3 months ago)",
               "sellers": [{"isAuthorized": True, "offers": [{"inventoryLevel": 120, "prices": prices((1, 0.1, "USD"))}]},
                           {"isAuthorized": False, "offers": [{"inventoryLevel": 5}]}]}]
-    owner.execute("SELECT boardready.supply_observations_record(%s, %s::jsonb, %s)",
-                  (INSTALLATION, json.dumps(parts), T0))
+    sql_api.supply_observations_record(owner, installation_id=INSTALLATION, parts=Jsonb(parts), now=T0)
     row = owner.execute("SELECT * FROM boardready.part_lifecycle_observations").fetchone()
     assert row["lifecycle_status"] == "nrnd" and row["distributor_classification"] == "authorized-distributor"
     assert row["stock"] == 125 and row["authorized_stock"] == 120 and row["provider_part_id"] == "4321"
@@ -74,13 +76,13 @@ LIMIT, THRESHOLD, COOLDOWN_MS = 30, 5, 300_000
 
 
 def acquire(conn, now, limit=LIMIT):
-    return conn.execute("SELECT * FROM boardready.component_provider_acquire(%s, %s, %s, 60000, %s)",
-                        (INSTALLATION, limit, COOLDOWN_MS, now)).fetchone()
+    return sql_api.component_provider_acquire(conn, installation_id=INSTALLATION, limit_per_minute=limit,
+                                              cooldown_ms=COOLDOWN_MS, trial_lease_ms=60000, now=now)
 
 
 def record(conn, now, success, token=None):
-    return conn.execute("SELECT * FROM boardready.component_provider_record(%s, %s, %s, %s, %s)",
-                        (INSTALLATION, success, token, THRESHOLD, now)).fetchone()
+    return sql_api.component_provider_record(conn, installation_id=INSTALLATION, success=success, trial_token=token,
+                                             threshold=THRESHOLD, now=now)
 
 
 def transitions(owner):
