@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import multiprocessing
 import os
 import re
 import threading
@@ -53,7 +52,9 @@ class BaseCheck:
     has both) and sends back only the diff, the base's fingerprints, BOM and, when it
     differs, schematic state. Otherwise, or when the fork fails, it all runs in this
     process when asked for: less CPU (nothing is copied on write, no two checks
-    compete for a core), more wall time. A base without the project (the pull request
+    compete for a core, and only the rules the head has findings of run on the base:
+    the fingerprint holds the rule, so a rule without a head finding cannot make one
+    existing), more wall time. A base without the project (the pull request
     adds it) compares with nothing; a base the checker refuses (a malformed or hostile
     file) compares not at all, and says so."""
 
@@ -81,6 +82,8 @@ class BaseCheck:
         the head's schematic when it may, and diffs against the head's boards)."""
         if self.unchanged or not _can_fork():
             return
+        import multiprocessing   # only a fork needs it: its import is a good share of a base checked in turn
+
         try:
             context = multiprocessing.get_context("fork")
             self._pipe, sending = context.Pipe(duplex=False)
@@ -90,19 +93,21 @@ class BaseCheck:
         except OSError:
             self._child = None
 
-    def _checked(self, head_models, reuse: bool = True) -> dict:
+    def _checked(self, head_models, reuse: bool = True, rules: frozenset[str] | None = None) -> dict:
         """What the comparison needs of the base: the boards' diffs against the head's,
         its finding fingerprints (ERC's left out when they are the head's), BOM lines
         and schematic state (None: the head's). ``reuse`` (False only to compare with a
         full check): take what the head read where the inputs are the same; the base's
         board then shares the head's items (rules read items, never write them; in the
-        fork the head cannot even see what the base's rules do)."""
+        fork the head cannot even see what the base's rules do). ``rules``: the rules
+        the head has findings of, when known (None: all); the base's findings of other
+        rules could not make a head finding existing, so they are not looked for."""
         from .errors import HostileInputError, NoProjectFound
 
         reused = self._reusable_schematics(head_models) if reuse else {}
         boards = {m.board.file: m.board for m in head_models if m.board is not None} if reuse else {}
         try:
-            base = self._check(self._options, _readers(reused, boards, self._root))
+            base = self._check(self._options, _readers(reused, boards, self._root, rules))
         except NoProjectFound:
             return {"boards": _board_diffs({}, head_models), "fingerprints": [], "erc_is_heads": False,
                     "bom": [], "schematic": schematic_state(None, self._root)}
@@ -143,19 +148,21 @@ class BaseCheck:
         finally:
             pipe.close()
 
-    def _result(self, head_models) -> dict:
+    def _result(self, head_models, findings: list[Finding]) -> dict:
+        # The fork started before the head's findings were known: it runs every rule.
+        rules = frozenset(f.rule_id for f in findings if f.source == "boardready")
         if self._child is not None:
             try:
                 outcome, value = self._pipe.recv()
             except EOFError:   # the child died without a word: check here instead
-                outcome, value = "ok", self._checked(head_models)
+                outcome, value = "ok", self._checked(head_models, rules=rules)
             finally:
                 self._child.join()
                 self._pipe.close()
             if outcome == "error":
                 raise value
             return value
-        return self._checked(head_models)
+        return self._checked(head_models, rules=rules)
 
     def compare(self, head_bom: list[dict], models, findings: list[Finding]) -> dict:
         if self.unchanged:
@@ -163,15 +170,15 @@ class BaseCheck:
                     "fingerprints": [f.fingerprint for f in findings], "erc_is_heads": False,
                     "bom": head_bom, "schematic": None}
         else:
-            base = self._result(models)
+            base = self._result(models, findings)
         return compare(models, base, head_bom, findings, self._root)
 
 
-def _readers(schematics: dict, boards: dict, head_root: Path):
+def _readers(schematics: dict, boards: dict, head_root: Path, rules: frozenset[str] | None = None):
     """The base's model readers: a schematic whose root file is among ``schematics``
     is that model, and its ERC findings are the head's (see BaseCheck); a board the
     head has too (``boards``, by file) is read only where it differs from the head's
-    (_board_from_heads)."""
+    (_board_from_heads); only ``rules`` are run (None: all)."""
     from .runner import ModelReaders, load_schematic
 
     def schematic(root_file, reader, project_name):
@@ -182,7 +189,8 @@ def _readers(schematics: dict, boards: dict, head_root: Path):
         built = _board_from_heads(head, head_root, path, reader) if head is not None else None
         return built if built is not None else load_board(path, reader)
 
-    return ModelReaders(schematic=schematic, board=board_reused if boards else None, run_erc=not schematics)
+    return ModelReaders(schematic=schematic, board=board_reused if boards else None, run_erc=not schematics,
+                        rules=rules)
 
 
 # -- the base's board, from the head's where their files agree ------------------------

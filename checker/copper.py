@@ -122,6 +122,14 @@ class Copper:
             return owner[0].uuid
         return owner.uuid
 
+    def file_order(self, item: int) -> int:
+        """Where the item's list (a pad's own, a fill's zone) starts in its file: items of one
+        file sort by it as by where(), without a line or column found."""
+        owner = self.owner[item]
+        kind = self.kind[item]
+        location = owner[1].location if kind == PAD else owner[0].location if kind == ZONE else owner.location
+        return location.source.offset(location.ordinal)
+
     def where(self, item: int) -> tuple[int, int]:
         """File line and column of the item (a pad's own line, a fill's zone)."""
         owner = self.owner[item]
@@ -406,7 +414,7 @@ def propagate_nets(copper: Copper) -> None:
         neighbours.setdefault(x, []).append(y)
         neighbours.setdefault(y, []).append(x)
     rank = {PAD: 1, SHAPE: 2}
-    key = {item: (rank.get(int(copper.kind[item]), 0), copper.where(item)) for item in neighbours}
+    key = {item: (rank.get(int(copper.kind[item]), 0), copper.file_order(item)) for item in neighbours}
     seen: set[int] = set()
     net = copper.net.copy()
     for root in sorted(neighbours, key=key.__getitem__):

@@ -50,8 +50,16 @@ _PIN_TYPE_TEXT = {"input": "Input", "output": "Output", "bidirectional": "Bidire
 DEFAULT_GRID_MM = 1.27          # KiCad's connection grid (50 mil) unless the project sets another
 
 
+ERC_PREFIX = "erc."   # of every rule id ERC gives its findings
+
+
 def rule_id(kicad_type: str) -> str:
-    return "erc." + kicad_type.replace("_", "-")
+    return ERC_PREFIX + kicad_type.replace("_", "-")
+
+
+def wanted(model: ProjectModel) -> bool:
+    """Whether the model asks for findings of any ERC rule."""
+    return model.wanted_rules is None or any(rule.startswith(ERC_PREFIX) for rule in model.wanted_rules)
 
 
 class _Report:

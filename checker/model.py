@@ -34,6 +34,14 @@ class ProjectModel:
     profile_chosen: bool = False       # the project (or --profile) chose this fab
     copper: object | None = None       # checker.copper.Copper, built once for the board rules
     run_erc: bool = True               # False: the schematic and its ERC findings are another check's
+    # The rules whose findings are asked for; None: every rule. A rule module skips a part of
+    # its work that can only make findings of other rules (a base's check needs only the
+    # rules the head has findings of: checker/base_check.py).
+    wanted_rules: frozenset[str] | None = None
+
+    def wants(self, *rule_ids: str) -> bool:
+        """Whether findings of any of ``rule_ids`` are asked for."""
+        return self.wanted_rules is None or not self.wanted_rules.isdisjoint(rule_ids)
 
     @property
     def fab_severity(self) -> str:

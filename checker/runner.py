@@ -63,10 +63,14 @@ class RunOptions:
 class ModelReaders:
     """Where a check's models come from: its files, unless another check has read
     them already (the base of a --base check takes the head's where their files
-    agree: checker/base_check.py)."""
+    agree: checker/base_check.py); and which rules it runs."""
     schematic: Callable = load_schematic
     board: Callable | None = None            # None: board.load_board, imported when a board is read
     run_erc: bool = True                     # False: the schematic's ERC findings are the other check's
+    # The rules whose findings are asked for (None: all): the base of a --base check needs
+    # only the rules the head has findings of (a finding is new by fingerprint, which holds
+    # its rule), so the rule modules skip what can only find other rules'.
+    rules: frozenset[str] | None = None
 
 
 @dataclass
@@ -200,7 +204,8 @@ def _all_inputs(projects: list[ProjectFiles], options: RunOptions) -> list[Path]
 def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputReader,
           options: RunOptions, readers: ModelReaders) -> ProjectModel:
     # The models keep Locations, not nodes: the parse trees are freed on the way out.
-    model = ProjectModel(files=files, config=config, profile=profile, run_erc=readers.run_erc)
+    model = ProjectModel(files=files, config=config, profile=profile, run_erc=readers.run_erc,
+                         wanted_rules=readers.rules)
     if files.pro:
         model.pro_path = reader.relative(files.pro)
         data = reader.read_json(files.pro)

@@ -34,18 +34,29 @@ def check(model: ProjectModel) -> list[Finding]:
     board = model.board
     if board is None:
         return []
+    # Each part runs when findings of a rule it makes are asked for (model.wants).
+    wants = model.wants
     findings: list[Finding] = []
-    findings += _outline(board)
-    findings += _vias(board, model)
-    if model.copper is None:
+    if wants("board.outline-missing", "board.outline-open"):
+        findings += _outline(board)
+    if wants("board.via-drill", "board.via-diameter", "board.annular-ring"):
+        findings += _vias(board, model)
+    if model.copper is None and wants("board.edge-clearance", "board.item-in-keepout", "board.silk-over-mask"):
         model.copper = build_copper(board)
-    findings += _edge_clearance(board, model.copper, model)
-    findings += _references(board)
-    findings += footprint_rules.check(board)
-    findings += keepout_rules.check(board, model.copper)
-    findings += silk_edge_findings(board, min_silk_clearance(model.pro))
-    findings += silk_mask_findings(board, model.copper, min_silk_clearance(model.pro))
-    findings += text_dims_findings(board, model.pro)
+    if wants("board.edge-clearance"):
+        findings += _edge_clearance(board, model.copper, model)
+    if wants("board.duplicate-reference", "board.unannotated"):
+        findings += _references(board)
+    if wants("board.courtyards-overlap", "board.footprint-type-mismatch"):
+        findings += footprint_rules.check(board)
+    if wants("board.item-in-keepout"):
+        findings += keepout_rules.check(board, model.copper)
+    if wants("board.silk-edge-clearance"):
+        findings += silk_edge_findings(board, min_silk_clearance(model.pro))
+    if wants("board.silk-over-mask"):
+        findings += silk_mask_findings(board, model.copper, min_silk_clearance(model.pro))
+    if wants("board.text-height", "board.text-thickness"):
+        findings += text_dims_findings(board, model.pro)
     return findings
 
 

@@ -65,27 +65,46 @@ def check(model: ProjectModel) -> list[Finding]:
     board = model.board
     if board is None or not board.copper_layers():
         return []
-    copper = model.copper if model.copper is not None else build_copper(board)
-    model.copper = copper
+    # Each part runs when findings of a rule it makes are asked for (model.wants); the
+    # copper, its near pairs and the holes are built when a part that reads them runs.
+    wants = model.wants
     rules = model.rules
     findings: list[Finding] = []
-    if len(copper):
-        pairs = _near_pairs(copper, _largest_clearance(copper, rules, model))
-        findings += _clearance_findings(board, copper, rules, model, pairs)
-        findings += _connectivity_findings(board, copper, pairs)
-        findings += mask_bridge_findings(board, copper, pairs.a, pairs.b, pairs.distance,
-                                         _tested(copper, pairs.a, pairs.b))
-        findings += mask_shape_findings(board, copper)
-        same = (copper.net[pairs.a] == copper.net[pairs.b]) & (pairs.distance < TOUCHING)
-        findings += _dangling_via_findings(board, copper, pairs.a[same], pairs.b[same])
-        findings += starved_thermal_findings(board, copper, pairs.a[same], pairs.b[same],
-                                             min_resolved_spokes(model.pro))
-        findings += _dangling_findings(board, copper)
-    findings += _track_width_findings(board, rules, model)
-    holes = build_holes(board)
-    findings += _hole_findings(board, holes, rules)
-    if len(copper):
-        findings += hole_clearance_findings(board, copper, holes, model)
+    paired = ("board.short", "board.clearance", "board.unconnected", "board.mask-bridge", "board.dangling-via",
+              "board.starved-thermal")
+    if model.copper is None and wants(*paired, "board.dangling-track", "board.copper-to-hole"):
+        model.copper = build_copper(board)
+    copper = model.copper
+    if copper is not None and len(copper):
+        if wants(*paired):
+            # Beyond touching copper only the clearance and mask rules look: the others read
+            # the pairs closer than TOUCHING (or their pads' grow), which any reach finds.
+            far = wants("board.short", "board.clearance", "board.mask-bridge")
+            pairs = _near_pairs(copper, _largest_clearance(copper, rules, model) if far else 0.0)
+            same = (copper.net[pairs.a] == copper.net[pairs.b]) & (pairs.distance < TOUCHING)
+        if wants("board.short", "board.clearance"):
+            findings += _clearance_findings(board, copper, rules, model, pairs)
+        if wants("board.unconnected"):
+            findings += _connectivity_findings(board, copper, pairs)
+        if wants("board.mask-bridge"):
+            findings += mask_bridge_findings(board, copper, pairs.a, pairs.b, pairs.distance,
+                                             _tested(copper, pairs.a, pairs.b))
+            findings += mask_shape_findings(board, copper)
+        if wants("board.dangling-via"):
+            findings += _dangling_via_findings(board, copper, pairs.a[same], pairs.b[same])
+        if wants("board.starved-thermal"):
+            findings += starved_thermal_findings(board, copper, pairs.a[same], pairs.b[same],
+                                                 min_resolved_spokes(model.pro))
+        if wants("board.dangling-track"):
+            findings += _dangling_findings(board, copper)
+    if wants("board.track-width"):
+        findings += _track_width_findings(board, rules, model)
+    if wants("board.hole-clearance", "board.copper-to-hole"):
+        holes = build_holes(board)
+        if wants("board.hole-clearance"):
+            findings += _hole_findings(board, holes, rules)
+        if copper is not None and len(copper) and wants("board.copper-to-hole"):
+            findings += hole_clearance_findings(board, copper, holes, model)
     return findings
 
 

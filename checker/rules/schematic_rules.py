@@ -23,7 +23,7 @@ def check(model: ProjectModel) -> list[Finding]:
     if schematic is None:
         return []
     # The electrical rules, on the connectivity model.
-    findings: list[Finding] = erc.check(model) if model.run_erc else []
+    findings: list[Finding] = erc.check(model) if model.run_erc and erc.wanted(model) else []
     placed = [s for s in schematic.symbols if not s.is_virtual]
     by_reference: dict[str, list] = defaultdict(list)
     for symbol in placed:

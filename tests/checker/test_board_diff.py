@@ -477,9 +477,9 @@ def _marks_of_a_full_base_check(head: Path, base: Path, findings) -> list[str | 
 
 
 def _restricted_and_full(head: Path, base: Path) -> tuple[dict, dict, list, list]:
-    """The base's side as the fork makes it (reusing the head's schematic and ERC where
-    only board-side files changed) and as a full check of the base makes it, and the
-    marks each gives the head's findings."""
+    """The base's side as the check in turn makes it (reusing the head's schematic and ERC
+    where only board-side files changed, running only the rules the head has findings of)
+    and as a full check of the base makes it, and the marks each gives the head's findings."""
     from checker.base_check import BaseCheck, compare
     from checker.runner import _bom, _check
 
@@ -487,7 +487,8 @@ def _restricted_and_full(head: Path, base: Path) -> tuple[dict, dict, list, list
     root = Path(os.path.abspath(head))
     base_check = BaseCheck(_check, RunOptions(path=root, base=base, run_kicad_cli=False), root, root)
     full = base_check._checked(head_outcome.models, reuse=False)
-    restricted = base_check._checked(head_outcome.models, reuse=True)
+    rules = frozenset(f.rule_id for f in head_outcome.findings if f.source == "boardready")
+    restricted = base_check._checked(head_outcome.models, reuse=True, rules=rules)
     marks = []
     for payload in (restricted, full):
         for finding in head_outcome.findings:
@@ -497,7 +498,10 @@ def _restricted_and_full(head: Path, base: Path) -> tuple[dict, dict, list, list
     return restricted, full, marks, _marks_of_a_full_base_check(head, base, head_outcome.findings)
 
 
-@pytest.mark.parametrize("head, base", BOARD_PAIRS, ids=[h.name for h, _ in BOARD_PAIRS])
+# And each pair the other way round: the base then has findings of rules the head has none
+# of, which its check in turn does not look for.
+@pytest.mark.parametrize("head, base", BOARD_PAIRS + [(b, h) for h, b in BOARD_PAIRS],
+                         ids=[h.name for h, _ in BOARD_PAIRS] + [f"{h.name}-reversed" for h, _ in BOARD_PAIRS])
 def test_the_base_check_marks_the_findings_a_full_check_of_the_base_marks_new(head, base):
     outcome = _compare(head, base)   # the runner's way: the fork, when the machine lets it
     assert [f.baseline for f in outcome.findings] == _marks_of_a_full_base_check(head, base, outcome.findings)
@@ -646,3 +650,107 @@ def test_matching_only_the_keys_unshared_items_touch_gives_what_matching_all_giv
         expected = _difference(base, head, key)
         added, removed = _match_by_key(base, head, key, coarse)
         assert added == expected[0] and [id(item) for item in removed] == [id(item) for item in expected[1]]
+
+
+# Projects whose boards between them have findings of most board rules (the planted
+# defects), and schematics with the schematic, BOM, parity and ERC rules'.
+RULE_PROJECTS = ([folder for folder in sorted(PLANTED.iterdir()) if folder.is_dir()]
+                 + [PAIR / "head", FIXTURES / "kicad-multilayer" / "kit-dev-coldfire-xilinx_5213"]
+                 + [folder for version in ("v6", "v9") for folder in sorted((KICAD / version).iterdir())
+                    if folder.is_dir()]
+                 + [FIXTURES / "kicad-planted-erc" / name for name in ("two-net-names", "wire-stub")])
+
+
+@pytest.mark.parametrize("project", RULE_PROJECTS, ids=[p.name for p in RULE_PROJECTS])
+def test_a_check_asked_for_one_rule_finds_every_finding_of_it_a_full_check_finds(project):
+    """What the base's check in turn relies on: a rule module asked for some rules
+    (model.wants) still finds every finding of those, though it skips the rest."""
+    from collections import defaultdict
+
+    from checker.runner import ModelReaders, _check
+
+    options = RunOptions(path=project, run_kicad_cli=False)
+    full: dict[str, set[str]] = defaultdict(set)
+    for finding in check(options).findings:
+        if finding.source == "boardready":
+            full[finding.rule_id].add(finding.fingerprint)
+    assert full
+    for rule, fingerprints in full.items():
+        alone = _check(options, ModelReaders(rules=frozenset({rule})))
+        assert {f.fingerprint for f in alone.findings if f.rule_id == rule} == fingerprints, rule
+
+
+def test_a_check_asked_for_no_board_rule_builds_no_copper_and_runs_no_erc():
+    from checker.runner import ModelReaders, _check
+
+    project = KICAD / "v6" / "pic_programmer"
+    outcome = _check(RunOptions(path=project, run_kicad_cli=False), ModelReaders(rules=frozenset({"bom.mpn-missing"})))
+    assert outcome.models[0].copper is None
+    assert "bom.mpn-missing" in {f.rule_id for f in outcome.findings}
+    assert not [f for f in outcome.findings if f.rule_id.startswith(("erc.", "board."))]
+    everything = check(RunOptions(path=project, run_kicad_cli=False))
+    assert everything.models[0].copper is not None
+    assert any(f.rule_id.startswith("erc.") for f in everything.findings)
+
+
+def _rules_named(node: "ast.AST", namespace: dict, seen: set) -> set[str]:
+    """The rule ids written in ``node`` and in every function of the checker it names
+    (called or passed), and in what those name in turn."""
+    import ast
+    import inspect
+    import textwrap
+    import types
+
+    from checker.rules.catalogue import RULES
+
+    def resolve(name):
+        if isinstance(name, ast.Name):
+            return namespace.get(name.id)
+        if isinstance(name, ast.Attribute):
+            owner = resolve(name.value)
+            return getattr(owner, name.attr, None) if isinstance(owner, types.ModuleType) else None
+        return None
+
+    found = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and n.value in RULES}
+    for name in ast.walk(node):
+        function = resolve(name)
+        if (isinstance(function, types.FunctionType) and function.__module__.startswith("checker.")
+                and function not in seen):
+            seen.add(function)
+            tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+            found |= _rules_named(tree, function.__globals__, seen)
+    return found
+
+
+@pytest.mark.parametrize("module", ["board_rules", "copper_rules"])
+def test_each_part_of_a_rule_module_runs_when_any_rule_it_can_find_is_asked_for(module):
+    """Statically: the rules a part of the module's check names in its model.wants(...)
+    guard are every rule id its code, and the checker's functions it reaches, holds."""
+    import ast
+    import importlib
+    import inspect
+
+    rules = importlib.import_module(f"checker.rules.{module}")
+    tree = ast.parse(inspect.getsource(rules.check))
+    constants = {target.id: ast.literal_eval(node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                 for target in node.targets if isinstance(target, ast.Name) and isinstance(node.value, ast.Tuple)}
+
+    def asked(test) -> set[str] | None:
+        for call in ast.walk(test):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "wants":
+                named = set()
+                for arg in call.args:
+                    named |= set(constants[arg.value.id]) if isinstance(arg, ast.Starred) else {ast.literal_eval(arg)}
+                return named
+        return None
+
+    guards = [node for node in ast.walk(tree) if isinstance(node, ast.If) and asked(node.test) is not None]
+    assert len(guards) >= 8
+    every = set()
+    for guard in guards:
+        reached = set()
+        for statement in guard.body:
+            reached |= _rules_named(statement, rules.__dict__, set())
+        assert reached <= asked(guard.test), ast.unparse(guard.test)
+        every |= reached
+    assert every   # the walk finds rule ids at all
