@@ -734,7 +734,7 @@ def reconciliation_claim(conn: Connection, *, kind: str, worker: str, limit: int
                          now: datetime = DEFAULT) -> list[ReconciliationClaimRow]:
     """The claimed items of one kind with their own columns, read in a statement
     of its own after the claim, so that its snapshot sees every row the claim
-    took (queue.sql). What an observation needs of an item's subject (which is
+    took (queue.sql.j2). What an observation needs of an item's subject (which is
     older than the item) the worker reads next from the kind's subjects view
     below (workers/reconcile.py).
     """

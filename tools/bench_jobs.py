@@ -4,7 +4,7 @@ Both process the same number of no-op jobs on the same embedded PostgreSQL,
 one after the other, so that only the queue machinery is measured: the claim
 with its lease (SKIP LOCKED), the completion that checks the lease, and the
 loop around them. Ours runs `workers.queue_worker.QueueWorker` over the two
-real queue tables (queue.sql), each with its real static claim, batched (one
+real queue tables (queue.sql.j2), each with its real static claim, batched (one
 claim takes as many items as there are free slots), and its lease-checked
 completion: `lifecycle` the lifecycle jobs (`job_claim`, `job_complete`),
 `work` the work_items that hold every other kind (`work_claim` of one kind,
@@ -128,8 +128,7 @@ def run_ours(url: str, count: int, concurrency: int, queue: str = "lifecycle") -
     config = config_module.load(os.environ)
     queue_class, create, table = QUEUES[queue]
     create(url, count)
-    # The owner's role: the service's role may not complete a job without
-    # applying it (job_complete is internal to the SQL functions).
+    # The owner's role, as every figure in docs/benchmarks.md was taken.
     pool = database.create_pool(url, max_size=concurrency + 2, name="bench-jobs", open_wait_seconds=10,
                                 as_api_role=False)
     worker = QueueWorker(queue_class(config), pool, url, concurrency=concurrency, poll_ms=50)

@@ -3,7 +3,7 @@ provider for pull request supply checks (first: a check run waits for them)
 and for the watched boards' daily refresh.
 
 The work is work_items (kinds supply_check and board_refresh), run by the one
-worker loop with queue.sql's rules: a lease token checked on completion
+worker loop with queue.sql.j2's rules: a lease token checked on completion
 (supply_work_complete), renewal while a fetch runs, backoff and dead letters
 on failure, operator replay (item type `supply`). The board_refresh schedule
 enqueues the boards due (workers/schedules.py).

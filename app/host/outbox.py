@@ -34,7 +34,7 @@ class OutboxQueue(SqlQueue):
     name = "outbox"
     channel = "outbox_items"
     table = "work_items"
-    #: Its kinds in work_items (queue.sql's work_queue_kinds('outbox')).
+    #: Its kinds in work_items (queue.sql.j2's work_queue_kinds('outbox')).
     work_queue = "outbox"
     id_field = "item_id"
     claim_function = staticmethod(sql_api.outbox_claim)

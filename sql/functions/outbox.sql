@@ -168,7 +168,7 @@ BEGIN
   RETURN QUERY SELECT v_result.outcome, v_result.run_after;
 END $$;
 
--- Releasing an item on shutdown is queue.sql's work_release.
+-- Releasing an item on shutdown is queue.sql.j2's work_release.
 
 -- The pending item of one kind for a release run (the synchronous result
 -- endpoint publishes its check run completion itself).

@@ -10,7 +10,7 @@
 -- Items are work_items of the reconciliation kinds (0032; the view
 -- reconciliation_items shows them with their deadline and observations).
 -- Detection is one function for every kind; items are claimed per kind with
--- queue.sql's work_lease_due; each observation is reported through
+-- queue.sql.j2's work_lease_due; each observation is reported through
 -- one function that re-checks, in its own transaction, that the caller's
 -- lease is still held and (for terminal repairs) that the attempt is still
 -- the release run's current one. Deadlines and windows come from the caller
@@ -155,9 +155,9 @@ RETURNS text LANGUAGE sql STABLE AS $$
 $$;
 
 -- ---------------------------------------------------------------------------
--- Claims and leases (queue.sql's rules)
+-- Claims and leases (queue.sql.j2's rules)
 
--- The due items of one kind, leased (queue.sql's rules: a worker that died
+-- The due items of one kind, leased (queue.sql.j2's rules: a worker that died
 -- holding an item's last attempt dead-letters it).
 CREATE OR REPLACE FUNCTION boardready_private.reconciliation_claim_ids(
   p_kind text, p_worker text, p_limit integer, p_lease_seconds integer, p_max_attempts integer,
@@ -168,7 +168,7 @@ $$;
 
 -- The claimed items of one kind with their own columns, read in a statement
 -- of its own after the claim, so that its snapshot sees every row the claim
--- took (queue.sql). What an observation needs of an item's subject (which is
+-- took (queue.sql.j2). What an observation needs of an item's subject (which is
 -- older than the item) the worker reads next from the kind's subjects view
 -- below (workers/reconcile.py).
 CREATE OR REPLACE FUNCTION boardready.reconciliation_claim(
@@ -215,7 +215,7 @@ GRANT SELECT ON boardready.reconciliation_workflow_subjects, boardready.reconcil
    TO boardready_api;
 
 -- An unexpected failure of a handler (not an observation) backs off, and
--- dead-letters after the last attempt, as jobs do: queue.sql's work_fail;
+-- dead-letters after the last attempt, as jobs do: queue.sql.j2's work_fail;
 -- a shutdown gives the item back with work_release.
 
 -- Observed, not converged yet: look again after p_next_check_seconds. The
@@ -472,7 +472,7 @@ RETURNS TABLE (outcome text, reason_code text, terminal boolean, release_run_id 
 LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_item reconciliation_items%ROWTYPE;
-  -- The previous release may name an item held across the upgrade by its older id (queue.sql).
+  -- The previous release may name an item held across the upgrade by its older id (queue.sql.j2).
   v_id   bigint := boardready_private.work_item_for_lease(p_item_id, p_lease_token);
 BEGIN
   IF boardready_private.work_lock_leased(v_id, p_lease_token) IS NULL THEN

@@ -454,7 +454,7 @@ END $$;
 
 -- Supply work is work_items (0020): a pull request's supply check
 -- (supply_check, opened by supply_check_open) and a watched board's refresh
--- (board_refresh, enqueued by the board_refresh schedule). queue.sql's rules
+-- (board_refresh, enqueued by the board_refresh schedule). queue.sql.j2's rules
 -- lease it (work_claim), renew it, fail it with backoff into dead letters
 -- (work_fail) and replay it (item type `supply`).
 

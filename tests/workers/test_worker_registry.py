@@ -49,7 +49,7 @@ def test_every_queue_registry_matches_the_kinds_its_table_allows(owner, db_url):
 
 def test_each_work_queue_claims_the_kinds_it_has_handlers_for(owner, db_url):
     """The SQL side of the registry: the kinds a work_items queue claims
-    (queue.sql's work_queue_kinds) are the kinds its handlers take."""
+    (queue.sql.j2's work_queue_kinds) are the kinds its handlers take."""
     pool = database.create_pool(db_url, max_size=2, name="registry-test")
     try:
         queues = build_queues(make_config(), db_url, pool, threading.Event())
