@@ -409,6 +409,13 @@ def propagate_nets(copper: Copper) -> None:
     # A pad or via split into its pad and its hole item is one item.
     a = np.concatenate([a, copper.hole_of[0]])
     b = np.concatenate([b, copper.hole_of[1]])
+    # A cluster of one net (or of no-net copper alone) keeps it: only those of two or more are searched.
+    root = components(len(copper), a, b)
+    lowest, highest = copper.net.copy(), copper.net.copy()
+    np.minimum.at(lowest, root, copper.net)
+    np.maximum.at(highest, root, copper.net)
+    mixed = lowest[root[a]] != highest[root[a]]
+    a, b = a[mixed], b[mixed]
     neighbours: dict[int, list[int]] = {}
     for x, y in zip(a.tolist(), b.tolist()):
         neighbours.setdefault(x, []).append(y)
@@ -439,6 +446,29 @@ def propagate_nets(copper: Copper) -> None:
                 if changeable[item]:
                     net[item] = origin
     copper.net = net
+
+
+def components(count: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For each of ``count`` items, the smallest item joined to it through the pairs (a, b).
+
+    Union-find in array operations: every pair pulls the larger of its two labels down
+    to the smaller (labels are always roots after the jumps), then labels jump to their
+    label's label until they stop changing; repeated until no pair joins two labels.
+    """
+    label = np.arange(count)
+    while len(a):
+        label_a, label_b = label[a], label[b]
+        if (label_a == label_b).all():
+            break
+        lower = np.minimum(label_a, label_b)
+        np.minimum.at(label, label_a, lower)
+        np.minimum.at(label, label_b, lower)
+        while True:
+            jumped = label[label]
+            if (jumped == label).all():
+                break
+            label = jumped
+    return label
 
 
 def _free_pad(copper: Copper, item: int) -> bool:

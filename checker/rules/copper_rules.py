@@ -25,7 +25,7 @@ import numpy as np
 import shapely
 
 from ..board import Board
-from ..copper import PAD, SHAPE, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, build_holes
+from ..copper import PAD, SHAPE, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, build_holes, components
 from ..findings import Finding
 from ..model import ProjectModel
 from ..rulebook import DEFAULT_NETCLASS, BoardRules
@@ -529,7 +529,7 @@ def _connectivity_findings(board: Board, copper: Copper, pairs: Pairs) -> list[F
     touching = pairs.distance - copper.grow[pairs.a] - copper.grow[pairs.b] < TOUCHING
     same = (copper.net[pairs.a] == copper.net[pairs.b]) & (copper.net[pairs.a] != 0) & touching
     pad_items, hole_items = copper.hole_of
-    root = _components(len(copper), np.concatenate([pairs.a[same], pad_items]),
+    root = components(len(copper), np.concatenate([pairs.a[same], pad_items]),
                        np.concatenate([pairs.b[same], hole_items]))
     # KiCad's ratsnest joins every island of a net's copper (pads, tracks, vias, fills that hold
     # any of them); each island beyond the first is one missing connection. An island of zone
@@ -609,29 +609,6 @@ def _at_anchor(points: np.ndarray, owners: np.ndarray, island: np.ndarray, ancho
     here = np.flatnonzero((island == island[anchor])
                           & (np.hypot(points[:, 0] - points[anchor, 0], points[:, 1] - points[anchor, 1]) < 1e-6))
     return [int(owners[anchor])] + [int(i) for i in dict.fromkeys(owners[here].tolist()) if i != owners[anchor]]
-
-
-def _components(count: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """For each of ``count`` items, the smallest item joined to it through the pairs (a, b).
-
-    Union-find in array operations: every pair pulls the larger of its two labels down
-    to the smaller (labels are always roots after the jumps), then labels jump to their
-    label's label until they stop changing; repeated until no pair joins two labels.
-    """
-    label = np.arange(count)
-    while len(a):
-        label_a, label_b = label[a], label[b]
-        if (label_a == label_b).all():
-            break
-        lower = np.minimum(label_a, label_b)
-        np.minimum.at(label, label_a, lower)
-        np.minimum.at(label, label_b, lower)
-        while True:
-            jumped = label[label]
-            if (jumped == label).all():
-                break
-            label = jumped
-    return label
 
 
 def _unconnected(board: Board, copper: Copper, net: int, root: np.ndarray, edge) -> Finding:

@@ -10,7 +10,7 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.copper import ARC, TRACK
+from checker.copper import ARC, TRACK, components
 from checker.rules import copper_rules
 from checker.runner import RunOptions, check
 
@@ -153,7 +153,7 @@ def test_islands_are_those_of_a_plain_union_find(case):
         parent[max(ra, rb)] = min(ra, rb)
     a = np.array([p[0] for p in pairs], dtype=np.int64)
     b = np.array([p[1] for p in pairs], dtype=np.int64)
-    assert copper_rules._components(count, a, b).tolist() == [find(i) for i in range(count)]
+    assert components(count, a, b).tolist() == [find(i) for i in range(count)]
 
 
 @pytest.mark.parametrize("board", [
