@@ -544,10 +544,10 @@ BEGIN
     PERFORM supply_board_refreshed(v_item.subject_id, p_refreshed, p_next_after, p_now);
     v_outcome := CASE WHEN p_refreshed THEN 'refreshed' ELSE 'not_refreshed' END;
   END IF;
-  -- supply_check_apply and supply_board_refreshed complete the subject's open item.
-  UPDATE work_items SET status = 'completed', outcome = v_outcome, completed_at = p_now, lease_token = NULL,
-         leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE id = p_item_id AND status <> 'completed';
+  -- supply_check_apply and supply_board_refreshed complete the subject's open
+  -- item; one they left leased is completed here (work_complete: nothing, once
+  -- it is completed).
+  PERFORM work_complete(p_item_id, p_lease_token, v_outcome, p_now);
   RETURN QUERY SELECT v_outcome, v_added;
 END $$;
 

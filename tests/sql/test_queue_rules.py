@@ -77,3 +77,20 @@ def test_a_tick_asked_for_now_is_brought_forward(pool, owner):
     assert [row["name"] for row in claim(pool, "a", T0, names=names)] == ["slo_evaluate"]
     assert [row["name"] for row in claim(pool, "a", T0, names=names, due_now=["retention_sweep"])] == \
         ["retention_sweep"]
+
+
+def test_a_supply_item_its_apply_left_open_is_completed_by_the_one_completion_rule(pool, owner):
+    """supply_work_complete completes what supply_check_apply did not (a check
+    no longer pending) with work_complete, lease checked and ended."""
+    owner.execute("INSERT INTO boardready.work_items (kind, subject_id, status, run_after, created_at, updated_at) "
+                  "VALUES ('supply_check', 987654, 'accepted', %s, %s, %s)", (T0, T0, T0))
+    with pool.connection() as conn:
+        [item] = sql_api.work_claim(conn, kinds=["supply_check"], worker="a", limit=1, lease_seconds=LEASE,
+                                    max_attempts=3, now=T0)
+        done = sql_api.supply_work_complete(conn, item_id=item["item_id"], lease_token=item["lease_token"], now=T0)
+        assert done["outcome"] == "not_pending"
+        again = sql_api.supply_work_complete(conn, item_id=item["item_id"], lease_token=item["lease_token"], now=T0)
+        assert again["outcome"] == "lease_lost"
+    row = owner.execute("SELECT * FROM boardready.work_items WHERE id = %s", (item["item_id"],)).fetchone()
+    assert (row["status"], row["outcome"], row["lease_token"], row["leased_by"], row["completed_at"]) == \
+        ("completed", "not_pending", None, None, T0)
