@@ -20,6 +20,7 @@ DEFAULT_READINESS_DB_TIMEOUT_MS = 1000
 DEFAULT_POOL_MAX = 50
 DEFAULT_JOB_MAX_ATTEMPTS = 5
 DEFAULT_WORKER_POLL_MS = 1000
+DEFAULT_INTAKE_FIRST_MS = 5000
 DEFAULT_WORKER_CONCURRENCY = 4
 DEFAULT_JOB_LEASE_SECONDS = 60
 DEFAULT_BIND = "127.0.0.1:8000"
@@ -111,6 +112,8 @@ class Config:
     bind: str
     web_concurrency: int
     web_threads: int
+    # How long lifecycle jobs wait for a burst of deliveries to end (workers/intake_first.py).
+    intake_first_ms: int = DEFAULT_INTAKE_FIRST_MS
     # Accounts and access. The operator API is enabled only when both the token
     # and the actor id are set and valid.
     auth_rate_limit_per_minute: int = DEFAULT_AUTH_RATE_LIMIT_PER_MINUTE
@@ -459,6 +462,7 @@ def load(env: Mapping[str, str] | None = None) -> Config:
         job_lease_seconds=r.integer("SERVICE_JOB_LEASE_SECONDS", DEFAULT_JOB_LEASE_SECONDS, minimum=1, maximum=3600),
         worker_poll_ms=r.integer("SERVICE_WORKER_POLL_MS", DEFAULT_WORKER_POLL_MS, minimum=10, maximum=600_000),
         worker_concurrency=r.integer("SERVICE_WORKER_CONCURRENCY", DEFAULT_WORKER_CONCURRENCY, minimum=1, maximum=64),
+        intake_first_ms=r.integer("SERVICE_INTAKE_FIRST_MS", DEFAULT_INTAKE_FIRST_MS, minimum=0, maximum=60_000),
         bind=r.text("SERVICE_BIND") or DEFAULT_BIND,
         web_concurrency=web_concurrency,
         web_threads=r.integer("SERVICE_WEB_THREADS", 16, minimum=1, maximum=256),

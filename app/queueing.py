@@ -81,6 +81,11 @@ class SqlQueue:
         self.lease_seconds = config.job_lease_seconds
         self.max_attempts = config.job_max_attempts
 
+    def claim_hold_seconds(self) -> float:
+        """How long the worker loop waits before its next claim (the lifecycle
+        queue waits for a burst of deliveries to end: workers/intake_first.py)."""
+        return 0.0
+
     def handle(self, pool, item: dict) -> str:
         """Run the item's handler; its outcome, or an exception to fail the attempt."""
         handler = self.handlers.get(item[self.kind_field])

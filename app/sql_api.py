@@ -297,7 +297,9 @@ def job_claim(conn: Connection, *, worker: str, limit: int, lease_seconds: int, 
               now: datetime = DEFAULT) -> list[JobClaimRow]:
     """Claim due jobs, first making the jobs of up to 500 deliveries that await
     one (more when the claim may take more): a burst becomes jobs at once, so
-    a backlog waits as jobs, counted and aged as it always was.
+    a backlog waits as jobs, counted and aged as it always was. Its commit
+    does not wait for the WAL flush, for the reasons lifecycle_job_run gives
+    (lifecycle.sql): lost in a crash, its deliveries await their jobs again.
     """
     return call(conn, "job_claim", p_worker=worker, p_limit=limit, p_lease_seconds=lease_seconds,
                 p_max_attempts=max_attempts, **given(p_now=now))
@@ -372,6 +374,15 @@ def lifecycle_job_run(conn: Connection, *, job_id: int, lease_token: UUID | str,
     commit (app/wakeup.py). A NOTIFY makes its commit take a cluster-wide lock
     held through the commit record's flush, so the jobs' commits queued behind
     each other, and every job woke every listening session.
+
+    Its commit does not wait for the WAL flush (synchronous_commit off, this
+    transaction only): a crash may lose the last few hundred milliseconds of
+    jobs, whole transactions only, which leave nothing behind: their jobs are
+    claimed again once their leases run out. Nothing outside the database acts on
+    a job's effect before a later durable commit: the outbox claims its work,
+    and a request changes what it read, in transactions of their own, whose
+    flush covers every commit before them in the WAL, this one included. The
+    delivery itself was stored durably before the intake answered.
     """
     return call_one(conn, "lifecycle_job_run", p_job_id=job_id, p_lease_token=lease_token, **given(p_now=now))
 

@@ -116,6 +116,9 @@ GROUPS: list[tuple[str, dict[str, Variable]]] = [
             "lease of a claimed job or outbox item; a live worker renews it, a dead one lets it expire"),
         "SERVICE_WORKER_POLL_MS": Variable("poll interval of the workers (NOTIFY wakes them sooner)"),
         "SERVICE_WORKER_CONCURRENCY": Variable("items a worker process handles at once"),
+        "SERVICE_INTAKE_FIRST_MS": Variable(
+            "how long lifecycle jobs wait for a burst of webhook deliveries to end before running beside it "
+            "(0: never wait; a lone delivery's job never waits)"),
     }),
     ("Accounts and access", {
         "SERVICE_AUTH_RATE_LIMIT_PER_MINUTE": Variable(

@@ -4,6 +4,8 @@ The handler is entirely in SQL (lifecycle_job_run): it applies the job's
 normalized actions and completes the job in one transaction, and refuses when
 the lease was taken over. The outbox work a job queues is announced after its
 commit, by one coalesced NOTIFY (app/wakeup.py), not in the job's transaction.
+While a burst of deliveries arrives, the jobs wait for it to end
+(workers/intake_first.py).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import threading
 from app import database, sql_api
 from app.queueing import LeaseLost, SqlQueue
 from app.wakeup import Waker
+from workers.intake_first import IntakeBursts
 
 
 class LifecycleQueue(SqlQueue):
@@ -33,6 +36,14 @@ class LifecycleQueue(SqlQueue):
         self.handlers = {"lifecycle_job": self._process}
         self._outbox_waker: Waker | None = None
         self._waker_lock = threading.Lock()
+        self.bursts = IntakeBursts(config.intake_first_ms / 1000)
+
+    def notified(self, channel: str) -> None:
+        """The intake's wake-up (the listener's only channel for this queue)."""
+        self.bursts.arrived()
+
+    def claim_hold_seconds(self) -> float:
+        return self.bursts.hold_seconds()
 
     def claim(self, conn, worker_id: str, limit: int) -> list[dict]:
         return [{**item, "queue": "lifecycle_job"} for item in super().claim(conn, worker_id, limit)]

@@ -37,6 +37,8 @@ class Queue(Protocol):
 
     def claim(self, conn: psycopg.Connection, worker_id: str, limit: int) -> list[dict]: ...
 
+    def claim_hold_seconds(self) -> float: ...
+
     def handle(self, pool, item: dict) -> str:
         """Do the work and report completion; return the outcome. Raise to fail the attempt."""
 
@@ -188,6 +190,10 @@ class QueueWorker:
         with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=self.queue.name) as executor:
             while not self.stop.is_set():
                 self.wake.clear()
+                hold = self.queue.claim_hold_seconds()
+                if hold > 0:
+                    self._pause(hold)
+                    continue
                 with self._inflight_lock:
                     free = self.concurrency - self._inflight
                 claimed = self._claim(free) if free > 0 else []

@@ -87,7 +87,9 @@ END $$;
 
 -- Claim due jobs, first making the jobs of up to 500 deliveries that await
 -- one (more when the claim may take more): a burst becomes jobs at once, so
--- a backlog waits as jobs, counted and aged as it always was.
+-- a backlog waits as jobs, counted and aged as it always was. Its commit
+-- does not wait for the WAL flush, for the reasons lifecycle_job_run gives
+-- (lifecycle.sql): lost in a crash, its deliveries await their jobs again.
 CREATE OR REPLACE FUNCTION boardready.job_claim(
   p_worker          text,
   p_limit           integer,
@@ -100,6 +102,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_claimed queue_claimed[];
 BEGIN
+  PERFORM set_config('synchronous_commit', 'off', true);
   PERFORM boardready_private.lifecycle_jobs_from_inbox(greatest(p_limit, 500), p_now);
   v_claimed := boardready_private.job_lease_due(p_worker, p_limit, p_lease_seconds, p_max_attempts, p_now);
   -- A statement of its own, so its snapshot sees every row the claim took.

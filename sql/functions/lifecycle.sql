@@ -220,6 +220,15 @@ END $$;
 -- commit (app/wakeup.py). A NOTIFY makes its commit take a cluster-wide lock
 -- held through the commit record's flush, so the jobs' commits queued behind
 -- each other, and every job woke every listening session.
+--
+-- Its commit does not wait for the WAL flush (synchronous_commit off, this
+-- transaction only): a crash may lose the last few hundred milliseconds of
+-- jobs, whole transactions only, which leave nothing behind: their jobs are
+-- claimed again once their leases run out. Nothing outside the database acts on
+-- a job's effect before a later durable commit: the outbox claims its work,
+-- and a request changes what it read, in transactions of their own, whose
+-- flush covers every commit before them in the WAL, this one included. The
+-- delivery itself was stored durably before the intake answered.
 CREATE OR REPLACE FUNCTION boardready.lifecycle_job_run(
   p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, outbox_waiting boolean)
@@ -229,6 +238,7 @@ DECLARE
   v_waiting boolean;
 BEGIN
   PERFORM set_config('boardready.outbox_notify', 'caller', true);
+  PERFORM set_config('synchronous_commit', 'off', true);
   v_outcome := boardready_private.lifecycle_job_apply(p_job_id, p_lease_token, p_now);
   v_waiting := current_setting('boardready.outbox_notify') = 'owed';
   -- Whatever else the caller's transaction does notifies as always.
