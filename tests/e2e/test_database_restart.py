@@ -8,7 +8,8 @@ restarts twice (cleanly, then as a crash) while senders keep delivering. From th
 after the database accepts connections again, every delivery must be
 accepted; only requests in flight during the restart may answer 503; every
 accepted delivery has exactly one inbox row and one job; the worker resumes
-and completes them all.
+and completes them all, those whose last job transaction the crash lost
+included.
 """
 from __future__ import annotations
 
@@ -63,7 +64,11 @@ def test_deliveries_survive_database_restarts(cluster):
            "HOST_APP_ID": "4242", "HOST_APP_PRIVATE_KEY": generated_app_private_key(),
            "HOST_API_URL": "http://127.0.0.1:9", "SERVICE_OIDC_AUDIENCE": "boardready-test",
            "SERVICE_BIND": f"127.0.0.1:{free_port()}", "SERVICE_WEB_CONCURRENCY": "2",
-           "SERVICE_WEB_THREADS": "8", "SERVICE_WORKER_POLL_MS": "500"}
+           "SERVICE_WEB_THREADS": "8", "SERVICE_WORKER_POLL_MS": "500",
+           # A crash can lose a job's last transaction (it commits without
+           # waiting for the flush: lifecycle.sql); its job is claimed again
+           # when its lease runs out, well within the wait below.
+           "SERVICE_JOB_LEASE_SECONDS": "10"}
     service = Service(config_module.load(env), url, extra_env=env).start()
     payload = json.loads(webhook_fixture("pull_request.opened.12.json"))
     body = json.dumps(payload).encode()
