@@ -214,10 +214,11 @@ def _split(text: str) -> tuple[str, str, list[str], list[int], str] | None:
     each starts (its parenthesis) and where the root's closing parenthesis is, that
     parenthesis and after); None for a file not laid out as KiCad writes it. With no
     escaped quote in the file, a list holding an even number of quotes ends outside
-    any string, so a line inside a string that looks like a list cannot split one; a
-    line indented the other way (a tab in a two-space file) leaves two lists in one,
-    which is then compared, kept or loaded as one."""
-    if '\\"' in text or not text.startswith("(kicad_pcb"):
+    any string, so a line inside a string that looks like a list cannot split one
+    (the caller counts them: _odd_quotes); a line indented the other way (a tab in a
+    two-space file) leaves two lists in one, which is then compared, kept or loaded
+    as one."""
+    if _escaped_quote(text) or not text.startswith("(kicad_pcb"):
         return None
     # The indent is the first top-level list's: (version ..) or (general ..) opens the file.
     opening = next((o for o in _TOP_LEVEL_OPENINGS if o in text[:4096]), None)
@@ -230,16 +231,33 @@ def _split(text: str) -> tuple[str, str, list[str], list[int], str] | None:
     if not chunks or len(chunks[-1]) <= len(text) - end:
         return None
     chunks[-1] = chunks[-1][:len(chunks[-1]) - (len(text) - end)]   # without the root's closing parenthesis
-    if any(map(_odd, map(_QUOTES, [prefix, *chunks]))):
-        return None
     step = len(opening) - 1   # a list starts at its parenthesis, the last character of the opening
     starts = list(accumulate([len(prefix) + step, *(len(c) + len(opening) for c in chunks)]))
     starts[-1] = end
     return prefix, opening, chunks, starts, text[end:]
 
 
+def _escaped_quote(text: str) -> bool:
+    """Whether a backslash comes before a quote: the first backslashes looked up one by one
+    (a board has few, if any, and a search for one character is the fastest), the rest of
+    the text then searched for the pair."""
+    at = text.find("\\")
+    for _ in range(64):
+        if at == -1:
+            return False
+        if text.startswith('"', at + 1):
+            return True
+        at = text.find("\\", at + 1)
+    return '\\"' in text[at:]
+
+
 _QUOTES = methodcaller("count", '"')
 _odd = (1).__and__
+
+
+def _odd_quotes(pieces) -> bool:
+    """Whether any of the pieces holds an odd number of quotes (see _split)."""
+    return any(map(_odd, map(_QUOTES, pieces)))
 
 
 def _chunk_key(chunk: str) -> tuple[int, str, str]:
@@ -296,6 +314,8 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
     if head_split is None or base_split is None or head_split[:2] != base_split[:2] or head_split[4] != base_split[4]:
         return None
     (_, _, head_chunks, head_starts, _), (prefix, opening, base_chunks, _, suffix) = head_split, base_split
+    if _odd_quotes([prefix, *head_chunks]):
+        return None
 
     def kind(chunk: str) -> str:
         match = _KIND.match(chunk)
@@ -321,6 +341,9 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
             same = next((n for n, index in enumerate(candidates) if head_chunks[index] == chunk), None)
             plan.append(candidates.pop(same) if same is not None else chunk)
     loaded_texts = [step for step in plan if isinstance(step, str)]
+    # The base's other lists are the head's, byte for byte, and its prefix (compared above).
+    if _odd_quotes(loaded_texts):
+        return None
     # The base's own items, loaded in one go: its header, then its lists the head lacks.
     pieces = [prefix, *(opening + chunk for chunk in (*header, *loaded_texts))]
     ends = list(accumulate(map(len, pieces)))

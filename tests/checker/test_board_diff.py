@@ -754,3 +754,23 @@ def test_each_part_of_a_rule_module_runs_when_any_rule_it_can_find_is_asked_for(
         assert reached <= asked(guard.test), ast.unparse(guard.test)
         every |= reached
     assert every   # the walk finds rule ids at all
+
+
+@pytest.mark.parametrize("inside", ["escaped quotes", "a line inside a string"])
+def test_a_base_whose_new_text_could_hide_a_list_in_a_string_is_loaded_in_full(inside, tmp_path):
+    """Only the base's lists the head lacks have their quotes counted: a string that opens
+    in one of them and holds a line that is one of the head's lists is found there."""
+    from checker.base_check import _board_from_heads
+    from checker.project import InputReader
+
+    base = tmp_path / "base"
+    shutil.copytree(PAIR / "head", base)
+    board = base / "ecc83-pp.kicad_pcb"
+    content = board.read_text()
+    segment = next(line for line in content.splitlines() if line.startswith("  (segment "))
+    text = ('"a \\"quoted\\" b"' if inside == "escaped quotes"
+            else f'"a\n{segment}\n  (via b"')   # the head's own segment, inside the text's string
+    at = content.rindex(")")
+    board.write_text(content[:at] + f'  (gr_text {text} (at 100 100) (layer "F.SilkS"))\n' + content[at:])
+    head_board = check(RunOptions(path=PAIR / "head", run_kicad_cli=False)).models[0].board
+    assert _board_from_heads(head_board, PAIR / "head", board, InputReader(base, DEFAULT_LIMITS)) is None
