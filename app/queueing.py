@@ -54,7 +54,7 @@ Handler = Callable[[object, dict], str]
 
 
 class SqlQueue:
-    """A queue with queue.sql's lease, retry and release rules. A queue names
+    """A queue with queue.sql.j2's lease, retry and release rules. A queue names
     its claim function (which returns what its handlers need), its id column,
     and the static functions that fail, release and renew its items (work_*
     for every kind held in work_items, job_* for the lifecycle jobs,

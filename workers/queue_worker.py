@@ -2,7 +2,7 @@
 
 Each QueueWorker runs one queue (app/queueing.py's SqlQueue): lifecycle jobs,
 outbox calls, reconciliation items, supply work and the periodic schedules
-(workers/schedules.py). A queue claims items through queue.sql's rules and
+(workers/schedules.py). A queue claims items through queue.sql.j2's rules and
 hands each to the handler its registry names for the item's kind
 (workers/registry.py builds them all).
 

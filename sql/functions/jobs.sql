@@ -1,5 +1,5 @@
 -- Lifecycle job queue: claim with a lease, fail with backoff or dead-letter,
--- release on shutdown (the rules live in queue.sql). Completion is the handler's own function
+-- release on shutdown (the rules live in queue.sql.j2). Completion is the handler's own function
 -- (lifecycle_job_process), which applies the effect and completes in one
 -- transaction. The inbox state follows the job through a trigger, so every
 -- path (claim, fail, replay, reconciliation) keeps the projection.
@@ -114,5 +114,5 @@ BEGIN
    ORDER BY j.id;
 END $$;
 
--- A job's failure and its release on shutdown are queue.sql's job_fail and
+-- A job's failure and its release on shutdown are queue.sql.j2's job_fail and
 -- job_release.

@@ -172,7 +172,7 @@ END $$;
 
 -- The lifecycle handler: one transaction applies the effect and completes the
 -- job, and only while the caller's lease is still the current one (the lease
--- and completion rules of queue.sql). Returns the outcome.
+-- and completion rules of queue.sql.j2). Returns the outcome.
 CREATE OR REPLACE FUNCTION boardready_private.lifecycle_job_apply(
   p_job_id bigint, p_lease_token uuid, p_now timestamptz)
 RETURNS text LANGUAGE plpgsql AS $$
