@@ -588,10 +588,10 @@ CREATE OR REPLACE FUNCTION boardready.supply_work_defer(
   p_kind text, p_item_id bigint, p_run_after timestamptz)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
 BEGIN
-  UPDATE work_items SET status = 'accepted', attempts = greatest(attempts - 1, 0), run_after = p_run_after,
-         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = now()
-   WHERE kind = CASE p_kind WHEN 'pull_request' THEN 'supply_check' ELSE 'board_refresh' END
-     AND subject_id = p_item_id AND status = 'leased';
+  PERFORM work_defer(w.id, w.lease_token, p_run_after)
+     FROM work_items w
+    WHERE w.kind = CASE p_kind WHEN 'pull_request' THEN 'supply_check' ELSE 'board_refresh' END
+      AND w.subject_id = p_item_id AND w.status = 'leased';
 END $$;
 
 -- A board's parts were refreshed (or could not be: p_next_after sooner); its
@@ -602,9 +602,8 @@ RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp
   UPDATE watched_boards SET refresh_after = p_next_after, refresh_leased_until = NULL,
          refreshed_at = CASE WHEN p_refreshed THEN p_now ELSE refreshed_at END
    WHERE id = p_board_id;
-  UPDATE work_items SET status = 'completed', outcome = CASE WHEN p_refreshed THEN 'refreshed' ELSE 'not_refreshed' END,
-         completed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE kind = 'board_refresh' AND subject_id = p_board_id AND status IN ('accepted', 'leased');
+  SELECT boardready_private.work_complete_open('board_refresh', p_board_id,
+                                               CASE WHEN p_refreshed THEN 'refreshed' ELSE 'not_refreshed' END, p_now);
 $$;
 
 CREATE OR REPLACE FUNCTION boardready_private.supply_fingerprint(p_rule text, p_part_key text)
@@ -727,9 +726,8 @@ BEGIN
   UPDATE supply_checks SET status = CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END,
          completed_at = p_now, leased_until = NULL
    WHERE run_result_id = p_run_result_id;
-  UPDATE work_items SET status = 'completed', outcome = CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END,
-         completed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE kind = 'supply_check' AND subject_id = p_run_result_id AND status IN ('accepted', 'leased');
+  PERFORM boardready_private.work_complete_open('supply_check', p_run_result_id,
+                                                CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END, p_now);
   SELECT d.decision INTO v_decision FROM boardready_private.release_decision_refresh(v_check.release_run_id, p_now) d;
   -- Release what waited for this check. The completion shows the release
   -- decision the findings make, not the result's own conclusion first
