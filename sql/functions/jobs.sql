@@ -58,8 +58,12 @@ DECLARE
   v_inbox_ids bigint[];
 BEGIN
   -- Most claims find nothing awaiting (the intake's bursts are made into
-  -- jobs by one claim): a look at the partial index is all they pay.
-  IF NOT EXISTS (SELECT FROM boardready.webhook_inbox i WHERE i.awaiting_job) THEN
+  -- jobs by one claim): a look at the partial index is all they pay. The
+  -- order makes it the index: right after a burst the statistics still count
+  -- its rows as awaiting, and the planner read the whole inbox instead (and
+  -- an EXISTS would drop the order).
+  PERFORM FROM boardready.webhook_inbox i WHERE i.awaiting_job ORDER BY i.id LIMIT 1;
+  IF NOT FOUND THEN
     RETURN 0;
   END IF;
   WITH awaiting AS (

@@ -362,3 +362,23 @@ def test_a_job_committed_while_a_claim_runs_is_returned_not_lost(client, owner, 
     leased = owner.execute("SELECT id FROM lifecycle_jobs WHERE status = 'leased' ORDER BY id").fetchall()
     assert sorted(r["job_id"] for r in result["rows"]) == [r["id"] for r in leased]
     assert len(leased) == 2
+
+
+def test_a_claim_after_a_burst_looks_at_the_awaiting_index_not_the_whole_inbox(owner, pool):
+    """Right after a burst the planner's statistics still count its rows as
+    awaiting their job; the claim's first look must still be the partial index."""
+    owner.execute("INSERT INTO webhook_inbox (provider, delivery_id, idempotency_key, event, action, installation_id,"
+                  " actions, payload_sha256, payload_bytes, state, received_at, updated_at, acceptance_ms,"
+                  " awaiting_job) SELECT 'host', 'burst-' || n, 'host:burst-' || n, 'ping', '', 1, '{}', 'x', 2,"
+                  " 'processed', now(), now(), 1, true FROM generate_series(1, 3000) AS n")
+    owner.execute("ANALYZE webhook_inbox")
+    owner.execute("UPDATE webhook_inbox SET awaiting_job = false")  # their jobs made; no ANALYZE since
+    with pool.connection() as conn, conn.transaction():
+        assert not claim_in(conn)
+        scans = conn.execute("SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables"
+                             " WHERE relid = 'boardready.webhook_inbox'::regclass").fetchone()
+    assert scans["seq_scan"] == 0 and scans["idx_scan"] >= 1, scans
+
+
+def claim_in(conn):
+    return sql_api.job_claim(conn, worker="w", limit=10, lease_seconds=LEASE, max_attempts=MAX_ATTEMPTS)
