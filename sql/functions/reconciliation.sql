@@ -223,22 +223,16 @@ GRANT SELECT ON boardready.reconciliation_workflow_subjects, boardready.reconcil
 CREATE OR REPLACE FUNCTION boardready_private.reconciliation_recheck(
   p_item_id bigint, p_reason text, p_next_check_seconds integer, p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
-  UPDATE boardready.work_items
-     SET status = 'accepted', reason_code = boardready_private.reconciliation_check_reason(p_reason), attempts = 0,
-         observations = observations + 1, run_after = p_now + make_interval(secs => p_next_check_seconds),
-         lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE id = p_item_id
+  SELECT boardready_private.work_recheck(p_item_id, boardready_private.reconciliation_check_reason(p_reason),
+                                         p_now + make_interval(secs => p_next_check_seconds), p_now)
 $$;
 
 -- Done: the terminal outcome, and the reason code it ended with.
 CREATE OR REPLACE FUNCTION boardready_private.reconciliation_finish(
   p_item_id bigint, p_outcome text, p_reason text, p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
-  UPDATE boardready.work_items
-     SET status = 'completed', outcome = boardready_private.reconciliation_check_reason(p_outcome),
-         reason_code = boardready_private.reconciliation_check_reason(p_reason), observations = observations + 1,
-         completed_at = p_now, lease_token = NULL, leased_until = NULL, leased_by = NULL, updated_at = p_now
-   WHERE id = p_item_id
+  SELECT boardready_private.work_finish(p_item_id, boardready_private.reconciliation_check_reason(p_outcome),
+                                        boardready_private.reconciliation_check_reason(p_reason), p_now)
 $$;
 
 -- ---------------------------------------------------------------------------

@@ -4,7 +4,9 @@ statuses). lifecycle_jobs (0001), work_items and schedules (0020, 0032) were
 made by migrations at different times; in the catalog each must have every
 queue column as boardready.queue_item_shape declares it (type, nullability,
 default), the shape's lease CHECK, and a status CHECK of exactly the statuses
-its queue declares, so that a table that drifts from the rules fails here."""
+its queue declares, so that a table that drifts from the rules fails here.
+And no other file in sql/functions writes a queue table's lease: a
+transition that takes or ends one is the template's."""
 from __future__ import annotations
 
 import re
@@ -65,6 +67,16 @@ def test_every_queue_table_has_the_declared_queue_columns_and_checks(pg_server, 
     with psycopg.connect(pg_server.url(template_db)) as conn:
         assert [queue["table"] for queue in QUEUE.queues] == ["lifecycle_jobs", "work_items", "schedules"]
         assert drift(conn) == []
+
+
+def test_only_the_template_takes_or_ends_a_lease():
+    # outbox_items and reconciliation_items: views of work_items' kinds (0032), writable.
+    tables = [queue["table"] for queue in QUEUE.queues] + ["outbox_items", "reconciliation_items"]
+    sets_a_lease = re.compile(rf"UPDATE\s+(?:boardready\.)?(?:{'|'.join(tables)})\b[^;]*?"
+                              r"\b(?:lease_token|leased_until|leased_by)\s*=", re.I)
+    found = [(name, match.group(0).split("\n")[0]) for name, sql in migrations.function_sources()
+             if not name.endswith(".j2") for match in sets_a_lease.finditer(sql)]
+    assert found == [], "call queue.sql.j2's functions (or add the transition there)"
 
 
 def test_a_queue_column_or_status_that_drifts_is_found(db_url):
