@@ -28,45 +28,42 @@ class Clock:
         return self.now
 
 
+def wakeups(bursts: IntakeBursts, clock: Clock, count: int, every: float) -> list[float]:
+    """`count` wake-ups `every` seconds apart; the hold after each."""
+    holds = []
+    for _ in range(count):
+        bursts.arrived()
+        holds.append(bursts.hold_seconds())
+        clock.now += every
+    return holds
+
+
 def test_a_lone_wakeup_is_not_a_burst():
     clock = Clock()
     bursts = IntakeBursts(5.0, clock)
     assert bursts.hold_seconds() == 0
-    bursts.arrived()
-    assert bursts.hold_seconds() == 0
+    assert wakeups(bursts, clock, 1, 0) == [0]
 
 
 def test_a_burst_holds_until_the_wakeups_stop():
     clock = Clock()
     bursts = IntakeBursts(5.0, clock)
-    for _ in range(3):
-        bursts.arrived()
-        clock.now += 0.05
+    wakeups(bursts, clock, 3, 0.05)
     assert bursts.hold_seconds() == pytest.approx(IntakeBursts.QUIET_SECONDS - 0.05)
     clock.now += IntakeBursts.QUIET_SECONDS
     assert bursts.hold_seconds() == 0
-    bursts.arrived()  # the first wake-up after a quiet spell starts a new count
-    assert bursts.hold_seconds() == 0
+    assert wakeups(bursts, clock, 1, 0) == [0]  # the first wake-up after a quiet spell starts a new count
 
 
 def test_a_burst_without_end_is_waited_for_at_most_the_limit():
     clock = Clock()
-    bursts = IntakeBursts(1.0, clock)
-    holds = []
-    for _ in range(32):  # two seconds of wake-ups, one every 1/16 s
-        bursts.arrived()
-        holds.append(bursts.hold_seconds())
-        clock.now += 0.0625
+    holds = wakeups(IntakeBursts(1.0, clock), clock, 32, 0.0625)  # two seconds, one every 1/16 s
     assert all(h > 0 for h in holds[1:16]) and all(h == 0 for h in holds[16:])
 
 
 def test_a_limit_of_zero_never_holds():
     clock = Clock()
-    bursts = IntakeBursts(0, clock)
-    for _ in range(5):
-        bursts.arrived()
-        clock.now += 0.01
-    assert bursts.hold_seconds() == 0
+    assert wakeups(IntakeBursts(0, clock), clock, 5, 0.01) == [0] * 5
 
 
 def deliver(client, delivery_id: str) -> None:
