@@ -222,7 +222,7 @@ _ITEM_KINDS = frozenset(("footprint", "module", "segment", "arc", "via", "zone",
 _BOARD_LISTS = ("footprints", "tracks", "vias", "edges", "zones", "copper_shapes", "silk_shapes", "mask_shapes",
                 "silk_texts")
 _BOARD_FIELDS = frozenset(_BOARD_LISTS + ("file", "version", "legacy", "layers", "nets", "title_block",
-                                          "edge_connector", "castellated_pads", "setup", "uuids"))
+                                          "edge_connector", "castellated_pads", "setup", "uuids", "file_offsets"))
 
 
 def _split(text: str) -> tuple[str, str, list[str], list[int], str] | None:
@@ -330,7 +330,7 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
     head_split, base_split = _split(head_text), _split(base_text)
     if head_split is None or base_split is None or head_split[:2] != base_split[:2] or head_split[4] != base_split[4]:
         return None
-    (_, _, head_chunks, head_starts, _), (prefix, opening, base_chunks, _, suffix) = head_split, base_split
+    (_, _, head_chunks, head_starts, _), (prefix, opening, base_chunks, base_starts, suffix) = head_split, base_split
     if _odd_quotes([prefix, *head_chunks]):
         return None
 
@@ -370,14 +370,40 @@ def _board_from_heads(head, head_root: Path, path: Path, reader):
     if loaded_items is None or any(loaded_items[:len(header)]):
         return None
     loaded_items = iter(loaded_items[len(header):])
+    loaded_starts = iter(starts[len(header):])
+    # Each list's start in the file it was read from and in the base's file, by file read
+    # (its Source): an item's place in the base's file is its list's there, plus its own
+    # place in that list (Board.offset_of; items are ordered by it).
+    placed: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    in_base = (base_starts[n] for n, k in enumerate(base_kinds) if k in _ITEM_KINDS)
     board = Board(file=relative, version=head.version, legacy=head.legacy, layers=dict(head.layers),
                   nets=dict(head.nets), title_block=dict(head.title_block), edge_connector=head.edge_connector,
                   castellated_pads=head.castellated_pads, setup=dict(head.setup))
     for step in plan:
-        items = head_items[step] if isinstance(step, int) else next(loaded_items)
+        if isinstance(step, int):
+            items, start = head_items[step], head_starts[step]
+        else:
+            items, start = next(loaded_items), next(loaded_starts)
+        at = next(in_base)
         for name, made in items.items():
             getattr(board, name).extend(made)
+            placed[id(made[0].location.source)].append((start, at))
+    board.file_offsets = _offsets_in_base({source: sorted(set(pairs)) for source, pairs in placed.items()})
     return board
+
+
+def _offsets_in_base(placed: dict[int, list[tuple[int, int]]]):
+    """Board.file_offsets of a board built from lists of other files: ``placed`` holds, per
+    file read (the id of its Source), where each of its lists starts there and in the base's file."""
+    starts = {source: ([read for read, _ in pairs], [base for _, base in pairs]) for source, pairs in placed.items()}
+
+    def offset(location) -> int:
+        read, base = starts[id(location.source)]
+        at = location.source.offset(location.ordinal)
+        chunk = bisect.bisect_right(read, at) - 1
+        return base[chunk] + at - read[chunk]
+
+    return offset
 
 
 def load_board_text(text: str, relative: str, limits):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -232,6 +233,16 @@ class Board:
 
     # Top-level items by uuid (KiCad's reports name items by uuid), gathered while loading.
     uuids: dict[str, Location] = field(default_factory=dict, repr=False)
+    # For a board built from the lists of other files (checker/base_check.py: the head's
+    # and the base's own), where an item's list starts in the board's own file; None: at
+    # its location's offset, the board's items being read from its file.
+    file_offsets: Callable[[Location], int] | None = field(default=None, repr=False, compare=False)
+
+    def offset_of(self, location: Location) -> int:
+        """Where the list at ``location`` starts in the board's file (items sort by it as KiCad saved them)."""
+        if self.file_offsets is not None:
+            return self.file_offsets(location)
+        return location.source.offset(location.ordinal)
 
     def position_of(self, uuid: str) -> tuple[int, int] | None:
         """Line and column of the top-level item with this uuid."""

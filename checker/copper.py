@@ -24,12 +24,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from itertools import chain
+from typing import Callable
 
 import numpy as np
 import shapely
 
 from .board import Board, CopperShape, Footprint, Pad, Track, Via, Zone
 from .geometry import rotate
+from .sexpr import Location
 
 TRACK, ARC, VIA, PAD, ZONE, SHAPE = range(6)
 KIND_NAMES = ("Track", "Arc", "Via", "Pad", "Zone", "Shape")
@@ -68,6 +70,7 @@ class Copper:
     hole_of: tuple[np.ndarray, np.ndarray] = field(
         default_factory=lambda: (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)))
     _unit_bounds: np.ndarray | None = field(default=None, repr=False)
+    offset_of: Callable[[Location], int] | None = field(default=None, repr=False)   # Board.offset_of
 
     @property
     def unit_bounds(self) -> np.ndarray:
@@ -123,11 +126,13 @@ class Copper:
         return owner.uuid
 
     def file_order(self, item: int) -> int:
-        """Where the item's list (a pad's own, a fill's zone) starts in its file: items of one
-        file sort by it as by where(), without a line or column found."""
+        """Where the item's list (a pad's own, a fill's zone) starts in the board's file: items
+        sort by it as KiCad saved them (a board built from two files' lists too: Board.offset_of)."""
         owner = self.owner[item]
         kind = self.kind[item]
         location = owner[1].location if kind == PAD else owner[0].location if kind == ZONE else owner.location
+        if self.offset_of is not None:
+            return self.offset_of(location)
         return location.source.offset(location.ordinal)
 
     def where(self, item: int) -> tuple[int, int]:
@@ -350,7 +355,7 @@ def build_copper(board: Board) -> Copper:
         anchor=groups.column("anchor", np.float64).reshape(-1, 2),
         local_clearance=groups.column("local", np.float64), footprint=groups.column("footprint", np.int32),
         owner=owner, unit_geom=np.concatenate(unit_geom), unit_item=unit_item_array,
-        unit_radius=radius[unit_item_array], fills=fills, grow=grow, hole_of=hole_of)
+        unit_radius=radius[unit_item_array], fills=fills, grow=grow, hole_of=hole_of, offset_of=board.offset_of)
     propagate_nets(copper)
     return copper
 

@@ -537,7 +537,7 @@ def _same_model(a, b, path="board") -> None:
     elif dataclasses.is_dataclass(a) and not isinstance(a, type):
         assert type(a) is type(b), path
         for field in dataclasses.fields(a):
-            if field.name not in ("location", "uuids", "footprint"):
+            if field.name not in ("location", "uuids", "footprint", "file_offsets"):
                 _same_model(getattr(a, field.name), getattr(b, field.name), f"{path}.{field.name}")
         if getattr(a, "footprint", None) is not None or getattr(b, "footprint", None) is not None:
             assert a.footprint.uuid == b.footprint.uuid, path   # the footprint it belongs to, by uuid
@@ -575,7 +575,16 @@ def test_the_base_board_built_from_the_heads_items_is_the_board_a_full_load_make
     reused = sum(item is twin for name in ("footprints", "tracks", "vias") for item, twin in
                  zip(getattr(built, name), getattr(head_board, name)))
     assert reused > 0   # the head's own items, not copies
-    _same_model(built, load_board(path, reader))
+    loaded = load_board(path, reader)
+    _same_model(built, loaded)
+    # Every item is where the base's file has it (what orders a cluster's items: propagate_nets).
+    for name in ("footprints", "tracks", "vias", "zones", "copper_shapes"):
+        assert [built.offset_of(item.location) for item in getattr(built, name)] == [
+            loaded.offset_of(item.location) for item in getattr(loaded, name)], name
+    pads = [(built.offset_of(pad.location), loaded.offset_of(twin.location))
+            for footprint, other in zip(built.footprints, loaded.footprints)
+            for pad, twin in zip(footprint.pads, other.pads)]
+    assert pads and all(here == there for here, there in pads)
 
 
 def test_the_base_board_is_loaded_in_full_when_the_header_differs(tmp_path):
@@ -774,3 +783,27 @@ def test_a_base_whose_new_text_could_hide_a_list_in_a_string_is_loaded_in_full(i
     board.write_text(content[:at] + f'  (gr_text {text} (at 100 100) (layer "F.SilkS"))\n' + content[at:])
     head_board = check(RunOptions(path=PAIR / "head", run_kicad_cli=False)).models[0].board
     assert _board_from_heads(head_board, PAIR / "head", board, InputReader(base, DEFAULT_LIMITS)) is None
+
+
+def test_a_pad_less_cluster_built_from_both_files_takes_the_net_a_full_load_gives(tmp_path):
+    """Two crossing pad-less tracks of two nets take the net of the first in the file
+    (propagate_nets): with the second one changed, the base's board takes it from its
+    own list and the first from the head's, and still orders them as its file does."""
+    base = tmp_path / "base"
+    head = PLANTED / "ecc83-padless-crossings"
+    shutil.copytree(head, base)
+    board = base / "ecc83-pp.kicad_pcb"
+    text = board.read_text()
+    first, second = "df1c25c0-3077-44f7-8e24-9aca8fa8dd4e", "dfa66b85-1d94-4778-b5d3-19035504e0b0"   # at (135, 98)
+    assert text.index(first) < text.index(second)
+    board.write_text(text.replace(second, second[:-1] + "1"))
+    from checker.base_check import BaseCheck
+    from checker.runner import _check
+
+    head_outcome = check(RunOptions(path=head, run_kicad_cli=False))
+    root = Path(os.path.abspath(head))
+    base_check = BaseCheck(_check, RunOptions(path=root, base=base, run_kicad_cli=False), root, root)
+    built, full = (base_check._checked(head_outcome.models, reuse=reuse) for reuse in (True, False))
+    assert sorted(built["fingerprints"]) == sorted(full["fingerprints"])
+    restricted, full, marks, expected = _restricted_and_full(head, base)
+    assert marks[0] == marks[1] == expected
