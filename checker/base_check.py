@@ -52,10 +52,11 @@ class BaseCheck:
     has both) and sends back only the diff, the base's fingerprints, BOM and, when it
     differs, schematic state. Otherwise, or when the fork fails, it all runs in this
     process when asked for: less CPU (nothing is copied on write, no two checks
-    compete for a core), more wall time. Either way only the rules the head has
-    findings of run on the base (the fingerprint holds the rule, so a rule without a
-    head finding cannot make one existing): the fork reads the base's models beside
-    the head's rules, then waits for the head's rule ids (``compare``) to run them. A base without the project (the pull request
+    compete for a core, and only the rules the head has findings of run on the base:
+    the fingerprint holds the rule, so a rule without a head finding cannot make one
+    existing), more wall time. The fork runs every rule: it starts before the head's
+    findings are known, and waiting for them would put its rules after the head's
+    (docs/board-diff.md, What it costs). A base without the project (the pull request
     adds it) compares with nothing; a base the checker refuses (a malformed or hostile
     file) compares not at all, and says so."""
 
@@ -88,24 +89,21 @@ class BaseCheck:
         try:
             context = multiprocessing.get_context("fork")
             self._pipe, sending = context.Pipe(duplex=False)
-            told, self._rules_pipe = context.Pipe(duplex=False)   # the head's rule ids, to the child
-            self._child = context.Process(target=self._send, args=(sending, told, models), daemon=True)
+            self._child = context.Process(target=self._send, args=(sending, models), daemon=True)
             self._child.start()
             sending.close()
-            told.close()
         except OSError:
             self._child = None
 
-    def _checked(self, head_models, reuse: bool = True, rules=None) -> dict:
+    def _checked(self, head_models, reuse: bool = True, rules: frozenset[str] | None = None) -> dict:
         """What the comparison needs of the base: the boards' diffs against the head's,
         its finding fingerprints (ERC's left out when they are the head's), BOM lines
         and schematic state (None: the head's). ``reuse`` (False only to compare with a
         full check): take what the head read where the inputs are the same; the base's
         board then shares the head's items (rules read items, never write them; in the
         fork the head cannot even see what the base's rules do). ``rules``: the rules
-        the head has findings of (None: all), or a function that gives them once the
-        base's models are read (ModelReaders.rules); the base's findings of other rules
-        could not make a head finding existing, so they are not looked for."""
+        the head has findings of, when known (None: all); the base's findings of other
+        rules could not make a head finding existing, so they are not looked for."""
         from .errors import HostileInputError, NoProjectFound
 
         reused = self._reusable_schematics(head_models) if reuse else {}
@@ -144,31 +142,18 @@ class BaseCheck:
                     return {}
         return {s.root_file: s for s in schematics}
 
-    def _send(self, pipe, told, head_models) -> None:
-        self._rules_pipe.close()   # the parent's end: told then ends when the parent does
-
-        def head_rules():
-            try:
-                return told.recv()
-            except EOFError:   # the parent went without a word: nothing waits for this check
-                return None
-
+    def _send(self, pipe, head_models) -> None:
         try:
-            pipe.send(("ok", self._checked(head_models, rules=head_rules)))
+            pipe.send(("ok", self._checked(head_models)))
         except BaseException as exc:   # the parent re-raises it; the child only reports
             pipe.send(("error", exc))
         finally:
             pipe.close()
 
     def _result(self, head_models, findings: list[Finding]) -> dict:
+        # The fork started before the head's findings were known: it runs every rule.
         rules = frozenset(f.rule_id for f in findings if f.source == "boardready")
         if self._child is not None:
-            try:
-                self._rules_pipe.send(rules)
-            except OSError:   # the child is gone: its pipe below says so
-                pass
-            finally:
-                self._rules_pipe.close()
             try:
                 outcome, value = self._pipe.recv()
             except EOFError:   # the child died without a word: check here instead
@@ -191,11 +176,11 @@ class BaseCheck:
         return compare(models, base, head_bom, findings, self._root)
 
 
-def _readers(schematics: dict, boards: dict, head_root: Path, rules=None):
+def _readers(schematics: dict, boards: dict, head_root: Path, rules: frozenset[str] | None = None):
     """The base's model readers: a schematic whose root file is among ``schematics``
     is that model, and its ERC findings are the head's (see BaseCheck); a board the
     head has too (``boards``, by file) is read only where it differs from the head's
-    (_board_from_heads); only ``rules`` are run (see ModelReaders.rules)."""
+    (_board_from_heads); only ``rules`` are run (None: all)."""
     from .runner import ModelReaders, load_schematic
 
     def schematic(root_file, reader, project_name):

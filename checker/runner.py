@@ -67,11 +67,10 @@ class ModelReaders:
     schematic: Callable = load_schematic
     board: Callable | None = None            # None: board.load_board, imported when a board is read
     run_erc: bool = True                     # False: the schematic's ERC findings are the other check's
-    # The rules whose findings are asked for (None: all), or a function giving them, called
-    # once the models are read: the base of a --base check needs only the rules the head has
-    # findings of (a finding is new by fingerprint, which holds its rule), so the rule modules
-    # skip what can only find other rules'; a forked base learns them when the head's rules ran.
-    rules: frozenset[str] | Callable[[], frozenset[str] | None] | None = None
+    # The rules whose findings are asked for (None: all): the base of a --base check needs
+    # only the rules the head has findings of (a finding is new by fingerprint, which holds
+    # its rule), so the rule modules skip what can only find other rules'.
+    rules: frozenset[str] | None = None
 
 
 @dataclass
@@ -127,9 +126,6 @@ def _check(options: RunOptions, readers: ModelReaders = ModelReaders()) -> RunOu
     models = _drop_subsheet_projects(models)
     if base:
         base.start(models)   # the base's check forks here, reusing what the head read
-    wanted = readers.rules() if callable(readers.rules) else readers.rules
-    for model in models:
-        model.wanted_rules = wanted
     findings: list[Finding] = []
     for model in models:
         say(f"checking {model.files.name}")
@@ -208,7 +204,8 @@ def _all_inputs(projects: list[ProjectFiles], options: RunOptions) -> list[Path]
 def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputReader,
           options: RunOptions, readers: ModelReaders) -> ProjectModel:
     # The models keep Locations, not nodes: the parse trees are freed on the way out.
-    model = ProjectModel(files=files, config=config, profile=profile, run_erc=readers.run_erc)
+    model = ProjectModel(files=files, config=config, profile=profile, run_erc=readers.run_erc,
+                         wanted_rules=readers.rules)
     if files.pro:
         model.pro_path = reader.relative(files.pro)
         data = reader.read_json(files.pro)
