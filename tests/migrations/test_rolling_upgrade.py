@@ -236,6 +236,7 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
                 outbox = {kind: conn.execute(
                     "SELECT count(*) AS n, count(*) FILTER (WHERE status = 'completed') AS completed, "
                     "coalesce(max(attempts), 0) AS attempts, count(reason_code) AS failed, "
+                    "array_agg(DISTINCT reason_code) FILTER (WHERE reason_code IS NOT NULL) AS reasons, "
                     "count(DISTINCT release_run_id) AS runs FROM boardready.outbox_items WHERE kind = %s",
                     (kind,)).fetchone() for kind in OUTBOX_KINDS}
                 runs = conn.execute("SELECT status, count(*) AS n, count(DISTINCT head_sha) AS heads "
