@@ -102,6 +102,11 @@ class Release:
         return [line[:400] for line in lines
                 if '"level":"error"' in line or '"level":"critical"' in line or "Traceback" in line]
 
+    def failed_items(self) -> list[str]:
+        """The attempts its workers reported as failed (warnings, not errors: a failed attempt is retried)."""
+        lines = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return [line[:400] for line in lines if '"event":"worker.item_failed"' in line]
+
 
 class Traffic(threading.Thread):
     """Opens pull requests (the emulator delivers their signed webhooks) and,
@@ -276,7 +281,7 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
         # No outbox call lost or doubled, none failed.
         for kind, row in outbox.items():
             assert (row["n"], row["completed"], row["runs"], row["attempts"], row["failed"]) == \
-                (heads, heads, heads, 1, 0), (kind, dict(row))
+                (heads, heads, heads, 1, 0), (kind, dict(row), old.failed_items(), new.failed_items())
         # No check run lost or doubled on the code host.
         assert sorted(c["head_sha"] for c in check_runs) == sorted(traffic.opened)
         assert all(c["status"] == "completed" and c["conclusion"] == "success" for c in check_runs)
