@@ -151,7 +151,8 @@ class BaseCheck:
             pipe.close()
 
     def _result(self, head_models, findings: list[Finding]) -> dict:
-        # The fork started before the head's findings were known: it runs every rule.
+        # The head's findings say which rules the base runs in turn (a fork, started before they
+        # were known, runs every rule).
         rules = frozenset(f.rule_id for f in findings if f.source == "boardready")
         if self._child is not None:
             try:
