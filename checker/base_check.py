@@ -1,4 +1,4 @@
-"""``--base``: the base commit's checkout, checked beside the head, and the
+"""``--base``: the base commit's checkout, checked after the head, and the
 comparison the report and the run page draw (checker/board_diff.py diffs the
 boards and BOMs, checker/schematic_diff.py the schematics).
 """
@@ -8,7 +8,6 @@ import bisect
 import dataclasses
 import os
 import re
-import threading
 from collections import defaultdict
 from itertools import accumulate
 from operator import methodcaller
@@ -46,19 +45,14 @@ class BaseCheck:
     The base's board is read only where its file differs from the head's
     (_board_from_heads).
 
-    The base's check runs beside the head's rules when a core is idle: in a forked
-    process started once the head's models are read (``start``; and no other thread
-    runs, which a fork could catch holding a lock). The fork diffs the boards too (it
-    has both) and sends back only the diff, the base's fingerprints, BOM and, when it
-    differs, schematic state. Otherwise, or when the fork fails, it all runs in this
-    process when asked for: less CPU (nothing is copied on write, no two checks
-    compete for a core, and only the rules the head has findings of run on the base:
-    the fingerprint holds the rule, so a rule without a head finding cannot make one
-    existing), more wall time. The fork runs every rule: it starts before the head's
-    findings are known, and waiting for them would put its rules after the head's
-    (docs/board-diff.md, What it costs). A base without the project (the pull request
-    adds it) compares with nothing; a base the checker refuses (a malformed or hostile
-    file) compares not at all, and says so."""
+    The base is checked in this process once the head's findings are known
+    (``compare``), by only the rules the head has findings of: the fingerprint holds
+    the rule, so a rule without a head finding cannot make one existing. (Checked
+    beside the head, in a forked process, it saved wall time only by starting before
+    those were known and running every rule, at more than twice the CPU:
+    docs/board-diff.md, What it costs.) A base without the project (the pull request
+    adds it) compares with nothing; a base the checker refuses (a malformed or
+    hostile file) compares not at all, and says so."""
 
     def __init__(self, check, options, root: Path, target: Path):
         base_root = Path(os.path.abspath(options.base))
@@ -69,8 +63,6 @@ class BaseCheck:
                                 run_kicad_cli=False)
         self._check = check
         self._root = Path(os.path.abspath(root))
-        self._child = None
-        self._pipe = None
         head, base = _kicad_files(self._root, target), _kicad_files(base_root, self._options.path)
         # A change that left every KiCad file as it was (firmware, docs) needs no second check.
         self.unchanged = self._options.path.exists() and _same_files(head, base)
@@ -79,31 +71,15 @@ class BaseCheck:
                                      and _same_files(_schematic_side(head), _schematic_side(base)))
         self._compared = set(_schematic_side(head) or ()) if self._schematic_unchanged else set()
 
-    def start(self, models) -> None:
-        """Fork the base's check, now that the head's models are read (the fork reuses
-        the head's schematic when it may, and diffs against the head's boards)."""
-        if self.unchanged or not _can_fork():
-            return
-        import multiprocessing   # only a fork needs it: its import is a good share of a base checked in turn
-
-        try:
-            context = multiprocessing.get_context("fork")
-            self._pipe, sending = context.Pipe(duplex=False)
-            self._child = context.Process(target=self._send, args=(sending, models), daemon=True)
-            self._child.start()
-            sending.close()
-        except OSError:
-            self._child = None
-
     def _checked(self, head_models, reuse: bool = True, rules: frozenset[str] | None = None) -> dict:
         """What the comparison needs of the base: the boards' diffs against the head's,
         its finding fingerprints (ERC's left out when they are the head's), BOM lines
         and schematic state (None: the head's). ``reuse`` (False only to compare with a
         full check): take what the head read where the inputs are the same; the base's
-        board then shares the head's items (rules read items, never write them; in the
-        fork the head cannot even see what the base's rules do). ``rules``: the rules
-        the head has findings of, when known (None: all); the base's findings of other
-        rules could not make a head finding existing, so they are not looked for."""
+        board then shares the head's items (rules read items, never write them).
+        ``rules``: the rules to run (None: all); ``compare`` asks for those the head has
+        findings of, since the base's findings of other rules could not make a head
+        finding existing."""
         from .errors import HostileInputError, NoProjectFound
 
         reused = self._reusable_schematics(head_models) if reuse else {}
@@ -142,38 +118,13 @@ class BaseCheck:
                     return {}
         return {s.root_file: s for s in schematics}
 
-    def _send(self, pipe, head_models) -> None:
-        try:
-            pipe.send(("ok", self._checked(head_models)))
-        except BaseException as exc:   # the parent re-raises it; the child only reports
-            pipe.send(("error", exc))
-        finally:
-            pipe.close()
-
-    def _result(self, head_models, findings: list[Finding]) -> dict:
-        # The head's findings say which rules the base runs in turn (a fork, started before they
-        # were known, runs every rule).
-        rules = frozenset(f.rule_id for f in findings if f.source == "boardready")
-        if self._child is not None:
-            try:
-                outcome, value = self._pipe.recv()
-            except EOFError:   # the child died without a word: check here instead
-                outcome, value = "ok", self._checked(head_models, rules=rules)
-            finally:
-                self._child.join()
-                self._pipe.close()
-            if outcome == "error":
-                raise value
-            return value
-        return self._checked(head_models, rules=rules)
-
     def compare(self, head_bom: list[dict], models, findings: list[Finding]) -> dict:
         if self.unchanged:
             base = {"boards": _board_diffs({m.board.file: m.board for m in models if m.board is not None}, models),
                     "fingerprints": [f.fingerprint for f in findings], "erc_is_heads": False,
                     "bom": head_bom, "schematic": None}
-        else:
-            base = self._result(models, findings)
+        else:   # the base runs only the rules the head's own findings are of
+            base = self._checked(models, rules=frozenset(f.rule_id for f in findings if f.source == "boardready"))
         return compare(models, base, head_bom, findings, self._root)
 
 
@@ -394,23 +345,6 @@ def _offsets_in_base(placed: dict[int, list[tuple[int, int]]]):
 
 def load_board_text(text: str, relative: str, limits):
     return load_board(Path(relative), _TextReader(text, relative, limits))
-
-
-def _single_threaded() -> bool:
-    return threading.active_count() == 1
-
-
-# Whether the base is checked in a forked process: None, when a core is idle (the
-# 1-minute load average below the core count); True or False, always or never
-# (bin/bench-board-diff measures both).
-FORK: bool | None = None
-
-
-def _can_fork() -> bool:
-    if not (hasattr(os, "fork") and _single_threaded()) or FORK is False:
-        return False
-    cores = os.cpu_count() or 1
-    return FORK is True or (cores > 1 and os.getloadavg()[0] < cores)
 
 
 def _board_diffs(base_boards: dict, head_models) -> list[dict]:

@@ -124,8 +124,6 @@ def _check(options: RunOptions, readers: ModelReaders = ModelReaders()) -> RunOu
             model.profile = profile.for_board(len(model.board.copper_layers()))
         models.append(model)
     models = _drop_subsheet_projects(models)
-    if base:
-        base.start(models)   # the base's check forks here, reusing what the head read
     findings: list[Finding] = []
     for model in models:
         say(f"checking {model.files.name}")

@@ -8,12 +8,10 @@ PROJECT defaults to the largest fixture board (kit-dev-coldfire-xilinx_5213,
 3.9 MB); --base defaults to a copy of it with a footprint moved, a track and a
 via changed, so the diff has something to say. The runs alternate (without,
 with, without, ...) in one process so the machine's load hits both alike; the
-figures are the best and the median of N each, wall clock and CPU (the base
-check's forked process included), with the load average before and after (the
-machine is shared); --base both ways the checker has (base_check.FORK: the
-base forked beside the head, or checked in turn after it); and the CPU of the
-whole `bin/check` process (interpreter, imports, the base's check the way the
-machine's load chooses), with and without kicad-cli when it is installed.
+figures are the best and the median of N each, wall clock and CPU, with the
+load average before and after (the machine is shared); and the CPU of the
+whole `bin/check` process (interpreter, imports), with and without kicad-cli
+when it is installed.
 "Interactive" is the time from navigation start to the drawing's data-ready
 mark (the script ran, the board is drawn and takes input). The run page's
 figure serves the partial's markup, the script and board.json from one local
@@ -36,7 +34,6 @@ import threading
 import time
 from pathlib import Path
 
-from checker import base_check
 from checker.limits import DEFAULT_LIMITS
 from checker.report_html import render_html
 from checker.runner import RunOptions, check
@@ -45,18 +42,12 @@ ROOT = Path(__file__).resolve().parents[1]
 LARGEST = ROOT / "tests" / "fixtures" / "kicad-multilayer" / "kit-dev-coldfire-xilinx_5213"
 
 
-def _cpu() -> float:
-    """This process's CPU time and its finished children's (the base check's fork)."""
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
-
-
-def _run(project: Path, base: Path | None) -> tuple[float, float, float, str]:
-    """(wall, CPU with the fork's, CPU of this process alone, the report)."""
-    wall, cpu, own = time.perf_counter(), _cpu(), time.process_time()
+def _run(project: Path, base: Path | None) -> tuple[float, float, str]:
+    """(wall, CPU, the report)."""
+    wall, cpu = time.perf_counter(), time.process_time()
     outcome = check(RunOptions(path=project, base=base, run_kicad_cli=False))
     page = render_html(outcome)
-    return time.perf_counter() - wall, _cpu() - cpu, time.process_time() - own, page
+    return time.perf_counter() - wall, time.process_time() - cpu, page
 
 
 def planted_base(project: Path, scratch: Path) -> Path:
@@ -78,20 +69,21 @@ def planted_base(project: Path, scratch: Path) -> Path:
     return base
 
 
-def _whole_runs(project: Path, base: Path, repeat: int, kicad_cli: bool) -> tuple[list[float], list[float]]:
-    """CPU of the whole `bin/check PROJECT --html` process (interpreter, imports, the base's
-    fork, kicad-cli's runs when ``kicad_cli``), without and with --base, alternating."""
-    plain, with_base = [], []
+def _whole_runs(project: Path, base: Path, repeat: int, kicad_cli: bool) -> dict[str, list[float]]:
+    """Wall and CPU time of the whole `bin/check PROJECT --html` process (interpreter,
+    imports, kicad-cli's runs when ``kicad_cli``), without and with --base, alternating."""
+    runs: dict[str, list[float]] = {"plain wall": [], "plain cpu": [], "base wall": [], "base cpu": []}
     with tempfile.TemporaryDirectory(prefix="boardready-bench-") as scratch:
         report = str(Path(scratch) / "report.html")
         command = [str(ROOT / "bin" / "check"), str(project), "--html", report] + ([] if kicad_cli else ["--no-kicad-cli"])
         for _ in range(repeat):
-            for extra, samples in (([], plain), (["--base", str(base)], with_base)):
-                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            for extra, way in (([], "plain"), (["--base", str(base)], "base")):
+                before, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
                 subprocess.run(command + extra, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                runs[f"{way} wall"].append(time.perf_counter() - wall)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                samples.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return plain, with_base
+                runs[f"{way} cpu"].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return runs
 
 
 def _figures(label: str, samples: list[float]) -> str:
@@ -100,7 +92,7 @@ def _figures(label: str, samples: list[float]) -> str:
 
 def _diff_only(project: Path, base: Path, repeat: int) -> list[float]:
     """CPU time of comparing two checked projects, without checking either: the boards'
-    diff (made in the base's fork) and putting the comparison together (in the head's)."""
+    diff and putting the comparison together."""
     from checker.base_check import _board_diffs, compare
     from checker.runner import _bom
     from checker.schematic_diff import schematic_state
@@ -187,42 +179,34 @@ def main(argv: list[str] | None = None) -> int:
     base = args.base or planted_base(args.project, scratch)
     print(f"load before: {os.getloadavg()}")
     _run(args.project, None)   # imports and caches warm
-    plain_wall, plain_cpu = [], []
-    ways = {"forked ": True, "in turn": False}   # base_check.FORK: the base beside the head, or after it
-    runs: dict[str, dict[str, list[float]]] = {way: {"wall": [], "cpu": [], "own": []} for way in ways}
+    plain_wall, plain_cpu, base_wall, base_cpu = [], [], [], []
     page = ""
     for _ in range(args.repeat):
-        wall, cpu, _, _ = _run(args.project, None)
+        wall, cpu, _ = _run(args.project, None)
         plain_wall.append(wall)
         plain_cpu.append(cpu)
-        for way, fork in ways.items():
-            base_check.FORK = fork
-            wall, cpu, own, page = _run(args.project, base)
-            runs[way]["wall"].append(wall)
-            runs[way]["cpu"].append(cpu)
-            runs[way]["own"].append(own)
-    base_check.FORK = None
+        wall, cpu, page = _run(args.project, base)
+        base_wall.append(wall)
+        base_cpu.append(cpu)
     print(f"project {args.project.name}, base {base}, {args.repeat} runs each, report {len(page) / 1e6:.2f} MB")
     print("the change:", "; ".join(_run_comparison(args.project, base)))
-    print(_figures("check + report, no base              wall", plain_wall))
-    print(_figures("check + report, no base              cpu ", plain_cpu))
-    for way, figures in runs.items():
-        print(_figures(f"check + report, --base, {way}       wall", figures["wall"]))
-        print(_figures(f"check + report, --base, {way}       cpu ", figures["cpu"]))
-        print(f"--base, {way}: adds {100 * (min(figures['cpu']) / min(plain_cpu) - 1):.0f}% CPU in all (best "
-              f"against best), {100 * (statistics.median(figures['cpu']) / statistics.median(plain_cpu) - 1):.0f}% "
-              f"(median against median); {100 * (min(figures['own']) / min(plain_cpu) - 1):.0f}% to the head's "
-              f"process; {100 * (statistics.median(figures['wall']) / statistics.median(plain_wall) - 1):.0f}% "
-              "wall here (median)")
-    cores = os.cpu_count() or 1
-    print(f"bin/check below forks when the load average is under {cores} (the cores): load now {os.getloadavg()[0]:.1f}")
+    print(_figures("check + report, no base   wall", plain_wall))
+    print(_figures("check + report, no base   cpu ", plain_cpu))
+    print(_figures("check + report, --base    wall", base_wall))
+    print(_figures("check + report, --base    cpu ", base_cpu))
+    print(f"--base adds {100 * (min(base_cpu) / min(plain_cpu) - 1):.0f}% CPU (best against best), "
+          f"{100 * (statistics.median(base_cpu) / statistics.median(plain_cpu) - 1):.0f}% (median against median); "
+          f"{100 * (statistics.median(base_wall) / statistics.median(plain_wall) - 1):.0f}% wall (median)")
     for kicad_cli in (False, True) if shutil.which("kicad-cli") else (False,):
         name = "bin/check" + ("" if kicad_cli else " --no-kicad-cli")
-        plain, with_base = _whole_runs(args.project, base, args.repeat, kicad_cli)
-        print(_figures(f"{name}, the whole process, no base   cpu", plain))
-        print(_figures(f"{name}, the whole process, --base    cpu", with_base))
-        print(f"{name}: --base adds {100 * (min(with_base) / min(plain) - 1):.0f}% CPU (best against best), "
-              f"{100 * (statistics.median(with_base) / statistics.median(plain) - 1):.0f}% (median against median)")
+        runs = _whole_runs(args.project, base, args.repeat, kicad_cli)
+        for what in ("cpu", "wall"):
+            plain, with_base = runs[f"plain {what}"], runs[f"base {what}"]
+            print(_figures(f"{name}, the whole process, no base   {what}", plain))
+            print(_figures(f"{name}, the whole process, --base    {what}", with_base))
+            print(f"{name}: --base adds {100 * (min(with_base) / min(plain) - 1):.0f}% {what} (best against best), "
+                  f"{100 * (statistics.median(with_base) / statistics.median(plain) - 1):.0f}% "
+                  "(median against median)")
     diff = _diff_only(args.project, base, args.repeat)
     print(f"the diff alone (boards, BOM, schematic; both sides already checked): best {min(diff) * 1000:.1f} ms CPU, "
           f"{100 * min(diff) / min(plain_cpu):.1f}% of the run without a base")

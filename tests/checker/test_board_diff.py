@@ -477,7 +477,7 @@ def _marks_of_a_full_base_check(head: Path, base: Path, findings) -> list[str | 
 
 
 def _restricted_and_full(head: Path, base: Path) -> tuple[dict, dict, list, list]:
-    """The base's side as the check in turn makes it (reusing the head's schematic and ERC
+    """The base's side as its check makes it (reusing the head's schematic and ERC
     where only board-side files changed, running only the rules the head has findings of)
     and as a full check of the base makes it, and the marks each gives the head's findings."""
     from checker.base_check import BaseCheck, compare
@@ -499,11 +499,11 @@ def _restricted_and_full(head: Path, base: Path) -> tuple[dict, dict, list, list
 
 
 # And each pair the other way round: the base then has findings of rules the head has none
-# of, which its check in turn does not look for.
+# of, which its check does not look for.
 @pytest.mark.parametrize("head, base", BOARD_PAIRS + [(b, h) for h, b in BOARD_PAIRS],
                          ids=[h.name for h, _ in BOARD_PAIRS] + [f"{h.name}-reversed" for h, _ in BOARD_PAIRS])
 def test_the_base_check_marks_the_findings_a_full_check_of_the_base_marks_new(head, base):
-    outcome = _compare(head, base)   # the runner's way: the fork, when the machine lets it
+    outcome = _compare(head, base)   # the runner's way
     assert [f.baseline for f in outcome.findings] == _marks_of_a_full_base_check(head, base, outcome.findings)
     restricted, full, marks, expected = _restricted_and_full(head, base)
     assert marks[0] == marks[1] == expected
@@ -524,6 +524,9 @@ def test_a_board_only_change_reuses_the_heads_schematic_and_erc_and_marks_exactl
     assert change_count(restricted["boards"][0]["diff"]) >= 3
     outcome = _compare(project, base)
     assert [f.baseline for f in outcome.findings] == _marks_of_a_full_base_check(project, base, outcome.findings)
+    moved, *edits = outcome.comparison["summary"][:3]
+    assert moved.startswith("1 footprint moved: ") and moved.endswith(" (2.54 mm)")
+    assert edits == ["1 track removed", "1 via added"]
 
 
 def _same_model(a, b, path="board") -> None:
@@ -606,39 +609,6 @@ def test_the_base_board_is_loaded_in_full_when_the_header_differs(tmp_path):
     assert _board_from_heads(head_board, head, clean, InputReader(PLANTED / "clean", DEFAULT_LIMITS)) is None
 
 
-_CHECKED_IN_A_FRESH_PROCESS = """
-import json, sys
-from pathlib import Path
-from checker import base_check
-from checker.runner import RunOptions, check
-base_check.FORK = sys.argv[3] == "fork"
-assert base_check._can_fork() is base_check.FORK
-outcome = check(RunOptions(path=Path(sys.argv[1]), base=Path(sys.argv[2]), run_kicad_cli=False))
-print(json.dumps({"marks": [[f.fingerprint, f.source, f.baseline] for f in outcome.findings],
-                  "summary": outcome.comparison["summary"]}))
-"""
-
-
-@pytest.mark.parametrize("way", ["fork", "in turn"])
-def test_the_base_checked_in_a_fork_or_in_turn_marks_what_a_full_check_marks(way, tmp_path):
-    """In a process of its own: a fork needs one without other threads (a browser test's)."""
-    import subprocess
-    import sys
-
-    from tools.bench_board_diff import planted_base
-
-    project = KICAD / "v6" / "pic_programmer"
-    base = planted_base(project, tmp_path)
-    done = subprocess.run([sys.executable, "-c", _CHECKED_IN_A_FRESH_PROCESS, str(project), str(base), way],
-                          cwd=FIXTURES.parents[1], capture_output=True, text=True, check=True)
-    outcome = json.loads(done.stdout)
-    known = {f.fingerprint for f in check(RunOptions(path=base, run_kicad_cli=False)).findings}
-    assert [mark for _, _, mark in outcome["marks"]] == [
-        ("existing" if fingerprint in known else "new") if source == "boardready" else None
-        for fingerprint, source, _ in outcome["marks"]]
-    assert outcome["summary"][:3] == ["1 footprint moved: C1 (2.54 mm)", "1 track removed", "1 via added"]
-
-
 def test_matching_only_the_keys_unshared_items_touch_gives_what_matching_all_gives():
     """Shared items (the base's board built from the head's) are compared only where an
     unshared item has their coarse key; duplicates keep the same indices and order."""
@@ -672,7 +642,7 @@ RULE_PROJECTS = ([folder for folder in sorted(PLANTED.iterdir()) if folder.is_di
 
 @pytest.mark.parametrize("project", RULE_PROJECTS, ids=[p.name for p in RULE_PROJECTS])
 def test_a_check_asked_for_one_rule_finds_every_finding_of_it_a_full_check_finds(project):
-    """What the base's check in turn relies on: a rule module asked for some rules
+    """What the base's check relies on: a rule module asked for some rules
     (model.wants) still finds every finding of those, though it skips the rest."""
     from collections import defaultdict
 
