@@ -236,7 +236,9 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
                 deliveries = host.deliveries()
                 statuses = [d["status"] for d in deliveries]
                 jobs = conn.execute("SELECT status, max(attempts) AS attempts, count(*) AS n, "
-                                    "count(reason_code) AS failed FROM boardready.lifecycle_jobs GROUP BY 1").fetchall()
+                                    "count(reason_code) AS failed, array_agg(DISTINCT reason_code) FILTER "
+                                    "(WHERE reason_code IS NOT NULL) AS reasons "
+                                    "FROM boardready.lifecycle_jobs GROUP BY 1").fetchall()
                 inbox = conn.execute("SELECT state, count(*) AS n FROM boardready.webhook_inbox GROUP BY 1").fetchall()
                 outbox = {kind: conn.execute(
                     "SELECT count(*) AS n, count(*) FILTER (WHERE status = 'completed') AS completed, "
@@ -276,7 +278,7 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
         assert [r["state"] for r in inbox] == ["processed"] and inbox[0]["n"] == len(statuses)
         # No job lost or doubled, each done in its first attempt.
         assert [(r["status"], r["n"], r["attempts"], r["failed"]) for r in jobs] == \
-            [("completed", len(statuses), 1, 0)], jobs
+            [("completed", len(statuses), 1, 0)], (jobs, old.failed_items(), new.failed_items())
         assert [(r["status"], r["n"], r["heads"]) for r in runs] == [("completed", heads, heads)], runs
         # No outbox call lost or doubled, none failed.
         for kind, row in outbox.items():
