@@ -6,14 +6,32 @@ always leaves the database with exactly the functions in the tree. A
 `.sql.j2` file in sql/functions is a jinja2 template rendered as it is applied
 (queue.sql.j2: the lease rules, written once, rendered for each queue table),
 so the database holds static SQL and the tree no generated copy.
+
+The previous release keeps running while this one migrates (docs/sql-api.md).
+Two rules follow, both kept here:
+
+- Every step waits for a lock at most LOCK_TIMEOUT_MS, then fails and is
+  retried whole. The bound sits below PostgreSQL's deadlock_timeout (1 s), so
+  when a migration and a running process wait on each other the migration
+  gives up first and the process never sees a deadlock; and a migration
+  queued behind a long transaction does not stall every process queued
+  behind its own lock request.
+- What the previous release may still be calling is removed only by a
+  contract migration (sql/schema/*_contract.sql), applied once its processes
+  have stopped: `bin/migrate --contract`, or on a database migrated from
+  empty.
 """
 from __future__ import annotations
 
+import random
+import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import psycopg
 from yoyo import get_backend, read_migrations
 
+from app.jsonlog import log
 from app.queries import QueryFolder
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
@@ -21,13 +39,36 @@ SCHEMA_DIR = SQL_DIR / "schema"
 FUNCTIONS_DIR = SQL_DIR / "functions"
 FUNCTIONS = QueryFolder(FUNCTIONS_DIR)
 
+LOCK_TIMEOUT_MS = 200
+#: How long a step whose locks stay busy is retried before migrating fails.
+LOCK_RETRY_SECONDS = 120
+
 
 def _yoyo_url(url: str) -> str:
-    # yoyo names its psycopg 3 backend "postgresql+psycopg".
+    """The URL yoyo connects with: its psycopg 3 backend is "postgresql+psycopg",
+    and every connection it opens waits for a lock at most LOCK_TIMEOUT_MS."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
-    return url
+            url = "postgresql+psycopg://" + url[len(prefix):]
+            break
+    separator = "&" if "?" in url else "?"
+    return url + separator + urlencode({"options": f"-c lock_timeout={LOCK_TIMEOUT_MS}"})
+
+
+def _with_lock_retries(step, name: str):
+    """step(), again after a pause while a lock it needs stays busy (each try
+    is one transaction that rolled back whole)."""
+    deadline = time.monotonic() + LOCK_RETRY_SECONDS
+    pause, tries = 0.05, 1
+    while True:
+        try:
+            return step()
+        except psycopg.errors.LockNotAvailable:
+            if time.monotonic() > deadline:
+                raise
+            log("database.migration_lock_busy", step=name, tries=tries)
+            time.sleep(pause * random.uniform(1, 2))
+            pause, tries = min(pause * 2, 1.0), tries + 1
 
 
 class _Backend:
@@ -56,6 +97,7 @@ def apply_functions(url: str) -> list[str]:
     with psycopg.connect(url) as conn:
         # Bodies refer to functions in other files: validate at call time, as pg_dump does.
         conn.execute("SET LOCAL check_function_bodies = off")
+        conn.execute(f"SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}")
         for name, sql in function_sources():
             conn.execute(sql)
             applied.append(name)
@@ -98,23 +140,46 @@ def _grant_api_role(conn: psycopg.Connection) -> None:
         conn.execute(f"GRANT EXECUTE ON FUNCTION {helper} TO boardready_api")
 
 
-def migrate(url: str) -> dict:
-    """Apply pending migrations, then the functions. Returns what was done.
+def migrate(url: str, contract: bool | None = None) -> dict:
+    """Apply pending migrations, then the functions, then (contract=True, or
+    by default on a database migrated from empty) the contract migrations.
+    Returns what was done.
 
     A database that a newer release has migrated (it holds migrations this
     tree does not know) keeps its functions: during a rolling upgrade an older
     replica that restarts (bin/serve migrates on start) must not put its older
     function bodies back under the newer release's processes."""
-    migrations = read_migrations(str(SCHEMA_DIR))
+    every = read_migrations(str(SCHEMA_DIR))
+    expand = every.__class__([m for m in every if not _is_contract(m)])
     with _Backend(url) as backend, backend.lock():
-        pending = backend.to_apply(migrations)
-        backend.apply_migrations(pending)
-        known = {m.id for m in migrations}
-        newer = sorted(set(_applied_ids(backend)) - known)
+        pending = backend.to_apply(expand)
+        from_empty = len(pending) == len(expand)
+        _with_lock_retries(lambda: backend.apply_migrations(backend.to_apply(expand)), "migrations")
+        newer = sorted(set(_applied_ids(backend)) - {m.id for m in every})
     if newer:
-        return {"migrations": [m.id for m in pending], "functions": [], "newer_migrations": newer}
-    functions = apply_functions(url)
-    return {"migrations": [m.id for m in pending], "functions": functions}
+        return {"migrations": [m.id for m in pending], "functions": [], "newer_migrations": newer,
+                "contract": []}
+    functions = _with_lock_retries(lambda: apply_functions(url), "functions")
+    contracted = apply_contract(url) if (from_empty if contract is None else contract) else []
+    return {"migrations": [m.id for m in pending], "functions": functions, "contract": contracted}
+
+
+def _is_contract(migration) -> bool:
+    return migration.id.endswith("_contract")
+
+
+def apply_contract(url: str) -> list[str]:
+    """Apply the pending contract migrations: they remove what only the
+    previous release's processes used, so run them once none is left."""
+    every = read_migrations(str(SCHEMA_DIR))
+
+    def pending(backend):
+        return every.__class__([m for m in backend.to_apply(every) if _is_contract(m)])
+
+    with _Backend(url) as backend, backend.lock():
+        applied = [m.id for m in pending(backend)]
+        _with_lock_retries(lambda: backend.apply_migrations(pending(backend)), "contract")
+    return applied
 
 
 def _applied_ids(backend) -> list[str]:

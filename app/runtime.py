@@ -16,7 +16,8 @@ def database_url(config) -> str:
         raise SystemExit(2) from None
 
 
-def migrate(url: str) -> dict:
-    done = migrations.migrate(url)
-    log("database.migrated", migrations=done["migrations"], functions=len(done["functions"]))
+def migrate(url: str, contract: bool | None = None) -> dict:
+    done = migrations.migrate(url, contract=contract)
+    log("database.migrated", migrations=done["migrations"], functions=len(done["functions"]),
+        contract=done["contract"])
     return done

@@ -4,6 +4,9 @@
 -- added column or table: the previous release's functions keep working.
 -- depends: 0017_inbox_awaiting_job
 
+-- Both tables at once, before anything else (0032 says why).
+LOCK TABLE boardready.sessions, boardready.api_tokens IN ACCESS EXCLUSIVE MODE;
+
 -- The repositories where the code host gave the viewer admin or maintain
 -- (admin and review scopes) and push (review scopes); repository_ids keeps
 -- every repository the viewer reaches (reviews:read). NULL: a session made by

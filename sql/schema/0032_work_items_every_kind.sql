@@ -14,28 +14,29 @@
 -- found again by its token (queue.sql, work_item_for_lease).
 -- depends: 0031_more_function_tombstones
 
--- Every lock this migration needs, taken at once before anything else, and
--- only when all are free: waiting for one while holding another, under the
--- previous release's running processes, is how a deadlock starts (one of
--- theirs reads outbox_items, then waits to write it behind this migration).
+-- Every lock this migration needs, taken before anything else (app/migrations.py
+-- bounds each wait and retries the migration whole): waiting for one while
+-- holding another, under the previous release's running processes, is how a
+-- deadlock starts (one of theirs reads run_results, then waits for
+-- outbox_items behind this migration, which waits for run_results). ACCESS
+-- EXCLUSIVE on the tables it drops and fills, on the views over them, and on
+-- the tables their foreign keys reference (dropping a table drops its
+-- foreign keys' triggers there; filling one locks the referenced rows);
+-- EXCLUSIVE on replay_requests, whose rows it renumbers.
 DO $$
 BEGIN
-  FOR i IN 1..600 LOOP
-    BEGIN
-      LOCK TABLE boardready.outbox_items, boardready.reconciliation_items, boardready.work_items
-        IN ACCESS EXCLUSIVE MODE NOWAIT;
-      -- The views over them (absent while a database is built from empty).
-      EXECUTE coalesce((SELECT 'LOCK TABLE ' || string_agg(v, ', ') || ' IN ACCESS EXCLUSIVE MODE NOWAIT'
-                          FROM unnest(ARRAY['ops.dead_letters', 'ops.outbox', 'ops.reconciliation_items',
-                                            'boardready.reconciliation_workflow_subjects']) v
-                         WHERE to_regclass(v) IS NOT NULL), 'SELECT 1');
-      LOCK TABLE boardready.release_run_attempts, boardready.run_results IN SHARE ROW EXCLUSIVE MODE NOWAIT;
-      RETURN;
-    EXCEPTION WHEN lock_not_available THEN
-      PERFORM pg_sleep(0.05);  -- the locks taken in this block are released: try again in a moment
-    END;
-  END LOOP;
-  RAISE EXCEPTION 'migration_locks_busy' USING ERRCODE = '55P03', HINT = 'run the migration again';
+  EXECUTE (SELECT 'LOCK TABLE ' || string_agg(DISTINCT r::text, ', ') || ' IN ACCESS EXCLUSIVE MODE'
+             FROM (SELECT to_regclass(v) AS r
+                     FROM unnest(ARRAY['boardready.outbox_items', 'boardready.reconciliation_items',
+                                       'boardready.work_items', 'ops.dead_letters', 'ops.outbox',
+                                       'ops.reconciliation_items', 'boardready.reconciliation_workflow_subjects']) v
+                   UNION
+                   SELECT c.confrelid::regclass FROM pg_constraint c
+                    WHERE c.contype = 'f' AND c.conrelid IN ('boardready.outbox_items'::regclass,
+                                                              'boardready.reconciliation_items'::regclass,
+                                                              'boardready.work_items'::regclass)) locked
+            WHERE r IS NOT NULL);
+  LOCK TABLE boardready.replay_requests IN EXCLUSIVE MODE;
 END $$;
 
 -- What each kind carries of its own besides its subject: the outbox call's

@@ -61,9 +61,9 @@ def run_module(tree: Path, module: str, *args: str, env: dict | None = None) -> 
                           capture_output=True, text=True, timeout=300)
 
 
-def migrate_with(tree: Path, url: str) -> str:
-    """Run `tree`'s bin/migrate against `url`; its output."""
-    done = run_module(tree, "app.migrate_cli", env={**os.environ, "SERVICE_DATABASE_URL": url})
+def migrate_with(tree: Path, url: str, *args: str) -> str:
+    """Run `tree`'s bin/migrate (with `args`) against `url`; its output."""
+    done = run_module(tree, "app.migrate_cli", *args, env={**os.environ, "SERVICE_DATABASE_URL": url})
     assert done.returncode == 0, f"migrate of {tree} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 

@@ -36,10 +36,13 @@ def databases(pg_server):
     _, commit = previous_release()
     with checked_out(commit) as tree, empty_database(pg_server) as upgraded, empty_database(pg_server) as fresh:
         migrate_with(tree, upgraded)
-        before = functions_called_by(tree, function_signatures(upgraded))
-        migrations.migrate(upgraded)
+        previous = function_signatures(upgraded)
+        before = functions_called_by(tree, previous)
+        migrations.migrate(upgraded)          # as under the previous release's running processes
+        after = function_signatures(upgraded)
+        migrations.apply_contract(upgraded)   # once they have stopped
         migrations.migrate(fresh)
-        yield {"before": before, "after": function_signatures(upgraded),
+        yield {"previous": previous, "before": before, "after": after,
                "upgraded": catalog(upgraded), "fresh": catalog(fresh), "fresh_functions": function_signatures(fresh)}
 
 
@@ -52,6 +55,35 @@ def test_every_function_the_previous_release_calls_survives_the_upgrade(database
           f"missing {len(missing)}, arguments, result or grant changed {len(changed)}")
     assert not missing, f"functions the previous release calls were dropped or re-signed: {missing}"
     assert not changed, {name: (before[name], after[name]) for name in changed}
+
+
+#: What this release's migrations may take from under the previous release's
+#: running processes, and why that is safe: a trigger function is called by
+#: its trigger only, and 0035 moves it under a lock that waits out every
+#: transaction that could fire it; the reconciliation steps took a row of the
+#: table 0032 replaces by a view (their argument type goes with it, and 0032
+#: waits out every transaction that uses the table).
+TAKEN_UNDER_LOCK = {
+    "lifecycle_job_project_inbox()", "webhook_inbox_refuse_orphaning()", "run_results_keep_published_conclusion()",
+    "reconciliation_workflow_observe(p_item boardready.reconciliation_items, p_observation text, p_conclusion text, "
+    "p_workflow_run_id bigint, p_next_check_seconds integer, p_now timestamp with time zone)",
+    "reconciliation_check_run_observe(p_item boardready.reconciliation_items, p_observation text, "
+    "p_next_check_seconds integer, p_now timestamp with time zone)",
+    "reconciliation_lifecycle_repair(p_item boardready.reconciliation_items, p_now timestamp with time zone)",
+}
+
+
+def test_no_function_of_the_previous_release_moves_before_the_contract(databases):
+    """A call under way in a previous-release process fails the moment a
+    function its body names moves or goes (PostgreSQL plans the statement again
+    against the catalog of that moment): until the contract migrations, every
+    function the previous release had, helpers included, keeps its name and
+    arguments."""
+    previous, after = databases["previous"], databases["after"]
+    gone = sorted(set(previous) - set(after) - TAKEN_UNDER_LOCK)
+    assert len(previous) > 100
+    assert not gone, f"gone from under the previous release's running processes: {gone}"
+    assert TAKEN_UNDER_LOCK <= set(previous), sorted(TAKEN_UNDER_LOCK - set(previous))
 
 
 def test_a_database_built_from_empty_has_the_functions_the_previous_release_calls(databases):

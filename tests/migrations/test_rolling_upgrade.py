@@ -2,7 +2,7 @@
 CHANGELOG.md names, checked out with `git worktree`) serves the code host's
 webhooks and completes release runs while this release migrates the database
 under it, starts its own API and workers beside it, and takes over; then the
-old processes stop.
+old processes stop, and the contract migrations drop what only they used.
 
 A TCP forwarder stands where a load balancer would: the code host's webhooks
 and the runner's result callbacks reach whichever API it points at; it is
@@ -59,13 +59,16 @@ class Release:
                                cwd=self.tree, env=self.env, capture_output=True, text=True, check=True).stdout.split()
         assert all(Path(path).is_relative_to(self.tree) for path in where), f"{self.name} runs code from {where}"
         log = open(self.log_path, "a", encoding="utf-8")
+        # The API first: it migrates as it starts (as bin/serve does), and the
+        # previous release's own migration is not one to run under its workers
+        # (its function files drop and create a trigger).
         api = subprocess.Popen([sys.executable, "-m", "app.serve", "--no-workers"], cwd=self.tree, env=self.env,
                                stdout=log, stderr=log)
-        worker = subprocess.Popen([sys.executable, "-m", "workers"], cwd=self.tree, env=self.env,
-                                  stdout=log, stderr=log)
-        self.processes = [api, worker]
+        self.processes = [api]
         wait_for(lambda: self._live(api), seconds=90,
                  on_timeout=lambda: self.log_path.read_text(encoding="utf-8")[-3000:])
+        self.processes.append(subprocess.Popen([sys.executable, "-m", "workers"], cwd=self.tree, env=self.env,
+                                               stdout=log, stderr=log))
         return self
 
     def _live(self, api: subprocess.Popen) -> bool:
@@ -118,6 +121,7 @@ class Traffic(threading.Thread):
         self.stopping = threading.Event()
         self.opened: list[str] = []        # head shas
         self.results: dict[str, int | None] = {}
+        self.answers: dict[str, str] = {}    # what a result that was not accepted got back
         self.result_attempts = 0
         self.failure: BaseException | None = None
 
@@ -157,8 +161,11 @@ class Traffic(threading.Thread):
         try:
             answer = httpx.post(f"{self.proxy_url}{CALLBACK}", json=envelope(attempt_ref, make_result(head_sha)),
                                 headers={"Authorization": f"Bearer {token}"}, timeout=30)
-        except httpx.HTTPError:
+        except httpx.HTTPError as exc:
+            self.answers[head_sha] = repr(exc)
             return None
+        if answer.status_code != 200:
+            self.answers[head_sha] = f"{answer.status_code} {answer.text[:300]}"
         return answer.status_code
 
     def completed(self) -> int:
@@ -167,6 +174,32 @@ class Traffic(threading.Thread):
 
 def _count(conn, sql: str, *params) -> int:
     return conn.execute(sql, params).fetchone()["n"]
+
+
+def diagnosis(db_url: str, traffic: Traffic, *releases: Release) -> str:
+    """What a failure needs to say why: the runs left open with their attempt
+    and outbox items, the results not accepted and what they got back, each
+    release's failed attempts and errors, and the server's own report of any
+    deadlock (when its log is readable from here, as the embedded server's is)."""
+    with psycopg.connect(db_url, autocommit=True, row_factory=dict_row) as conn:
+        open_runs = conn.execute(
+            "SELECT rr.id, rr.head_sha, rr.status, a.dispatch_state, a.workflow_run_id, "
+            "       (SELECT array_agg(o.kind || ':' || o.status || ':' || coalesce(o.outcome, '-') ORDER BY o.id) "
+            "          FROM boardready.outbox_items o WHERE o.release_run_id = rr.id) AS outbox "
+            "  FROM boardready.release_runs rr LEFT JOIN boardready.release_run_attempts a "
+            "    ON a.id = rr.current_attempt_id WHERE rr.status <> 'completed'").fetchall()
+        log_dir = conn.execute("SELECT current_setting('data_directory') AS d").fetchone()["d"]
+    lines = [f"runs open: {[dict(r) for r in open_runs]}",
+             f"results not accepted: {traffic.answers}; traffic failure: {traffic.failure!r}"]
+    for release in releases:
+        lines.append(f"{release.name}: failed attempts {release.failed_items()}, errors {release.errors()}")
+    server_log = Path(log_dir) / "log"
+    if server_log.is_file():
+        text = server_log.read_text(encoding="utf-8", errors="replace").splitlines()
+        reports = [i for i, line in enumerate(text) if "deadlock detected" in line]
+        for start in reports[-2:]:
+            lines.append("server: " + "\n".join(text[start:start + 12]))
+    return "\n".join(lines)
 
 
 @pytest.fixture
@@ -203,7 +236,7 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
         def settle(phase: str) -> None:
             goal = traffic.completed() + PER_PHASE
             wait_for(lambda: traffic.failure is not None or traffic.completed() >= goal, seconds=180,
-                     on_timeout=lambda: (phase, traffic.results, old.errors(), new.errors()))
+                     on_timeout=lambda: f"{phase}: {diagnosis(empty_db, traffic, old, new)}")
             assert traffic.failure is None, traffic.failure
             phases.append((phase, traffic.completed()))
 
@@ -218,6 +251,7 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
             settle("both releases")
             old_codes = old.stop()
             old_stopped = time.time()
+            contracted = migrate_with(ROOT, empty_db, "--contract")   # nothing of the old release runs now
             settle("this release alone")
         finally:
             traffic.stopping.set()
@@ -231,8 +265,7 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
                                               "WHERE status IN ('accepted', 'leased')") == 0
                          and _count(conn, "SELECT count(*) AS n FROM boardready.outbox_items "
                                           "WHERE kind = 'pr_comment'") == heads, seconds=120,
-                         on_timeout=lambda: conn.execute("SELECT kind, status, count(*) FROM boardready.outbox_items "
-                                                         "GROUP BY 1, 2").fetchall())
+                         on_timeout=lambda: diagnosis(empty_db, traffic, old, new))
                 deliveries = host.deliveries()
                 statuses = [d["status"] for d in deliveries]
                 jobs = conn.execute("SELECT status, max(attempts) AS attempts, count(*) AS n, "
@@ -273,22 +306,24 @@ def test_rolling_upgrade_under_load(empty_db, tmp_path):
 
         # Every delivery accepted, no 5xx and no unanswered request at any point.
         assert statuses and all(status in (200, 202) for status in statuses), statuses
-        assert len(traffic.results) == heads and all(s == 200 for s in traffic.results.values()), traffic.results
+        assert len(traffic.results) == heads and all(s == 200 for s in traffic.results.values()), \
+            diagnosis(empty_db, traffic, old, new)
         assert traffic.result_attempts == heads
         assert [r["state"] for r in inbox] == ["processed"] and inbox[0]["n"] == len(statuses)
         # No job lost or doubled, each done in its first attempt.
         assert [(r["status"], r["n"], r["attempts"], r["failed"]) for r in jobs] == \
-            [("completed", len(statuses), 1, 0)], (jobs, old.failed_items(), new.failed_items())
+            [("completed", len(statuses), 1, 0)], (jobs, diagnosis(empty_db, traffic, old, new))
         assert [(r["status"], r["n"], r["heads"]) for r in runs] == [("completed", heads, heads)], runs
         # No outbox call lost or doubled, none failed.
         for kind, row in outbox.items():
             assert (row["n"], row["completed"], row["runs"], row["attempts"], row["failed"]) == \
-                (heads, heads, heads, 1, 0), (kind, dict(row), old.failed_items(), new.failed_items())
+                (heads, heads, heads, 1, 0), (kind, dict(row), diagnosis(empty_db, traffic, old, new))
         # No check run lost or doubled on the code host.
         assert sorted(c["head_sha"] for c in check_runs) == sorted(traffic.opened)
         assert all(c["status"] == "completed" and c["conclusion"] == "success" for c in check_runs)
         assert len(creates) == len(dispatches) == len(comments) == heads
         assert old_codes == [0, 0], f"the old processes did not stop cleanly: {old_codes}"
+        assert "contract migrations applied: 0037_previous_release_helpers_contract" in contracted, contracted
         # Both releases' workers did work on the upgraded schema (the test upgraded under load).
         assert old_after_migration > 0 and new_done > 0
         assert not old_errors, old_errors
