@@ -39,6 +39,7 @@ SCHEMA_DIR = SQL_DIR / "schema"
 FUNCTIONS_DIR = SQL_DIR / "functions"
 FUNCTIONS = QueryFolder(FUNCTIONS_DIR)
 
+#: The longest a migration step waits for one lock (the docstring says why).
 LOCK_TIMEOUT_MS = 200
 #: How long a step whose locks stay busy is retried before migrating fails.
 LOCK_RETRY_SECONDS = 120
