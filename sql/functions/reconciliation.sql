@@ -27,7 +27,7 @@ BEGIN
 END $$;
 
 -- A new item, unless the subject already has an open one (another replica
--- detected it first: the partial unique index decides).
+-- detected it first: the partial unique index decides) or was just repaired.
 CREATE OR REPLACE FUNCTION boardready_private.reconciliation_open_item(
   p_kind text, p_subject_id bigint, p_installation_id bigint, p_reason text, p_deadline timestamptz,
   p_now timestamptz)
@@ -35,6 +35,14 @@ RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   v_id bigint;
 BEGIN
+  -- The candidates were read in one snapshot, before this statement's: an
+  -- item of the subject completed since (at or after this detection's
+  -- instant) was another replica's repair of it, so the drift is gone.
+  IF EXISTS (SELECT 1 FROM boardready.work_items w
+              WHERE w.subject_id = p_subject_id AND w.kind = p_kind AND w.status = 'completed'
+                AND w.completed_at >= p_now) THEN
+    RETURN NULL;
+  END IF;
   INSERT INTO boardready.work_items (kind, subject_id, installation_id, reason_code, deadline_at, status, run_after,
                                      created_at, updated_at)
   VALUES (p_kind, p_subject_id, p_installation_id, boardready_private.reconciliation_check_reason(p_reason), p_deadline,

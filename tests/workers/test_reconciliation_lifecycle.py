@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import threading
 
+from psycopg.types.json import Jsonb
+
 from tests.helpers.paths import webhook_fixture
 from tests.helpers.service import make_lifecycle_jobs, post_webhook
 from tests.helpers.reconciliation import OBSERVATION, events, items, later, lifecycle_loop
@@ -144,6 +146,28 @@ def test_concurrent_repairs_create_one_job(client, owner, pool, config, db_url):
         t.join(30)
     assert owner.execute("SELECT count(*) AS n FROM lifecycle_jobs WHERE inbox_id = %s",
                          (inbox["id"],)).fetchone()["n"] == 1
+    assert [(i["status"], i["outcome"]) for i in items(owner)] == [("completed", "job_recreated")]
+
+
+def test_a_detection_that_read_its_candidates_before_a_repair_finished_opens_nothing(client, owner, pool, config,
+                                                                                     db_url):
+    """Detection reads its candidates in one snapshot and opens their items
+    afterwards. Another replica may detect, claim and repair the same subject
+    in between (in test_concurrent_repairs_create_one_job, 1 run of about 40):
+    the subject it then opens is no longer drifted. An item of that subject
+    completed at or after the detection's instant says so, and nothing opens."""
+    installed(client, config, pool, db_url)
+    deliver(client, "installation_repositories.added.0.json", "d-stale")
+    inbox = lose_job(owner, "d-stale")
+    at = later(OBSERVATION + 1)
+    [report] = lifecycle_loop(config, pool).run_once(at)
+    assert report["outcome"] == "job_recreated"
+
+    stale = [{"subject": inbox["id"], "installation": inbox["installation_id"], "reason": "lifecycle_job_missing",
+              "deadline": at.isoformat()}]
+    opened = owner.execute("SELECT * FROM boardready_private.reconciliation_open_items('lifecycle_inbox', %s, %s)",
+                           (Jsonb(stale), at)).fetchall()
+    assert opened == []
     assert [(i["status"], i["outcome"]) for i in items(owner)] == [("completed", "job_recreated")]
 
 
