@@ -37,7 +37,12 @@ DECLARE
 BEGIN
   -- The candidates were read in one snapshot, before this statement's: an
   -- item of the subject completed since (at or after this detection's
-  -- instant) was another replica's repair of it, so the drift is gone.
+  -- instant) was another replica's repair of it, so the drift is gone. A
+  -- repair under way holds its item's row until it commits: waited for here,
+  -- so that it is either seen completed below or conflicts as open.
+  PERFORM 1 FROM boardready.work_items w
+   WHERE w.subject_id = p_subject_id AND w.kind = p_kind AND w.status IN ('accepted', 'leased')
+     FOR UPDATE;
   IF EXISTS (SELECT 1 FROM boardready.work_items w
               WHERE w.subject_id = p_subject_id AND w.kind = p_kind AND w.status = 'completed'
                 AND w.completed_at >= p_now) THEN
