@@ -44,6 +44,10 @@ class OperatorGate:
         """The audit actor, `operator:<configured actor id>`, once the caller proved it holds the operator token."""
         if not self.enabled:
             raise ApiError(503, "unavailable", "the operator API is not configured")
+        if not (req.get_header("Authorization") or "").strip():
+            # No credential at all is neither counted nor limited (a cross-site
+            # request cannot lock the operator out).
+            raise ApiError(401, "invalid_operator_token", "a valid operator token is required", headers=CHALLENGE)
         key = auth_throttle.client_key(req)
         at = auth_throttle.now()
         with db.connection(self.pool, self.config) as conn:

@@ -132,10 +132,14 @@ class WorkflowResultCallback:
     def _claims(self, req) -> dict:
         if self.verifier is None:
             raise ApiError(503, "oidc_not_configured", "SERVICE_OIDC_AUDIENCE is not configured")
+        header = (req.get_header("Authorization") or "").strip()
+        if not header:
+            # No credential at all (what any page can make a browser send) is
+            # neither counted nor limited: it cannot lock out the real caller.
+            raise ApiError(401, "missing_token", "an OIDC ID token is required as a bearer token")
         key, at = auth_throttle.client_key(req), auth_throttle.now()
         with db.connection(self.pool, self.config) as conn:
             auth_throttle.refuse_if_limited(conn, auth_throttle.BEARER, key, self.config.auth_rate_limit_per_minute, at)
-            header = (req.get_header("Authorization") or "").strip()
             scheme, _, token = header.partition(" ")
             try:
                 if scheme.lower() != "bearer" or not token.strip():
