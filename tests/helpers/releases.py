@@ -116,6 +116,20 @@ def function_signatures(url: str) -> dict[str, str]:
     return dict(rows)
 
 
+def every_function(url: str) -> dict[str, str]:
+    """Every function of the service's schemas, public and private helpers
+    alike: 'schema.name(identity arguments)' -> its arguments and result. A
+    previous-release body calls its private helpers by name, so they are as
+    much its interface while it runs as the functions its Python calls."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT n.nspname || '.' || p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', "
+            "'(' || pg_get_function_arguments(p.oid) || ') -> ' || pg_get_function_result(p.oid) "
+            "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname IN ('boardready', 'boardready_private')").fetchall()
+    return dict(rows)
+
+
 #: Names a release's code quotes that are not function calls.
 NOT_CALLS = {"release_decision": "a column of the row app/web/reviews.py answers with"}
 
