@@ -205,6 +205,9 @@ class Zone(Located):
     teardrop: bool = False
     # A rule area's "not_allowed" items: tracks, vias, pads, copperpour, footprints.
     disallowed: frozenset[str] = frozenset()
+    # The outline's cutouts: every (polygon ...) after the first. KiCad 9 reads each one as a
+    # hole of the first (ZONE::AddPolygon: the first chain is the outline, the others holes).
+    holes: list[list[Point]] = field(default_factory=list)
 
 
 @dataclass
@@ -838,8 +841,9 @@ def _zone(node: Node, board: Board) -> Zone:
     multi = node.first("layers")
     if multi is not None:
         layers = multi.atoms()
-    outline = node.first("polygon")
-    polygon = [tuple(p) for p in _points(outline.first("pts") if outline is not None else None).tolist()]
+    outlines = [[tuple(p) for p in _points(outline.first("pts")).tolist()]
+                for outline in node.nodes("polygon")]
+    polygon, holes = (outlines[0], outlines[1:]) if outlines else ([], [])
     connect = node.first("connect_pads")
     keepout = node.first("keepout") is not None
     thickness = node.first("filled_areas_thickness")
@@ -859,11 +863,16 @@ def _zone(node: Node, board: Board) -> Zone:
                 location=node.location,
                 clearance=connect.number("clearance") if connect is not None else None,
                 min_thickness=node.number("min_thickness") or 0.0,
-                # KiCad 6+ write (filled_areas_thickness no): the fill is the copper itself.
-                outline_thickness=thickness is None or thickness.atom(0) != "no",
+                # KiCad 6 writes (filled_areas_thickness no): the fill is the copper itself. From board
+                # format 20220211 (KiCad 7: "End support for V5 zone fill strategy") KiCad writes
+                # no such token and every fill is the copper itself; only older files without it
+                # carry KiCad 5's fills, drawn with a pen of min_thickness.
+                outline_thickness=(thickness.atom(0) != "no" if thickness is not None
+                                   else board.version is None or board.version < V5_FILL_DROPPED),
                 keepout=keepout, name=node.value("name") or "",
                 connect=(connect.atom(0) if connect is not None else None) or "thermal",
                 thermal_gap=gap if gap is not None else 0.5,
                 teardrop=attr is not None and attr.first("teardrop") is not None,
+                holes=[hole for hole in holes if len(hole) >= 3],
                 disallowed=frozenset(flag.name for flag in node.first("keepout").nodes()
                                      if flag.atom(0) == "not_allowed") if keepout else frozenset())

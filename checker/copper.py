@@ -214,6 +214,28 @@ def _pad_polygon(pad: Pad) -> shapely.Geometry | None:
     return shapely.transform(polygon, lambda xy: np.array([_placed(tuple(p), pad) for p in xy]).reshape(-1, 2))
 
 
+def pad_outline(pad: Pad) -> shapely.Geometry | None:
+    """A pad's whole copper as one polygon in board coordinates (arcs within a micrometre)."""
+    shape = pad.shape
+    chamfered = bool(pad.chamfer) and pad.chamfer_ratio > 0
+    if shape in ("circle", "oval") or (shape == "roundrect" and pad.corner_ratio >= 0.5 and not chamfered):
+        radius = pad.width / 2 if shape == "circle" else min(pad.width, pad.height) / 2
+        reach = (pad.width / 2 - radius, pad.height / 2 - radius)
+        if max(reach) <= 1e-9:
+            core = shapely.Point(_placed((0.0, 0.0), pad))
+        else:
+            core = shapely.LineString([_placed((-reach[0], -reach[1]), pad), _placed(reach, pad)])
+        return core.buffer(radius, quad_segs=64)
+    if shape in ("rect", "roundrect") and not chamfered:
+        half_w, half_h = pad.width / 2, pad.height / 2
+        radius = pad.corner_ratio * min(pad.width, pad.height) if shape == "roundrect" else 0.0
+        corners = [_placed((sx * (half_w - radius), sy * (half_h - radius)), pad)
+                   for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+        box = shapely.Polygon(corners)
+        return box.buffer(radius, quad_segs=64) if radius > 0 else box
+    return _pad_polygon(pad)
+
+
 def _primitive_shape(primitive) -> shapely.Geometry | None:
     half = primitive.width / 2
     points = primitive.points

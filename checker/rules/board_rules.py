@@ -41,6 +41,8 @@ def check(model: ProjectModel) -> list[Finding]:
         findings += _outline(board)
     if wants("board.via-drill", "board.via-diameter", "board.annular-ring"):
         findings += _vias(board, model)
+    if wants("board.annular-ring"):
+        findings += _pad_annular(board, model)
     if model.copper is None and wants("board.edge-clearance", "board.item-in-keepout", "board.silk-over-mask"):
         model.copper = build_copper(board)
     if wants("board.edge-clearance"):
@@ -132,6 +134,75 @@ def _vias(board: Board, model: ProjectModel) -> list[Finding]:
                                                for v in vias] if len(vias) > 1 else [],
                                     **where_in(board.file, first)))
     return findings
+
+
+def _pad_annular(board: Board, model: ProjectModel) -> list[Finding]:
+    """The annular width of plated through-hole pads against the board's minimum annular width
+    (KiCad 9: DRC_TEST_PROVIDER_ANNULAR_WIDTH, the same constraint as vias; a pad without a net is
+    held to it too). A round, oval or (rounded) rectangular pad with no offset and no other pad of
+    its number: the smaller of (size - drill) / 2 along each axis; else the distance from the hole
+    to the pad's outline (0 when the hole's centre is outside the pad), and a hole lying inside
+    another pad of the same number takes that pad's copper around it when that is wider."""
+    minimum = model.rules.min_via_annular
+    findings = []
+    for footprint in board.footprints:
+        for pad in footprint.pads:
+            if pad.kind != "thru_hole" or not pad.drill_size or min(pad.drill_size) <= 0:
+                continue
+            same_number = [other for other in footprint.pads if other is not pad and other.number == pad.number
+                           and pad.number != ""] if pad.number else []
+            width = _annular_width(pad, same_number, minimum)
+            if width is None or width >= minimum - EPSILON or (minimum <= 0 and width > -EPSILON):
+                continue
+            name = f"pad {pad.number} of {footprint.reference}" if pad.number else f"a pad of {footprint.reference}"
+            findings.append(Finding(
+                "board.annular-ring", f"{name}: annular width {width:.4g} mm, below the board's own minimum of "
+                f"{minimum:g} mm", identity=(board.file, "pad-annular", footprint.uuid or footprint.reference,
+                                            pad.uuid or pad.number),
+                severity="error", kicad_type="annular_width",
+                extra={"x": pad.x, "y": pad.y, "layer": "", "actual_mm": round(width, 4), "required_mm": minimum,
+                       "uuids": [pad.uuid] if pad.uuid else []},
+                **where_in(board.file, pad)))
+    return findings
+
+
+def _annular_width(pad: Pad, same_number: list[Pad], minimum: float) -> float | None:
+    from ..copper import _hole_shape, pad_outline
+
+    drill_x, drill_y = pad.drill_size
+    # KiCad: a chamfered rectangle is a simple shape up to a chamfer ratio of 0.3.
+    chamfered = bool(pad.chamfer) and pad.chamfer_ratio > 0
+    simple = tuple(pad.drill_offset) == (0.0, 0.0) and pad.shape in ("circle", "oval", "rect", "roundrect") and (
+        not chamfered or pad.chamfer_ratio <= 0.30)
+    width = 0.0
+    if simple:
+        if pad.shape == "circle":
+            width = (pad.width - drill_x) / 2
+        else:
+            width = min(pad.width - drill_x, pad.height - drill_y) / 2
+        if not same_number:
+            return width
+    hole, radius = _hole_shape(pad)
+    if not same_number:
+        outline = pad_outline(pad)
+        if outline is None:
+            return None
+        if not outline.covers(shapely.Point(pad.x, pad.y)):
+            return 0.0
+        return shapely.distance(outline.boundary, hole) - radius
+    if width >= minimum:
+        return width
+    slot = hole.buffer(radius, quad_segs=16)
+    for other in same_number:
+        outline = pad_outline(other)
+        if outline is None or not outline.covers(slot):
+            continue   # KiCad: a hole crossing the other pad's outline keeps its own width
+        effective = shapely.distance(outline.boundary, slot)
+        if other.drill_size and min(other.drill_size) > 0:
+            other_hole, other_radius = _hole_shape(other)
+            effective = min(effective, max(0.0, shapely.distance(other_hole, slot) - other_radius))
+        width = max(width, effective)
+    return width
 
 
 # KiCad's types for the via checks against the board's own rules.

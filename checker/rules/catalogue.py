@@ -94,10 +94,11 @@ _RULES = [
          "A via's pad diameter below the board's own minimum via diameter (error) or the fab profile's "
          "(fab severity).",
          "DRC via_diameter", "Use a larger via."),
-    Rule("board.annular-ring", "error", "Via annular ring below the minimum",
+    Rule("board.annular-ring", "error", "Via or pad annular ring below the minimum",
          "(via diameter - drill) / 2 below the board's own minimum annular width (error) or the fab "
-         "profile's (fab severity).",
-         "DRC annular_width", "Increase the via diameter or reduce its drill."),
+         "profile's (fab severity); a plated through-hole pad's copper around its hole (with or without a "
+         "net) below the board's own minimum annular width (error), as KiCad 9 measures it.",
+         "DRC annular_width", "Increase the via or pad size, or reduce its drill."),
     Rule("board.short", "error", "Copper of two nets touches",
          "Copper of two different nets touches or overlaps on a copper layer: tracks and arcs, vias and "
          "through-hole pads on the layers KiCad flashes them on (remove/keep unused layers: elsewhere only "

@@ -2,9 +2,16 @@
 fill against every via hole, plated and non-plated pad hole whose layers it shares, at the
 board setup's minimum hole clearance.
 
-As in KiCad's DRC: copper of the hole's own net is not tested (a via in a pad of its net is
-fine) unless either has no net (a non-plated hole has none); a hole is never tested against
-its own pad or via, nor against the pads of its own footprint (the footprint's design).
+As in KiCad 9's DRC (DRC_TEST_PROVIDER_COPPER_CLEARANCE): a track, arc or via is never tested
+against an item of its own net, and two items without a net are one net there
+(testTrackClearances' filter compares net codes), so a no-net track joining the no-net pads of
+a prototyping strip is no violation; a pad or a zone is tested against the hole of anything
+not of its own *defined* net (testPadAgainstItem: "other objects of the same (defined) net get a
+waiver"; a non-plated hole has no net). A hole is never tested against its own pad or via, nor
+against the pads of its own footprint (the footprint's design). With a minimum of 0 only
+tracks, vias and copper shapes are tested, for overlapping the hole
+(testSingleLayerItemAgainstItem tests "even if clearance is 0, because the item cannot be inside
+the hole"; pads and zones need a clearance above 0).
 """
 from __future__ import annotations
 
@@ -14,12 +21,15 @@ import numpy as np
 import shapely
 
 from ..board import Board
-from ..copper import PAD, SHAPE, ZONE, Copper, Holes, layer_bits
+from ..copper import ARC, PAD, SHAPE, TRACK, VIA, ZONE, Copper, Holes, layer_bits
 from ..findings import Finding
 from ..model import ProjectModel
 
 DRC_EPSILON = 0.0005
 GROUP_AFTER = 3
+# With a minimum of 0 KiCad reports copper that touches or enters a hole (a collision at
+# clearance 0 on its nanometre grid); this is that grid's float noise.
+TOUCHING_HOLE = 1e-6
 # KiCad 9's default minimum hole clearance (BOARD_DESIGN_SETTINGS) when the project sets none.
 DEFAULT_HOLE_CLEARANCE = 0.25
 
@@ -36,7 +46,7 @@ def min_hole_clearance(model: ProjectModel) -> float:
 
 def hole_clearance_findings(board: Board, copper: Copper, holes: Holes, model: ProjectModel) -> list[Finding]:
     minimum = min_hole_clearance(model)
-    if minimum <= 0 or not len(holes.core) or not len(copper):
+    if not len(holes.core) or not len(copper):
         return []
     order = copper.layer_names
     net_index = {name: i for i, name in enumerate(copper.net_names)}
@@ -61,8 +71,18 @@ def hole_clearance_findings(board: Board, copper: Copper, holes: Holes, model: P
             item = np.concatenate([item, np.full(len(inside), fill)])
             distance = np.concatenate([distance, -holes.radius[inside]])
     net = copper.net[item]
-    tested = ((hole_layers[hole_index] & copper.layers[item]) != 0) & (distance < minimum - DRC_EPSILON)
-    tested &= (net != hole_net[hole_index]) | (net == 0) | (hole_net[hole_index] <= 0)
+    kind = copper.kind[item]
+    # KiCad 9: DRC_TEST_PROVIDER_COPPER_CLEARANCE::testTrackClearances (tracks and vias: another
+    # net, no net being one) and testSingleLayerItemAgainstItem (copper shapes), testPadAgainstItem
+    # and testItemAgainstZone (pads, zones: not of the same defined net, and a clearance above 0).
+    routed = np.isin(kind, (TRACK, ARC, VIA))
+    other_net = np.where(routed, net != hole_net[hole_index],
+                         (net != hole_net[hole_index]) | (net == 0) | (hole_net[hole_index] <= 0))
+    if minimum > 0:
+        close = distance < minimum - DRC_EPSILON
+    else:
+        close = np.isin(kind, (TRACK, ARC, VIA, SHAPE)) & (distance <= TOUCHING_HOLE)
+    tested = ((hole_layers[hole_index] & copper.layers[item]) != 0) & close & other_net
     candidates = np.flatnonzero(tested)
     # The smallest distance per hole and item.
     best: dict[tuple[int, int], float] = {}

@@ -3,7 +3,8 @@
 A rule area names what may not be in it on its layers: tracks (and arcs), vias, pads,
 copper pours (zone fills) and footprints (by courtyard, else by pads). An item whose copper
 overlaps the area's outline on one of its layers is reported, as KiCad's DRC does; the area's
-own footprint's items are not.
+own footprint's items are not. The outline's second and later polygons are cutouts (KiCad's
+ZONE::AddPolygon), so copper wholly inside a cutout is allowed.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def check(board: Board, copper: Copper) -> list[Finding]:
     for zone in board.zones:
         if not zone.keepout or not zone.disallowed or len(zone.polygon) < 3:
             continue
-        area = shapely.make_valid(shapely.Polygon(zone.polygon))
+        area = area_of(zone)
         if area.is_empty:
             continue
         mask = layer_bits(zone.layers, copper.layer_names)
@@ -55,6 +56,15 @@ def check(board: Board, copper: Copper) -> list[Finding]:
                                              (footprint.x, footprint.y), (footprint.line, footprint.column),
                                              footprint.layer))
     return findings
+
+
+def area_of(zone):
+    """The rule area's outline with its cutouts: KiCad 9 reads every (polygon ...) after the
+    first as a hole of the first (ZONE::AddPolygon), so a second polygon inside the first leaves
+    only a band along the edge. An item is in the area when it overlaps it
+    (DRC_ENGINE::loadImplicitRules: ``A.intersectsArea(zone)``, a collision with the outline,
+    holes included)."""
+    return shapely.make_valid(shapely.Polygon(zone.polygon, [hole for hole in zone.holes if len(hole) >= 3]))
 
 
 def _finding(board: Board, zone, label: str, uuid: str, at, where, layer: str) -> Finding:
