@@ -863,12 +863,8 @@ def _zone(node: Node, board: Board) -> Zone:
                 location=node.location,
                 clearance=connect.number("clearance") if connect is not None else None,
                 min_thickness=node.number("min_thickness") or 0.0,
-                # KiCad 6 writes (filled_areas_thickness no): the fill is the copper itself. From board
-                # format 20220211 (KiCad 7: "End support for V5 zone fill strategy") KiCad writes
-                # no such token and every fill is the copper itself; only older files without it
-                # carry KiCad 5's fills, drawn with a pen of min_thickness.
-                outline_thickness=(thickness.atom(0) != "no" if thickness is not None
-                                   else board.version is None or board.version < V5_FILL_DROPPED),
+                # KiCad 6+ write (filled_areas_thickness no): the fill is the copper itself.
+                outline_thickness=thickness is None or thickness.atom(0) != "no",
                 keepout=keepout, name=node.value("name") or "",
                 connect=(connect.atom(0) if connect is not None else None) or "thermal",
                 thermal_gap=gap if gap is not None else 0.5,
