@@ -14,8 +14,9 @@ connection_graph.cpp of KiCad 9):
   is a label whose whole net reaches fewer than two pins and no no-connect;
   wires that reach no pin, label or sheet pin are ``wire_dangling``; a wire
   end that touches nothing is ``unconnected_wire_endpoint``;
-* per net: every pair of pins is looked up in the pin conflict map
-  (``pin_to_pin``), and a net with an input but no driver is
+* per net: every pair of pins is looked up in the pin conflict map and the
+  conflicts reduced to one marker per pin as KiCad places them (``pin_to_pin``,
+  rated by the map, see ``_pin_conflicts``), and a net with an input but no driver is
   ``pin_not_driven`` (``power_pin_not_driven`` when it has a power input,
   which only a power output drives: a PWR_FLAG is one);
 * per sheet: sheet pins and hierarchical labels must match by name
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import os
 import re
-from bisect import bisect_right
 from collections import defaultdict
 from pathlib import Path
 
@@ -38,7 +38,7 @@ from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_LOCAL_POWE
 from .erc_library import Libraries, available_libraries, signatures_match
 from .findings import Finding
 from .model import ProjectModel
-from .project_settings import DEFAULT_PIN_MAP, PIN_TYPES, read_project_settings
+from .project_settings import DEFAULT_PIN_MAP, PIN_MAP_ERROR, PIN_TYPES, read_project_settings
 from .schematic import Schematic
 
 _DRIVING = frozenset(("output", "power_out", "passive", "tri_state", "bidirectional"))
@@ -366,9 +366,6 @@ def _natural(text: str) -> tuple:
 
 def _net_rules(graph: Connectivity, report: _Report, pin_map) -> None:
     pin_map = pin_map or DEFAULT_PIN_MAP
-    # For each pin type, the types it conflicts with: a pin's first conflict is then found by
-    # looking ahead per conflicting type, not pair by pair (a ground net has thousands of pins).
-    conflicting = [[other for other in range(len(PIN_TYPES)) if pin_map[kind][other]] for kind in range(len(PIN_TYPES))]
     for net in graph.nets:
         if any(sub.is_bus for sub in net.subgraphs):
             continue
@@ -383,33 +380,27 @@ def _net_rules(graph: Connectivity, report: _Report, pin_map) -> None:
             has_driver = any(pin.type == "power_out" for pin, _ in pins)
         else:
             has_driver = any(pin.type in _DRIVING for pin, _ in pins)
-        kinds = [PIN_TYPES.index(pin.type) for pin, _ in pins]
-        places: dict[int, list[int]] = defaultdict(list)
-        for position, kind in enumerate(kinds):
-            places[kind].append(position)
         needs: tuple[Item, SheetInstance] | None = None
-        for i, (ref_pin, ref_instance) in enumerate(pins):
+        for ref_pin, ref_instance in pins:
             ref_type = ref_pin.type
             if ref_type in _DRIVEN:
                 current = needs[0] if needs else None
                 if (current is None or (current.hidden and not ref_pin.hidden)
                         or (power_net != (current.type == "power_in") and power_net == (ref_type == "power_in"))):
                     needs = (ref_pin, ref_instance)
-            first = _first_conflict(i, pins, conflicting[kinds[i]], places)
-            if first is None:
-                continue
-            test_pin, test_instance = pins[first]
-            level = pin_map[kinds[i]][kinds[first]]
+        for marked, other, level in _pin_conflicts(pins, pin_map):
+            (pin, instance), (other_pin, other_instance) = pins[marked], pins[other]
             finding_count = len(report.findings)
             report.add("pin_to_pin",
-                       f"Pins of type {_PIN_TYPE_TEXT[ref_type]} and {_PIN_TYPE_TEXT[test_pin.type]} are "
-                       f"connected: {describe(ref_pin, graph, ref_instance)} and "
-                       f"{describe(test_pin, graph, test_instance)}",
-                       [(ref_pin, ref_instance), (test_pin, test_instance)], sheet_specific=True)
+                       f"Pins of type {_PIN_TYPE_TEXT[pin.type]} and {_PIN_TYPE_TEXT[other_pin.type]} are "
+                       f"connected: {describe(pin, graph, instance)} and "
+                       f"{describe(other_pin, graph, other_instance)}",
+                       [(pin, instance), (other_pin, other_instance)], sheet_specific=True)
             if len(report.findings) > finding_count:
                 finding = report.findings[-1]
-                # The pin map's level is the finding's: KiCad's pin_to_pin setting only turns it off.
-                finding.severity = "error" if level == 2 else "medium"
+                # The pin map's level is the finding's (ERC_SETTINGS::GetSeverity): the project's
+                # pin_to_pin setting only decides whether it is reported at all.
+                finding.severity = "error" if level >= PIN_MAP_ERROR else "medium"
                 finding.extra["pin_map_level"] = level
         if needs is not None and not has_driver and not has_no_connect:
             pin, instance = needs
@@ -417,6 +408,74 @@ def _net_rules(graph: Connectivity, report: _Report, pin_map) -> None:
             text = ("Input Power pin not driven by any Output Power pins" if power_net
                     else "Input pin not driven by any Output pins")
             report.add(kicad_type, f"{text}: {describe(pin, graph, instance)}", [(pin, instance)], sheet_specific=True)
+
+
+# KiCad 9's pin weights (ERC_SETTINGS constructor, m_PinTypeWeights, sorting metric SM_HEURISTICS):
+# the pin of the highest weight in a conflict gets the marker.
+_PIN_WEIGHT = {"free": 11, "unspecified": 10, "passive": 9, "open_collector": 8, "open_emitter": 7, "input": 6,
+               "tri_state": 5, "bidirectional": 4, "output": 3, "power_in": 2, "power_out": 1, "no_connect": 0}
+
+
+def _pin_conflicts(pins: list, pin_map) -> list[tuple[int, int, int]]:
+    """KiCad 9's pin conflict markers of one net, as ERC_TESTER::TestPinToPin places them:
+    (marked pin, other pin, pin map level), indices into ``pins`` (in KiCad's order).
+
+    Every pair of conflicting pins (stacked pins of one sheet skipped) is a mismatch. The pins
+    in any mismatch are visited by weight, heaviest first (ties in KiCad's order); a visited pin
+    takes every mismatch still left that involves it and gets one marker naming the nearest
+    of those other pins on its own sheet (by distance, the first of equals), else the last one
+    on another sheet; the marker's level is that pair's. So ~140 ground pins against one
+    regulator pin are one marker, not 140.
+    """
+    types = [PIN_TYPES.index(pin.type) for pin, _ in pins]
+    by_type: dict[int, list[int]] = defaultdict(list)
+    for position, kind in enumerate(types):
+        by_type[kind].append(position)
+
+    def level(a: int, b: int) -> int:
+        return pin_map[types[a]][types[b]] if a < b else pin_map[types[b]][types[a]]
+
+    def conflicts(a: int, b: int) -> bool:
+        if not level(a, b):
+            return False
+        (pin_a, where_a), (pin_b, where_b) = pins[a], pins[b]
+        return not (where_a is where_b and _stacked(pin_a, pin_b))
+
+    # The pins in at least one mismatch: per pair of conflicting types, look only as far as the first partner.
+    in_mismatch: set[int] = set()
+    for kind, positions in by_type.items():
+        partners = [other for other in by_type if pin_map[kind][other] or pin_map[other][kind]]
+        for position in positions:
+            if any(conflicts(position, other) for partner in partners for other in by_type[partner]
+                   if other != position):
+                in_mismatch.add(position)
+    order = sorted(in_mismatch, key=lambda position: (-_PIN_WEIGHT[pins[position][0].type], position))
+    done: set[int] = set()
+    markers = []
+    for position in order:
+        pin, instance = pins[position]
+        partners = [other for other in by_type if pin_map[types[position]][other] or pin_map[other][types[position]]]
+        nearest = None
+        nearest_distance = None
+        other_sheet = None
+        for other in sorted(other for partner in partners for other in by_type[partner]
+                            if other != position and other not in done):
+            if not conflicts(position, other):
+                continue
+            other_pin, other_instance = pins[other]
+            if other_instance.key != instance.key:
+                other_sheet = other
+                continue
+            dx = other_pin.position[0] - pin.position[0]
+            dy = other_pin.position[1] - pin.position[1]
+            distance = dx * dx + dy * dy
+            if nearest_distance is None or distance < nearest_distance:
+                nearest, nearest_distance = other, distance
+        done.add(position)
+        chosen = nearest if nearest is not None else other_sheet
+        if chosen is not None:
+            markers.append((position, chosen, level(position, chosen)))
+    return markers
 
 
 def _unit_net_rules(graph: Connectivity, report: _Report) -> None:
@@ -431,25 +490,6 @@ def _unit_net_rules(graph: Connectivity, report: _Report) -> None:
             if seen[0] is not net:
                 report.add("different_unit_net", f"Pin {pin.number} of {key.split(':')[0]} is connected to two nets",
                            [(pin, instance), (seen[1], seen[2])], sheet_specific=True)
-
-
-def _first_conflict(i: int, pins: list, kinds: list[int], places: dict[int, list[int]]) -> int | None:
-    """The first pin after ``i`` (in KiCad's order) of a conflicting type, stacked pins skipped:
-    KiCad 9 reports a pin's first conflict only, so a row of outputs is a chain of findings."""
-    ref_pin, ref_instance = pins[i]
-    best = None
-    for kind in kinds:
-        positions = places.get(kind)
-        if not positions:
-            continue
-        at = bisect_right(positions, i)
-        while at < len(positions) and (best is None or positions[at] < best):
-            test_pin, test_instance = pins[positions[at]]
-            if not (ref_instance is test_instance and _stacked(ref_pin, test_pin)):
-                best = positions[at]
-                break
-            at += 1
-    return best
 
 
 # -- names -----------------------------------------------------------------------------

@@ -212,13 +212,20 @@ def _severities(value) -> dict[str, str]:
 
 
 def _pin_map(value) -> tuple[tuple[int, ...], ...]:
+    """The project's pin map as KiCad 9 reads it (ERC_SETTINGS, the "pin_map" parameter): a
+    12x12 array or nothing; cell by cell, an integer 0-3 replaces the default (3, UNCONNECTED,
+    rates as an error), anything else keeps it; a malformed row stops the reading there."""
     size = len(PIN_TYPES)
-    if (isinstance(value, list) and len(value) == size
-            and all(isinstance(row, list) and len(row) == size for row in value)
-            and all(isinstance(cell, int) and not isinstance(cell, bool) and cell in (0, 1, 2)
-                    for row in value for cell in row)):
-        return tuple(tuple(row) for row in value)
-    return DEFAULT_PIN_MAP
+    if not isinstance(value, list) or len(value) != size:
+        return DEFAULT_PIN_MAP
+    rows = [list(row) for row in DEFAULT_PIN_MAP]
+    for i, row in enumerate(value):
+        if not isinstance(row, list) or len(row) != size:
+            break
+        for j, cell in enumerate(row):
+            if isinstance(cell, int) and not isinstance(cell, bool) and 0 <= cell <= 3:
+                rows[i][j] = cell
+    return tuple(tuple(row) for row in rows)
 
 
 def parse_exclusion(domain: str, entry) -> Exclusion | None:
@@ -314,8 +321,10 @@ def apply_project_settings(findings: list, settings: ProjectSettings) -> list:
         level = settings.severity(domain, finding.kicad_type)
         if level == "ignore":
             continue
-        if finding.kicad_type == "pin_to_pin" and finding.extra.get("pin_map_level") == PIN_MAP_ERROR:
-            level = "error"     # KiCad: the pin_to_pin setting only switches it off; the pin map says error
+        if finding.kicad_type == "pin_to_pin" and "pin_map_level" in finding.extra:
+            # ERC_SETTINGS::GetSeverity: the pin_to_pin setting only switches pin conflicts off;
+            # the pin map says warning or error.
+            level = "error" if finding.extra["pin_map_level"] >= PIN_MAP_ERROR else "warning"
         finding.severity = SEVERITY_FOR[level]
         places = [(loc["x"], loc["y"]) for loc in finding.all_locations() if loc.get("x") is not None]
         if settings.exclusion_for(domain, finding.kicad_type, finding.uuids, places) is not None:

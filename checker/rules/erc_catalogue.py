@@ -28,8 +28,9 @@ ERC_RULES = [
          "A wire end that touches no other wire end, pin, label, junction or no-connect flag (a wire end on "
          "the middle of another wire does not join it).", "Extend the wire to its target, or add a junction."),
     _erc("pin_to_pin", "medium", "Pin conflict",
-         "Two pins on one net whose types conflict in the pin map (KiCad's default or the project's "
-         "erc.pin_map): an error where the map says error (two outputs), else medium.",
+         "Pins on one net whose types conflict in the pin map (KiCad's default or the project's "
+         "erc.pin_map), one finding per pin as KiCad places its markers: an error where the map says error "
+         "(two outputs), else medium, whatever the project's pin_to_pin severity (which can only turn it off).",
          "Fix the connection or the pin types."),
     _erc("pin_not_driven", "error", "Input pin not driven",
          "A net with an input pin and no output, bidirectional, tri-state, passive or power output pin.",
