@@ -27,6 +27,9 @@ from .project import InputReader
 from .sexpr import FootprintLine, Located, Location, Node, Points, Segment, to_float
 from .versions import parse_version
 
+# Board format 20220211: KiCad stops reading or writing KiCad 5's zone fill strategy.
+V5_FILL_DROPPED = 20220211
+
 EDGE_LAYER = "Edge.Cuts"
 _XY = itemgetter(1, 2)
 _NAME = itemgetter(0)
@@ -341,7 +344,18 @@ def load_board(path: Path, reader: InputReader) -> Board:
             key = _uuid(child)
             if key and key not in uuids:
                 uuids[key] = child.location
+    if not board.nets:
+        _nets_by_name(board)
     return board
+
+
+def _nets_by_name(board: Board) -> None:
+    """KiCad 10 names a net where it is used and keeps no net table (board format 20251028:
+    "Stop writing netcodes; they're an internal implementation detail"): the board's nets are
+    then the names its items carry, each its own key."""
+    names = {pad.net for footprint in board.footprints for pad in footprint.pads}
+    names |= {item.net for items in (board.tracks, board.vias, board.zones, board.copper_shapes) for item in items}
+    board.nets.update((name, name) for name in sorted(names) if name)
 
 
 def _setup(setup: Node | None, board: Board) -> None:
@@ -863,8 +877,12 @@ def _zone(node: Node, board: Board) -> Zone:
                 location=node.location,
                 clearance=connect.number("clearance") if connect is not None else None,
                 min_thickness=node.number("min_thickness") or 0.0,
-                # KiCad 6+ write (filled_areas_thickness no): the fill is the copper itself.
-                outline_thickness=thickness is None or thickness.atom(0) != "no",
+                # KiCad 6 writes (filled_areas_thickness no): the fill is the copper itself. From board
+                # format 20220211 (KiCad 7: "End support for V5 zone fill strategy") KiCad writes
+                # no such token and every fill is the copper itself; only older files without it
+                # carry KiCad 5's fills, drawn with a pen of min_thickness.
+                outline_thickness=(thickness.atom(0) != "no" if thickness is not None
+                                   else board.version is None or board.version < V5_FILL_DROPPED),
                 keepout=keepout, name=node.value("name") or "",
                 connect=(connect.atom(0) if connect is not None else None) or "thermal",
                 thermal_gap=gap if gap is not None else 0.5,

@@ -176,7 +176,7 @@ _RULES = [
          "A board in KiCad 5 format (module tokens, version 20171130 or older).",
          "-", "Open and save the project in KiCad 6 or later."),
     Rule("format.too-new", "medium", "File format newer than this checker knows",
-         "A file version newer than KiCad 9's; it was read best-effort.", "-",
+         "A file version newer than KiCad 10's (stamped after 2026); it was read best-effort.", "-",
          "Update boardready, or save with a supported KiCad version."),
     # KiCad ERC/DRC
     Rule("kicad.erc", "error", "KiCad ERC violation",
