@@ -1,9 +1,9 @@
-"""bin/drc-compare: the checker's own DRC against KiCad 9's, project by project.
+"""bin/drc-compare: the checker's own DRC against KiCad's (9 or 10), project by project.
 
-For every KiCad project with a board under tests/fixtures it takes KiCad 9's
-DRC report (``kicad-cli pcb drc --severity-all --schematic-parity``, run now
-when kicad-cli is installed, else the report committed beside the project by
-bin/kicad-oracle), runs the checker without kicad-cli, and prints per KiCad
+For every KiCad project with a board under tests/fixtures (or the folders given)
+it takes KiCad's DRC report (``kicad-cli pcb drc --severity-all --schematic-parity``,
+run now when kicad-cli is installed, else the report committed beside the project
+by bin/kicad-oracle), runs the checker without kicad-cli, and prints per KiCad
 type: KiCad's errors and warnings, matched, missed, and the checker's findings
 of that type KiCad does not report (extra); then per project KiCad's verdict
 (any DRC or ERC error not excluded: blocked) beside the checker's.
@@ -12,6 +12,10 @@ A KiCad violation is matched by a checker finding of the same KiCad type that
 names one of its items (uuid), else one that sits at one of its items' places
 (within ``POSITION_TOLERANCE_MM``). A grouped finding may match several
 violations; each of its places KiCad does not account for is one extra.
+
+``--kicad-cli SPEC`` names the kicad-cli to run (a path, or ``chroot DIR
+kicad-cli`` for KiCad 10 in a chroot: docs/kicad-oracles.md); ``--kicad 10``
+reads KiCad 10's committed reports (``kicad10-drc.json``) where none is run.
 
 ``--erc`` hands over to tools/erc_compare.py (the ERC part, same table);
 ``--all`` prints both.
@@ -34,6 +38,7 @@ from checker.runner import RunOptions, check
 from checker.verdict import ENVIRONMENT_DEPENDENT_KICAD_TYPES
 
 from . import kicad_oracle
+from .kicad_drc import KicadCli
 
 ROOT = kicad_oracle.ROOT
 FIXTURES = kicad_oracle.FIXTURES
@@ -108,9 +113,17 @@ def _near(a: tuple[float, float] | None, places: list[tuple[float, float]]) -> b
     return a is not None and any(math.hypot(a[0] - x, a[1] - y) <= POSITION_TOLERANCE_MM for x, y in places)
 
 
+def shown(project: kicad_oracle.KicadProject) -> str:
+    """The project as the tables name it: relative to the fixtures, else to the working folder."""
+    for base in (FIXTURES, Path.cwd()):
+        if project.folder.is_relative_to(base):
+            return str(project.folder.relative_to(base) / project.name)
+    return str(project.folder / project.name)
+
+
 def compare(project: kicad_oracle.KicadProject, violations: list[Violation], findings: list[Finding],
             source: str) -> ProjectResult:
-    result = ProjectResult(str(project.folder.relative_to(FIXTURES) / project.name), source)
+    result = ProjectResult(shown(project), source)
     native = [f for f in findings if f.kicad_type and f.kicad_type in DRC_DEFAULTS and f.counts
               and f.source == "boardready"]
     used: set[tuple[int, int]] = set()           # (finding, place) pairs KiCad accounts for
@@ -139,36 +152,37 @@ def compare(project: kicad_oracle.KicadProject, violations: list[Violation], fin
     return result
 
 
-def kicad_report(project: kicad_oracle.KicadProject, kind: str, cli: str | None) -> tuple[dict | None, str]:
+def kicad_report(project: kicad_oracle.KicadProject, kind: str, cli: KicadCli | None,
+                 release: int = 9) -> tuple[dict | None, str]:
+    """KiCad's report of ``project``: run now by ``cli``, else the one of KiCad ``release`` committed."""
     if cli:
         with tempfile.TemporaryDirectory(prefix="drc-compare-") as scratch:
             output = Path(scratch) / "report.json"
             problem = kicad_oracle.run(kind, cli, project, output)
             if problem is None:
                 return json.loads(output.read_text(encoding="utf-8")), "live"
-    path = project.report(kind)
+    path = project.report(kind, release)
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8")), "committed"
     return None, "none"
 
 
-def run(projects: list[kicad_oracle.KicadProject], cli: str | None) -> list[ProjectResult]:
+def run(projects: list[kicad_oracle.KicadProject], cli: KicadCli | None, release: int = 9) -> list[ProjectResult]:
     results = []
     for project in projects:
         if project.board is None:
             continue
-        drc, drc_source = kicad_report(project, "drc", cli)
+        drc, drc_source = kicad_report(project, "drc", cli, release)
         if drc is None:
-            print(f"skipped {project.folder.relative_to(FIXTURES)}/{project.name}: no KiCad DRC report "
-                  "(KiCad cannot load the board)")
+            print(f"skipped {shown(project)}: no KiCad DRC report (KiCad cannot load the board)")
             continue
-        erc, _ = kicad_report(project, "erc", cli) if project.schematic else (None, "none")
+        erc, _ = kicad_report(project, "erc", cli, release) if project.schematic else (None, "none")
         target = project.folder / f"{project.name}.kicad_pro"
         try:
             outcome = check(RunOptions(path=target if target.exists() else project.folder, root=project.folder,
                                        run_kicad_cli=False))
         except HostileInputError as exc:
-            print(f"skipped {project.folder.relative_to(FIXTURES)}/{project.name}: the checker refused it: {exc}")
+            print(f"skipped {shown(project)}: the checker refused it: {exc}")
             continue
         result = compare(project, read_violations(drc), outcome.findings,
                          f"kicad-cli {drc.get('kicad_version', '?')} ({drc_source})")
@@ -201,8 +215,8 @@ def type_table(results: list[ProjectResult]) -> str:
     return "\n".join(lines)
 
 
-def verdict_table(results: list[ProjectResult]) -> str:
-    lines = ["| project | KiCad report | KiCad 9 | checker | agree |", "|---|---|---|---|---|"]
+def verdict_table(results: list[ProjectResult], release: int = 9) -> str:
+    lines = [f"| project | KiCad report | KiCad {release} | checker | agree |", "|---|---|---|---|---|"]
     for result in results:
         agree = (result.kicad_verdict == "blocked") == (result.checker_verdict == "blocked")
         lines.append(f"| `{result.project}` | {result.source} | {result.kicad_verdict} | {result.checker_verdict} "
@@ -222,11 +236,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="*", type=Path, default=[FIXTURES])
     parser.add_argument("--no-kicad-cli", action="store_true", help="read the committed reports even when "
                                                                      "kicad-cli is installed")
+    parser.add_argument("--kicad-cli", metavar="SPEC", help="the kicad-cli to run: a path, or 'chroot DIR kicad-cli' "
+                                                            "(default: kicad-cli on the PATH)")
+    parser.add_argument("--kicad", type=int, default=None, metavar="MAJOR",
+                        help="whose committed reports to read where kicad-cli is not run: 9 (kicad-drc.json, "
+                             "the default) or 10 (kicad10-drc.json); default the release of --kicad-cli")
     parser.add_argument("--all", action="store_true", help="then the ERC part (bin/drc-compare --erc)")
     parser.add_argument("--verbose", "-v", action="store_true", help="list every miss and extra finding")
     args = parser.parse_args(argv)
-    cli = None if args.no_kicad_cli else kicad_oracle.kicad_cli()
-    results = run(kicad_oracle.find_projects([Path(f).resolve() for f in args.folders]), cli)
+    try:
+        cli = None if args.no_kicad_cli and not args.kicad_cli else kicad_oracle.kicad_cli(args.kicad_cli)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    if args.no_kicad_cli:
+        release = args.kicad or (cli.major() if cli else None) or 9
+        cli = None
+    else:
+        release = (cli.major() if cli else None) or args.kicad or 9
+    results = run(kicad_oracle.find_projects([Path(f).resolve() for f in args.folders]), cli, release)
     for result in results:
         print(f"{result.project}: KiCad {sum(result.errors.values())} errors, {sum(result.warnings.values())} "
               f"warnings; matched {sum(result.matched.values())}, missed {len(result.missed)}, "
@@ -240,12 +268,13 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(type_table(results))
     print()
-    print(verdict_table(results))
+    print(verdict_table(results, release))
     if args.all:
         from . import erc_compare
 
         print()
-        return erc_compare.main(["--run"] if cli else [])
+        return erc_compare.main((["--run", "--kicad-cli", str(cli)] if cli else ["--kicad", str(release)])
+                                + [str(f) for f in args.folders])
     return 0
 
 

@@ -1,4 +1,4 @@
-"""bin/drc-compare --erc: the checker's own ERC against KiCad 9's, project by project.
+"""bin/drc-compare --erc: the checker's own ERC against KiCad's (9 or 10), project by project.
 
 For every KiCad project with a schematic under tests/fixtures it reads KiCad's
 ERC report committed beside it (``kicad-erc.json``, or ``<project>.kicad-erc.json``
@@ -12,7 +12,10 @@ names one of its items (uuid), else that sits at one of its items' places, else
 that names the same pins (reference and number: a unit-repeated power pin is
 one pin to KiCad, which picks either copy).
 kicad-cli 9.0.8 writes ERC positions at 1/100 of their value in mm (41.91 mm
-as 0.4191), so report positions are scaled by 100 here. Types that depend on
+as 0.4191), so its report positions are scaled by 100 here (KiCad 10's are mm).
+``--kicad-cli SPEC`` (with ``--run``) names the kicad-cli to run, a path or
+``chroot DIR kicad-cli``; ``--kicad 10`` reads KiCad 10's committed reports
+(``kicad10-erc.json``). Types that depend on
 the libraries installed where KiCad runs (``footprint_link_issues``,
 ``lib_symbol_issues``) are listed as not compared. ``lib_symbol_mismatch`` is
 compared: on the fixtures KiCad's reports (made on a machine without KiCad's
@@ -29,18 +32,20 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker.findings import Finding
+from checker.kicad_reports import erc_position_scale
 from checker.project_settings import ERC_DEFAULTS
 from checker.runner import RunOptions, check
 
+from . import kicad_oracle
+from .kicad_drc import KicadCli
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
-POSITION_SCALE = 100            # kicad-cli 9.0.8's ERC JSON positions, times this, are mm
 POSITION_TOLERANCE_MM = 0.01
 NOT_COMPARED = {"footprint_link_issues": "depends on the footprint libraries installed",
                 "lib_symbol_issues": "depends on the symbol libraries installed",
@@ -68,31 +73,38 @@ class ProjectResult:
     severity: dict[str, str] = field(default_factory=dict)
 
 
-def projects() -> list[Path]:
+def projects(folders: list[Path] | None = None) -> list[Path]:
+    """Every .kicad_pro with its root schematic under ``folders`` (default the fixtures);
+    a .kicad_pro given is taken as it is."""
     found = []
-    for pro in sorted(FIXTURES.rglob("*.kicad_pro")):
-        if pro.with_suffix(".kicad_sch").exists():
-            found.append(pro)
+    for top in folders or [FIXTURES]:
+        for pro in [top] if top.suffix == ".kicad_pro" else sorted(top.rglob("*.kicad_pro")):
+            if pro.with_suffix(".kicad_sch").exists():
+                found.append(pro)
     return found
 
 
-def report_for(pro: Path) -> Path | None:
-    for candidate in (pro.parent / f"{pro.stem}.kicad-erc.json", pro.parent / "kicad-erc.json"):
+def report_for(pro: Path, release: int = 9) -> Path | None:
+    name = f"{kicad_oracle.report_prefix(release)}-erc.json"
+    for candidate in (pro.parent / f"{pro.stem}.{name}", pro.parent / name):
         if candidate.exists():
             return candidate
     return None
 
 
-def run_kicad(pro: Path) -> dict | None:
-    cli = shutil.which("kicad-cli")
+def run_kicad(pro: Path, cli: KicadCli | None = None) -> dict | None:
+    cli = cli or KicadCli.on_path()
     if cli is None:
         return None
-    with tempfile.TemporaryDirectory(prefix="erc-compare-") as scratch:
+    with cli.scratch("erc-compare-") as scratch:
         copy = Path(scratch) / "project"
-        shutil.copytree(pro.parent, copy)
+        shutil.copytree(pro.parent, copy, ignore=shutil.ignore_patterns("*.json", "*.md"))
         out = Path(scratch) / "erc.json"
-        subprocess.run([cli, "sch", "erc", "--format", "json", "--severity-all", "--units", "mm", "-o", str(out),
-                        str(copy / pro.with_suffix(".kicad_sch").name)], capture_output=True, timeout=600)
+        try:
+            cli.run(*kicad_oracle.arguments("erc", copy / pro.with_suffix(".kicad_sch").name, out),
+                    timeout=kicad_oracle.TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return None
         return json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
 
 
@@ -100,6 +112,7 @@ _PIN = re.compile(r"^Symbol (\S+) Pin (\S+) \[")
 
 
 def read_violations(report: dict) -> list[Violation]:
+    scale = erc_position_scale(report)
     violations = []
     for sheet in report.get("sheets", []):
         for violation in sheet.get("violations", []):
@@ -108,7 +121,7 @@ def read_violations(report: dict) -> list[Violation]:
                 type=violation.get("type", ""), severity=violation.get("severity", ""),
                 description=violation.get("description", ""), sheet=sheet.get("path", ""),
                 uuids=[item.get("uuid", "") for item in items],
-                places=[(item["pos"]["x"] * POSITION_SCALE, item["pos"]["y"] * POSITION_SCALE)
+                places=[(item["pos"]["x"] * scale, item["pos"]["y"] * scale)
                         for item in items if "pos" in item],
                 pins=[f"{m.group(1)}:{m.group(2)}" for m in (_PIN.match(item.get("description", "")) for item in items)
                       if m]))
@@ -188,14 +201,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bin/drc-compare --erc", description=__doc__.split("\n")[0])
     parser.add_argument("--run", action="store_true", help="run kicad-cli now instead of reading committed reports")
     parser.add_argument("--verbose", "-v", action="store_true", help="list every miss and extra finding")
-    parser.add_argument("projects", nargs="*", type=Path, help="only these .kicad_pro files")
+    parser.add_argument("--kicad-cli", metavar="SPEC", help="with --run: the kicad-cli to run, a path or "
+                                                            "'chroot DIR kicad-cli'")
+    parser.add_argument("--kicad", type=int, default=9, metavar="MAJOR",
+                        help="whose committed reports to read: 9 (kicad-erc.json) or 10 (kicad10-erc.json)")
+    parser.add_argument("projects", nargs="*", type=Path, help="only these .kicad_pro files or folders")
     args = parser.parse_args(argv)
+    try:
+        cli = kicad_oracle.kicad_cli(args.kicad_cli) if args.run else None
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     results = []
-    for pro in [p.resolve() for p in args.projects] or projects():
+    for pro in projects([p.resolve() for p in args.projects] or None):
         if args.run:
-            report = run_kicad(pro)
+            report = run_kicad(pro, cli)
         else:
-            path = report_for(pro)
+            path = report_for(pro, args.kicad)
             report = json.loads(path.read_text(encoding="utf-8")) if path else None
         if report is None:
             print(f"skipped {_shown(pro)}: no KiCad ERC report")

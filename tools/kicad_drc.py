@@ -1,4 +1,11 @@
-"""KiCad 6's own DRC as an oracle: run it headless and read its text report.
+"""KiCad as an oracle: which kicad-cli to run (a path, or one inside a chroot), and
+KiCad 6's own DRC run headless with its text report read.
+
+``KicadCli`` is the one place that knows how to run a kicad-cli that lives in a
+chroot (``chroot /opt/kicad10-sid kicad-cli``, KiCad 10 from Debian unstable
+beside the machine's KiCad 9): the files it reads and writes must lie under the
+chroot's folder, so its scratch folders are made there and every path handed to
+it is translated to the chroot's view. docs/kicad-oracles.md has the recipe.
 
 KiCad is never a dependency of the checker or of ``bin/test``: it runs here,
 in a separate process with the Python that has KiCad's ``pcbnew`` module
@@ -10,11 +17,80 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+VERSION_TIMEOUT_S = 120
+
+
+@dataclass(frozen=True)
+class KicadCli:
+    """A kicad-cli to run: ``argv`` starts its command line; ``chroot`` is the folder it sees
+    as ``/`` when it runs in a chroot (its files must then lie under that folder)."""
+    argv: tuple[str, ...]
+    chroot: Path | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> "KicadCli":
+        """``/usr/bin/kicad-cli``, ``kicad-cli`` (on the PATH) or ``chroot DIR kicad-cli``."""
+        words = shlex.split(spec)
+        if not words:
+            raise ValueError("an empty --kicad-cli")
+        if Path(words[0]).name == "chroot":
+            folders = [w for w in words[1:] if not w.startswith("-")]
+            if len(folders) < 2:
+                raise ValueError(f"--kicad-cli {spec!r}: want 'chroot DIR kicad-cli'")
+            return cls(tuple(words), Path(folders[0]).resolve())
+        found = shutil.which(words[0])
+        if found is None:
+            raise ValueError(f"--kicad-cli {spec!r}: {words[0]} is not an executable")
+        return cls((found, *words[1:]))
+
+    @classmethod
+    def on_path(cls) -> "KicadCli | None":
+        found = shutil.which("kicad-cli")
+        return cls((found,)) if found else None
+
+    def scratch(self, prefix: str) -> tempfile.TemporaryDirectory:
+        """A scratch folder this kicad-cli can read and write (under the chroot when it has one)."""
+        where = None
+        if self.chroot is not None:
+            where = self.chroot / "tmp"
+            where.mkdir(exist_ok=True)
+        return tempfile.TemporaryDirectory(prefix=prefix, dir=where)
+
+    def seen(self, path: Path | str) -> str:
+        """``path`` as kicad-cli sees it (inside the chroot: relative to its folder)."""
+        path = Path(os.path.abspath(path))
+        if self.chroot is None:
+            return str(path)
+        if not path.is_relative_to(self.chroot):
+            raise ValueError(f"{path} is outside the chroot {self.chroot}: copy it under the chroot first")
+        return "/" + str(path.relative_to(self.chroot))
+
+    def command(self, *args: str | Path) -> list[str]:
+        """The command line of ``kicad-cli ARGS``, paths translated."""
+        return [*self.argv, *(self.seen(a) if isinstance(a, Path) else a for a in args)]
+
+    def run(self, *args: str | Path, timeout: float, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(self.command(*args), capture_output=True, text=True, timeout=timeout,
+                              cwd=cwd if self.chroot is None else None)
+
+    def version(self) -> str:
+        done = self.run("version", timeout=VERSION_TIMEOUT_S)
+        return done.stdout.strip().splitlines()[0] if done.stdout.strip() else "unknown"
+
+    def major(self) -> int | None:
+        match = re.match(r"(\d+)\.", self.version())
+        return int(match.group(1)) if match else None
+
+    def __str__(self) -> str:
+        return shlex.join(self.argv)
+
 
 KICAD_PYTHON = "/usr/bin/python3"
 # Runs in KiCad's Python: load, then time the DRC alone and load + DRC.

@@ -1,4 +1,4 @@
-"""KiCad 9's own ERC and DRC reports beside every KiCad project of the fixtures.
+"""KiCad's own ERC and DRC reports (KiCad 9's and KiCad 10's) beside every KiCad project of the fixtures.
 
 ``bin/kicad-oracle [FOLDER ...]`` runs, for each project under the folders
 (default ``tests/fixtures``)::
@@ -12,6 +12,18 @@ folder holds two projects (``ecc83-pp.kicad-drc.json``). ``KICAD-ORACLE.md`` in
 the first folder records the command and KiCad's version. The tests compare the
 checker with these committed reports; they never run KiCad. KiCad is a tool
 here, never a dependency of the checker or the service.
+
+``--kicad-cli SPEC`` names the kicad-cli to run: a path, or ``chroot DIR kicad-cli``
+(KiCad 10 from Debian unstable in a chroot, docs/kicad-oracles.md); default the
+one on the PATH. KiCad 9's reports are ``kicad-drc.json`` / ``kicad-erc.json``,
+another release's carry its major: ``kicad10-drc.json`` / ``kicad10-erc.json``,
+with ``KICAD10-ORACLE.md`` as the note.
+
+``--upgrade-into DEST`` saves each project in the running KiCad's own format
+instead (``kicad-cli pcb upgrade --force`` and ``sch upgrade --force``), each
+project folder copied to DEST under its path relative to the folder given: the
+KiCad 10 forms of the fixtures (tests/fixtures/kicad10) and of the corpus
+(``.corpus-k10``) are made this way.
 
 Note: kicad-cli 9.0.8 writes ERC item positions at 1/100 of their value in mm
 (``checker.kicad_reports.erc_position_scale`` undoes it when reading).
@@ -27,6 +39,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .kicad_drc import KicadCli
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 TIMEOUT_S = 900
@@ -41,10 +55,19 @@ class KicadProject:
     board: Path | None
     shares_folder: bool            # another project lives in the same folder
 
-    def report(self, kind: str) -> Path:
-        """Where the ``drc``/``erc`` report of this project lives."""
-        stem = f"{self.name}.kicad-{kind}.json" if self.shares_folder else f"kicad-{kind}.json"
-        return self.folder / stem
+    def report(self, kind: str, release: int = 9) -> Path:
+        """Where the ``drc``/``erc`` report of this project by KiCad ``release`` lives."""
+        name = f"{report_prefix(release)}-{kind}.json"
+        return self.folder / (f"{self.name}.{name}" if self.shares_folder else name)
+
+
+def report_prefix(release: int | None) -> str:
+    """``kicad`` for KiCad 9's reports (the first oracle's names, kept), ``kicad10`` for KiCad 10's."""
+    return "kicad" if release in (None, 9) else f"kicad{release}"
+
+
+def note_name(release: int | None) -> str:
+    return NOTE if release in (None, 9) else f"KICAD{release}-ORACLE.md"
 
 
 def find_projects(folders: list[Path]) -> list[KicadProject]:
@@ -67,42 +90,51 @@ def find_projects(folders: list[Path]) -> list[KicadProject]:
     return projects
 
 
-def kicad_cli() -> str | None:
-    return shutil.which("kicad-cli")
+def kicad_cli(spec: str | None = None) -> KicadCli | None:
+    """The kicad-cli ``spec`` names (``--kicad-cli``), else the one on the PATH, else None."""
+    return KicadCli.parse(spec) if spec else KicadCli.on_path()
 
 
-def kicad_version(cli: str) -> str:
-    done = subprocess.run([cli, "version"], capture_output=True, text=True, timeout=60)
-    return done.stdout.strip().splitlines()[0] if done.stdout.strip() else "unknown"
+def kicad_version(cli: KicadCli | str) -> str:
+    return (cli if isinstance(cli, KicadCli) else KicadCli.parse(cli)).version()
 
 
-def command(kind: str, cli: str, source: Path, output: Path, parity: bool = True) -> list[str]:
-    """The exact kicad-cli command of one oracle report."""
+def arguments(kind: str, source: Path, output: Path, parity: bool = True) -> list[str | Path]:
+    """kicad-cli's arguments for one oracle report (paths left as paths for the chroot's view)."""
     if kind == "drc":
-        return ([cli, "pcb", "drc", "--format", "json", "--severity-all"]
-                + (["--schematic-parity"] if parity else []) + ["--units", "mm", "-o", str(output), str(source)])
-    return [cli, "sch", "erc", "--format", "json", "--severity-all", "--units", "mm", "-o", str(output), str(source)]
+        return (["pcb", "drc", "--format", "json", "--severity-all"] + (["--schematic-parity"] if parity else [])
+                + ["--units", "mm", "-o", output, source])
+    return ["sch", "erc", "--format", "json", "--severity-all", "--units", "mm", "-o", output, source]
 
 
-def run(kind: str, cli: str, project: KicadProject, output: Path) -> str | None:
-    """Run one check of ``project`` into ``output``; None when done, else what went wrong.
+def command(kind: str, cli: KicadCli | str, source: Path, output: Path, parity: bool = True) -> list[str]:
+    """The exact kicad-cli command of one oracle report."""
+    cli = cli if isinstance(cli, KicadCli) else KicadCli((cli,))
+    return cli.command(*arguments(kind, source, output, parity))
 
-    KiCad runs on a scratch copy of the project folder, so nothing it writes
-    (caches, backups, a refreshed project file) lands in the fixtures.
-    """
+
+def _scratch_copy(cli: KicadCli, project: KicadProject, scratch: str) -> Path:
+    """The project's folder copied where ``cli`` can read it, reports and notes left out, so that
+    nothing KiCad writes (caches, backups, a refreshed project file) lands beside the original."""
+    copy = Path(scratch) / project.folder.name
+    shutil.copytree(project.folder, copy, ignore=shutil.ignore_patterns("*.json", "*.md"), dirs_exist_ok=False)
+    for pro in project.folder.glob("*.kicad_pro"):
+        shutil.copy2(pro, copy / pro.name)
+    return copy
+
+
+def run(kind: str, cli: KicadCli | str, project: KicadProject, output: Path) -> str | None:
+    """Run one check of ``project`` into ``output``; None when done, else what went wrong."""
+    cli = cli if isinstance(cli, KicadCli) else KicadCli((cli,))
     source = project.board if kind == "drc" else project.schematic
     if source is None:
         return "no source file"
-    with tempfile.TemporaryDirectory(prefix="kicad-oracle-") as scratch:
-        copy = Path(scratch) / project.folder.name
-        shutil.copytree(project.folder, copy, ignore=shutil.ignore_patterns("*.json", "*.md"),
-                        dirs_exist_ok=False)
-        for pro in project.folder.glob("*.kicad_pro"):
-            shutil.copy2(pro, copy / pro.name)
+    with cli.scratch("kicad-oracle-") as scratch:
+        copy = _scratch_copy(cli, project, scratch)
         report = Path(scratch) / "report.json"
         try:
-            done = subprocess.run(command(kind, cli, copy / source.name, report, project.schematic is not None),
-                                  capture_output=True, text=True, timeout=TIMEOUT_S, cwd=copy)
+            done = cli.run(*arguments(kind, copy / source.name, report, project.schematic is not None),
+                           timeout=TIMEOUT_S, cwd=copy)
         except subprocess.TimeoutExpired:
             return f"timed out after {TIMEOUT_S} s"
         if done.returncode != 0 or not report.exists():
@@ -111,19 +143,56 @@ def run(kind: str, cli: str, project: KicadProject, output: Path) -> str | None:
     return None
 
 
-def write_note(folder: Path, version: str, projects: list[KicadProject], failures: dict[Path, str]) -> Path:
+def upgrade(cli: KicadCli, project: KicadProject, destination: Path) -> str | None:
+    """``project``'s folder saved by ``cli`` in its own format into ``destination`` (a folder made
+    here, holding every file of the original but its reports and notes); None when done.
+
+    ``pcb upgrade --force`` rewrites the board and ``sch upgrade --force`` the schematic it is
+    given, the root only (kicad-cli 10.0.7 leaves the other sheets as they were), so every other
+    sheet file of the folder is upgraded alone first, then the root, as KiCad's editor saves them all.
+    """
+    with cli.scratch("kicad-upgrade-") as scratch:
+        copy = _scratch_copy(cli, project, scratch)
+        said = []
+        sheets = sorted(p for p in copy.rglob("*.kicad_sch") if project.schematic and p.name != project.schematic.name)
+        steps = ([("pcb", copy / project.board.name)] if project.board else []) \
+            + [("sch", sheet) for sheet in sheets if not project.shares_folder] \
+            + ([("sch", copy / project.schematic.name)] if project.schematic else [])
+        for tool, source in steps:
+            try:
+                done = cli.run(tool, "upgrade", "--force", source, timeout=TIMEOUT_S, cwd=copy)
+            except subprocess.TimeoutExpired:
+                return f"{tool} upgrade timed out after {TIMEOUT_S} s"
+            if done.returncode != 0:
+                said.append(f"{tool} upgrade exit {done.returncode}: {(done.stderr or done.stdout).strip()[-200:]}")
+        destination.mkdir(parents=True, exist_ok=True)
+        for path in sorted(copy.rglob("*")):
+            target = destination / path.relative_to(copy)
+            if path.is_dir():
+                target.mkdir(exist_ok=True)
+            elif not path.name.endswith(("-bak", ".kicad_prl", ".lck")) and "-backups" not in path.parts:
+                shutil.copyfile(path, target)
+    return "; ".join(said) or None
+
+
+def write_note(folder: Path, version: str, projects: list[KicadProject], failures: dict[Path, str],
+               release: int = 9, cli: str = "kicad-cli") -> Path:
+    prefix = report_prefix(release)
+    where = ("Debian `kicad` from bookworm-backports" if release == 9 else
+             f"Debian `kicad` from unstable, run as `{cli}`: docs/kicad-oracles.md")
     lines = [
-        "# KiCad 9 oracle reports",
+        f"# KiCad {release} oracle reports",
         "",
         "Written by `bin/kicad-oracle` (tools/kicad_oracle.py) with",
-        f"`kicad-cli version`: **{version}** (Debian `kicad` from bookworm-backports).",
+        f"`kicad-cli version`: **{version}** ({where}).",
         "For each project, on a scratch copy of its folder:",
         "",
-        "    kicad-cli pcb drc --format json --severity-all --schematic-parity --units mm -o kicad-drc.json BOARD.kicad_pcb",
-        "    kicad-cli sch erc --format json --severity-all --units mm -o kicad-erc.json ROOT.kicad_sch",
+        f"    kicad-cli pcb drc --format json --severity-all --schematic-parity --units mm -o {prefix}-drc.json "
+        "BOARD.kicad_pcb",
+        f"    kicad-cli sch erc --format json --severity-all --units mm -o {prefix}-erc.json ROOT.kicad_sch",
         "",
         "(`--schematic-parity` only when the board has its schematic.) The reports lie beside the",
-        "project file, named `<project>.kicad-drc.json` when a folder holds two projects.",
+        f"project file, named `<project>.{prefix}-drc.json` when a folder holds two projects.",
         "Tests compare the checker with them and never run KiCad.",
         "",
         "kicad-cli 9.0.8 writes ERC item positions at 1/100 of their value in mm;",
@@ -134,12 +203,13 @@ def write_note(folder: Path, version: str, projects: list[KicadProject], failure
     ]
     for project in projects:
         relative = project.folder.relative_to(folder)
-        drc = project.report("drc").name if project.report("drc").exists() else "-"
-        erc = project.report("erc").name if project.report("erc").exists() else "-"
-        drc = f"KiCad failed: {failures[project.report('drc')]}" if project.report("drc") in failures else drc
-        erc = f"KiCad failed: {failures[project.report('erc')]}" if project.report("erc") in failures else erc
+        drc_path, erc_path = project.report("drc", release), project.report("erc", release)
+        drc = drc_path.name if drc_path.exists() else "-"
+        erc = erc_path.name if erc_path.exists() else "-"
+        drc = f"KiCad failed: {failures[drc_path]}" if drc_path in failures else drc
+        erc = f"KiCad failed: {failures[erc_path]}" if erc_path in failures else erc
         lines.append(f"| `{relative}/{project.name}` | {drc} | {erc} |")
-    note = folder / NOTE
+    note = folder / note_name(release)
     note.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return note
 
@@ -148,13 +218,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bin/kicad-oracle", description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="*", type=Path, default=[FIXTURES])
     parser.add_argument("--only", choices=("drc", "erc"), help="only this check")
+    parser.add_argument("--kicad-cli", metavar="SPEC", help="the kicad-cli to run: a path, or 'chroot DIR kicad-cli' "
+                                                            "(default: kicad-cli on the PATH)")
+    parser.add_argument("--upgrade-into", metavar="DEST", type=Path,
+                        help="save each project in this KiCad's format under DEST instead of writing reports")
     args = parser.parse_args(argv)
-    cli = kicad_cli()
+    try:
+        cli = kicad_cli(args.kicad_cli)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     if cli is None:
-        print("kicad-cli is not installed (Debian: apt-get install -t bookworm-backports kicad)", file=sys.stderr)
+        print("kicad-cli is not installed (Debian: apt-get install -t bookworm-backports kicad; KiCad 10: "
+              "docs/kicad-oracles.md)", file=sys.stderr)
         return 2
     version = kicad_version(cli)
+    release = cli.major()
     folders = [Path(os.path.abspath(f)) for f in args.folders]
+    if args.upgrade_into is not None:
+        return upgrade_all(cli, folders, Path(os.path.abspath(args.upgrade_into)))
     projects = find_projects(folders)
     failures: dict[Path, str] = {}
     for project in projects:
@@ -163,15 +245,34 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if (project.board if kind == "drc" else project.schematic) is None:
                 continue
-            problem = run(kind, cli, project, project.report(kind))
-            where = project.report(kind).relative_to(ROOT) if project.report(kind).is_relative_to(ROOT) \
-                else project.report(kind)
+            output = project.report(kind, release)
+            problem = run(kind, cli, project, output)
+            where = output.relative_to(ROOT) if output.is_relative_to(ROOT) else output
             print(f"{'FAILED' if problem else 'wrote '} {where}{': ' + problem if problem else ''}")
             if problem:
-                failures[project.report(kind)] = problem.replace("|", "/").replace("\n", " ")
-    if folders == [FIXTURES]:
-        write_note(FIXTURES, version, find_projects(folders), failures)
+                failures[output] = problem.replace("|", "/").replace("\n", " ")
+    for top in folders:
+        if top == FIXTURES or top.parent == FIXTURES and top.name.startswith("kicad1"):
+            write_note(top, version, find_projects([top]), failures, release, str(cli))
     return 1 if failures else 0
+
+
+def upgrade_all(cli: KicadCli, folders: list[Path], destination: Path) -> int:
+    """Every project under ``folders`` saved by ``cli`` under ``destination``, at its path relative
+    to the folder given (under that folder's name when several are given); a folder of two
+    projects is copied once, both upgraded in the copy."""
+    failed = 0
+    for top in folders:
+        base = destination / top.name if len(folders) > 1 else destination
+        for project in find_projects([top]):
+            target = base / project.folder.relative_to(top)
+            if project.shares_folder and target.exists():
+                project = KicadProject(target, project.name, project.schematic and target / project.schematic.name,
+                                       project.board and target / project.board.name, True)
+            problem = upgrade(cli, project, target)
+            print(f"{'FAILED' if problem else 'saved '} {target}/{project.name}{': ' + problem if problem else ''}")
+            failed += problem is not None
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

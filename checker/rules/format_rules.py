@@ -1,9 +1,9 @@
-"""File-format rules: KiCad 5 boards (legacy) and files newer than we know."""
+"""File-format rules: KiCad 5 boards (legacy) and files newer than we know (after KiCad 10)."""
 from __future__ import annotations
 
 from ..findings import Finding
 from ..model import ProjectModel
-from ..versions import is_too_new
+from ..versions import NEWEST_MAJOR, is_too_new
 
 
 def check(model: ProjectModel) -> list[Finding]:
@@ -17,10 +17,12 @@ def check(model: ProjectModel) -> list[Finding]:
                                     path=board.file, line=1, column=1))
         if is_too_new("board", board.version):
             findings.append(Finding("format.too-new", f"{board.file} has format version {board.version}, newer than "
-                                    "KiCad 9; read best-effort", identity=(board.file,), path=board.file, line=1, column=1))
+                                    f"KiCad {NEWEST_MAJOR}; read best-effort", identity=(board.file,),
+                                    path=board.file, line=1, column=1))
     if model.schematic is not None:
         for file, version in model.schematic.versions.items():
             if is_too_new("schematic", version):
-                findings.append(Finding("format.too-new", f"{file} has format version {version}, newer than KiCad 9; "
-                                        "read best-effort", identity=(file,), path=file, line=1, column=1))
+                findings.append(Finding("format.too-new", f"{file} has format version {version}, newer than "
+                                        f"KiCad {NEWEST_MAJOR}; read best-effort", identity=(file,), path=file,
+                                        line=1, column=1))
     return findings
