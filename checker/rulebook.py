@@ -6,7 +6,9 @@ rules in the ``.kicad_dru``; KiCad 5 boards keep a few minimums in the board
 file's ``(setup ...)``. What KiCad does with them, and so what we do:
 
 * Copper clearance between two items of different nets: the larger of the two
-  items' net class clearances; when either item carries a local override (pad,
+  items' net class clearances; between the two halves of a differential pair
+  (``X+``/``X-``, ``X_P``/``X_N``) the class's diff-pair gap when it is narrower
+  than the class clearance (KiCad's implicit "(diff pair)" rule); when either item carries a local override (pad,
   footprint or zone clearance), the larger override replaces the net classes.
   Never less than the board's minimum clearance. A matching custom rule with a
   clearance constraint (the last matching one in the file, as KiCad reads
@@ -65,6 +67,7 @@ class NetClass:
     track_width: float = 0.25
     via_diameter: float = 0.8
     via_drill: float = 0.4
+    diff_pair_gap: float | None = None
 
 
 @dataclass
@@ -109,6 +112,31 @@ class BoardRules:
 
     def rules_with(self, kind: str) -> list[CustomRule]:
         return [rule for rule in self.custom if kind in rule.constraints]
+
+
+def coupled_gap(netclass: NetClass) -> float | None:
+    """The clearance between the two halves of a differential pair of this class, when its
+    diff-pair gap is narrower than its clearance. KiCad 9: DRC_ENGINE::loadImplicitRules makes
+    the rule "netclass '<name>' (diff pair)", condition ``A.NetClass == '<name>' &&
+    AB.isCoupledDiffPair()``, clearance min = the gap ("a narrower diffpair gap overrides the
+    netclass min clearance"); it is an item-specific rule, added after the net class clearance
+    rules, so it wins over them."""
+    gap = netclass.diff_pair_gap
+    return gap if gap and gap < netclass.clearance else None
+
+
+def diff_pair_complement(net: str) -> str | None:
+    """The other half's net name, as KiCad 9's DRC_ENGINE::MatchDpSuffix finds it: past trailing
+    digits and underscores, a final '+'/'-' or 'P'/'N' (upper case) swapped; else None.
+    ``USB_D+`` -> ``USB_D-``, ``/LVDS_P1`` -> ``/LVDS_N1``, ``CLK_P_0`` -> ``CLK_N_0``."""
+    swap = {"+": "-", "-": "+", "P": "N", "N": "P"}
+    for count, ch in enumerate(reversed(net), start=1):
+        if ch.isdigit() and ch.isascii() or ch == "_":
+            continue
+        if ch in swap:
+            return net[:len(net) - count] + swap[ch] + net[len(net) - count + 1:]
+        return None
+    return None
 
 
 def _number(value) -> float | None:
@@ -158,7 +186,8 @@ def _read_netclasses(pro: dict, rules: BoardRules) -> None:
             clearance=_number(entry.get("clearance")) if _number(entry.get("clearance")) is not None else default.clearance,
             track_width=_number(entry.get("track_width")) or default.track_width,
             via_diameter=_number(entry.get("via_diameter")) or default.via_diameter,
-            via_drill=_number(entry.get("via_drill")) or default.via_drill)
+            via_drill=_number(entry.get("via_drill")) or default.via_drill,
+            diff_pair_gap=_number(entry.get("diff_pair_gap")) or None)
         rules.netclasses[netclass.name] = netclass
         for net in entry.get("nets") or []:   # KiCad 6
             if isinstance(net, str):

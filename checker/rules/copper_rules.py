@@ -27,8 +27,9 @@ import shapely
 from ..board import Board
 from ..copper import PAD, SHAPE, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, build_holes, components
 from ..findings import Finding
+from ..geometry import box_pairs
 from ..model import ProjectModel
-from ..rulebook import DEFAULT_NETCLASS, BoardRules
+from ..rulebook import DEFAULT_NETCLASS, BoardRules, coupled_gap, diff_pair_complement
 from .hole_rules import hole_clearance_findings
 from .mask_rules import mask_bridge_findings, mask_shape_findings
 from .thermal_rules import min_resolved_spokes, starved_thermal_findings
@@ -170,7 +171,7 @@ def _candidate_units(copper: Copper, reach: float) -> tuple[np.ndarray, np.ndarr
         on = np.flatnonzero((unit_layers >> bit) & 1)
         if len(on) < 2:
             continue
-        query_in, query_tree = shapely.STRtree(boxes[on]).query(boxes[on])
+        query_in, query_tree = box_pairs(boxes[on])    # bounded: stacked copper is refused, not measured
         query_in, query_tree = on[query_in], on[query_tree]
         keep = copper.unit_item[query_in] < copper.unit_item[query_tree]   # each pair once, no item with itself
         firsts.append(query_in[keep])
@@ -331,6 +332,7 @@ def required_clearance(copper: Copper, rules: BoardRules, a: np.ndarray, b: np.n
     required = np.maximum(clear_a, clear_b)
     names = np.where(clear_a >= clear_b, class_a, class_b)
     names = np.array([f"netclass '{n}'" for n in names], dtype=object)
+    required, names = _coupled_pairs(copper, rules, a, b, class_names, required, names)
     # Local overrides (pad, footprint, zone clearance) replace the net classes. Against a
     # zone, the item's own override wins over the zone's (KiCad 6 fills and checks that way).
     local_a, local_b = copper.local_clearance[a], copper.local_clearance[b]
@@ -367,6 +369,30 @@ def required_clearance(copper: Copper, rules: BoardRules, a: np.ndarray, b: np.n
     if below_board.any():
         required = np.where(below_board, rules.min_clearance, required)
         names = np.where(below_board, "board minimum clearance", names)
+    return required, names
+
+
+def _coupled_pairs(copper: Copper, rules: BoardRules, a: np.ndarray, b: np.ndarray, class_names,
+                   required: np.ndarray, names: np.ndarray):
+    """The two halves of a differential pair are held to their class's diff-pair gap when it is
+    narrower than the class clearance (KiCad 9: DRC_ENGINE::loadImplicitRules, the rule
+    ``A.NetClass == '<class>' && AB.isCoupledDiffPair()``, tried with either item as A)."""
+    gaps = {name: coupled_gap(netclass) for name, netclass in rules.netclasses.items()}
+    if not any(gap is not None for gap in gaps.values()):
+        return required, names
+    index = {name: i for i, name in enumerate(copper.net_names)}
+    complement = np.array([index.get(diff_pair_complement(name) or "", -1) if name else -1
+                           for name in copper.net_names], dtype=np.int64)
+    gap_of = np.array([gaps.get(c) if gaps.get(c) is not None else np.nan for c in class_names], dtype=np.float64)
+    net_a, net_b = copper.net[a], copper.net[b]
+    coupled = (complement[net_a] == net_b) & (net_a != 0)
+    if not coupled.any():
+        return required, names
+    from_a = coupled & ~np.isnan(gap_of[net_a])
+    from_b = coupled & ~from_a & ~np.isnan(gap_of[net_b])
+    required = np.where(from_a, gap_of[net_a], np.where(from_b, gap_of[net_b], required))
+    label = np.array([f"netclass '{c}' (diff pair)" for c in class_names], dtype=object)
+    names = np.where(from_a, label[net_a], np.where(from_b, label[net_b], names))
     return required, names
 
 
