@@ -114,3 +114,16 @@ class ProfileRefused(HostileInputError):
     """The chosen fab profile does not fit the board (its layer count): refused, not applied."""
 
     code = "profile_does_not_fit"
+
+
+class NonFiniteCoordinate(HostileInputError):
+    """A NaN or infinite coordinate: kicad-cli 9 fails to load such a board ("Failed to load board")."""
+
+    code = "non_finite_coordinate"
+
+
+class CopperTooDense(HostileInputError):
+    """So much copper overlapping in one place that measuring its pairs would exceed the
+    check's memory and time bounds (checker/geometry.py: PAIR_BUDGET)."""
+
+    code = "copper_too_dense"

@@ -66,3 +66,106 @@ def rotate(point: Point, degrees: float) -> Point:
     c, s = math.cos(r), math.sin(r)
     x, y = point
     return (x * c + y * s, -x * s + y * c)
+
+
+# -- file data into geometry -----------------------------------------------------------
+
+# KiCad 9 stores board coordinates as integer nanometres and clamps what it reads to
+# +-0.7071 * INT_MAX (PCB_IO_KICAD_SEXPR_PARSER::parseBoardUnits): kicad-cli 9.0.8 places a
+# track end written at 1e300 mm at 2147.483637 mm... and a NaN or infinite number fails the
+# load ("Failed to load board"). Coordinates beyond this are clamped to it, as KiCad does.
+MAX_BOARD_MM = 2147.483637
+
+
+def checked_points(points, path: str | None = None, line: int | None = None):
+    """File points (an N x 2 array) fit for geometry: NaN or infinity refused as KiCad refuses
+    the board, magnitudes beyond KiCad's range clamped to it."""
+    import numpy as np
+
+    from .errors import NonFiniteCoordinate
+
+    array = np.asarray(points, dtype=np.float64)
+    if not len(array):
+        return array
+    if not np.isfinite(array).all():
+        raise NonFiniteCoordinate("a coordinate is NaN or infinite", path=path, line=line)
+    if np.abs(array).max() > MAX_BOARD_MM:
+        array = np.clip(array, -MAX_BOARD_MM, MAX_BOARD_MM)
+    return array
+
+
+def area_polygons(points) -> list:
+    """The polygons a filled outline from the file covers: none when it covers nothing.
+
+    An outline of under three distinct points (KiCad's fill never writes one, a broken
+    exporter does) has no area: GEOS cannot clip or overlay it (``Invalid number of
+    points in LinearRing found 3``), and in KiCad it is no copper. A self-intersecting
+    one is made valid, one polygon per lobe (GEOS make_valid keeps every lobe, as KiCad's
+    even-odd fill draws them); a valid one, fractured fills included, is returned unchanged.
+    """
+    import numpy as np
+    import shapely
+
+    array = np.asarray(points, dtype=np.float64)
+    if len(array) < 3 or len(np.unique(array, axis=0)) < 3:
+        return []
+    polygon = shapely.polygons(array)
+    polygons = [polygon]
+    if not shapely.is_valid(polygon) and _crosses_itself(polygon):
+        fixed = shapely.make_valid(polygon)
+        parts = [g for g in getattr(fixed, "geoms", [fixed]) if g.geom_type in ("Polygon", "MultiPolygon")]
+        polygons = [p for g in parts for p in getattr(g, "geoms", [g])]
+    return [p for p in polygons if shapely.area(p) > 0]
+
+
+def _crosses_itself(polygon) -> bool:
+    """Whether the ring truly crosses itself: a fractured fill's slits only touch (GEOS calls
+    both invalid; only a crossing is damage)."""
+    import shapely
+
+    reason = shapely.is_valid_reason(polygon)
+    return reason.startswith("Self-intersection") and not _slit_only(polygon)
+
+
+def _slit_only(polygon) -> bool:
+    """A fractured fill (holes joined to the outline by zero-width slits) is made valid into
+    polygons of the same area; a crossing ring's make_valid changes the area."""
+    import shapely
+
+    fixed = shapely.make_valid(polygon)
+    return abs(shapely.area(fixed) - shapely.area(polygon)) <= 1e-9 * max(1.0, shapely.area(polygon))
+
+
+# -- bounded candidate searches ---------------------------------------------------------
+
+# Pairs of boxes one search may return. A real board's densest search returns tens of
+# thousands (kit-dev-coldfire, four layers) to a few hundred thousand; pairs cost about
+# 100 bytes each by the time they are measured, so this keeps one search under ~500 MB.
+PAIR_BUDGET = 5_000_000
+_CHUNK_PAIRS = 1_000_000
+
+
+def box_pairs(boxes, query=None, budget: int = PAIR_BUDGET):
+    """``STRtree(boxes).query(query)`` (``query`` defaults to ``boxes``): the (query index,
+    tree index) pairs whose boxes overlap, queried in chunks so that copper stacked in one
+    place is refused (CopperTooDense) before the pairs fill the memory."""
+    import numpy as np
+    import shapely
+
+    from .errors import CopperTooDense
+
+    query = boxes if query is None else query
+    tree = shapely.STRtree(boxes)
+    if not len(query) or not len(boxes):
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+    chunk = max(1, _CHUNK_PAIRS // max(1, len(boxes)))
+    firsts, seconds, total = [], [], 0
+    for start in range(0, len(query), chunk):
+        first, second = tree.query(query[start:start + chunk])
+        total += len(first)
+        if total > budget:
+            raise CopperTooDense(f"more than {budget:,} pairs of copper items overlap one another "
+                                 f"({len(boxes):,} items): too dense to measure within the check's bounds")
+        firsts.append(first + start)
+        seconds.append(second)
+    return np.concatenate(firsts), np.concatenate(seconds)
