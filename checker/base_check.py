@@ -8,6 +8,7 @@ import bisect
 import dataclasses
 import os
 import re
+import stat
 from collections import defaultdict
 from itertools import accumulate
 from operator import methodcaller
@@ -19,6 +20,7 @@ from .board import Board, load_board
 from .board_diff import bom_summary, diff_boards, diff_bom, mark_new, summary
 from .errors import HostileInputError
 from .findings import Finding
+from .limits import DEFAULT_LIMITS
 from .project import KICAD_SUFFIXES
 from .schematic_diff import diff_schematic, schematic_state
 from .schematic_diff import summary as schematic_summary
@@ -70,6 +72,7 @@ class BaseCheck:
         self._schematic_unchanged = (not self.unchanged and self._options.path.exists()
                                      and _same_files(_schematic_side(head), _schematic_side(base)))
         self._compared = set(_schematic_side(head) or ()) if self._schematic_unchanged else set()
+        self.problem: str | None = None   # why the base could not be checked (after compare)
 
     def _checked(self, head_models, reuse: bool = True, rules: frozenset[str] | None = None) -> dict:
         """What the comparison needs of the base: the boards' diffs against the head's,
@@ -89,8 +92,8 @@ class BaseCheck:
         except NoProjectFound:
             return {"boards": _board_diffs({}, head_models), "fingerprints": [], "erc_is_heads": False,
                     "bom": [], "schematic": schematic_state(None, self._root)}
-        except HostileInputError as exc:   # the base's problem, not the head's: its check goes on
-            return {"unreadable": str(exc)}
+        except Exception as exc:   # the base's problem, not the head's: its check goes on
+            return {"unreadable": str(exc) if isinstance(exc, HostileInputError) else f"{type(exc).__name__}: {exc}"}
         schematic = first_schematic(base.models)
         return {"boards": _board_diffs({m.board.file: m.board for m in base.models if m.board is not None},
                                        head_models),
@@ -111,10 +114,8 @@ class BaseCheck:
         base_root = self._options.root
         for schematic in schematics:
             for name in set(schematic.files) - self._compared:   # a sheet outside the project's folder
-                try:
-                    if (self._root / name).read_bytes() != (base_root / name).read_bytes():
-                        return {}
-                except OSError:
+                if _regular_bytes(self._root / name) != _regular_bytes(base_root / name) \
+                        or _regular_bytes(base_root / name) is None:
                     return {}
         return {s.root_file: s for s in schematics}
 
@@ -125,6 +126,7 @@ class BaseCheck:
                     "bom": head_bom, "schematic": None}
         else:   # the base runs only the rules the head's own findings are of
             base = self._checked(models, rules=frozenset(f.rule_id for f in findings if f.source == "boardready"))
+        self.problem = base.get("unreadable")
         return compare(models, base, head_bom, findings, self._root)
 
 
@@ -388,12 +390,35 @@ def _same_files(head: dict[str, Path] | None, base: dict[str, Path] | None) -> b
     """Whether both sides have the same files, byte for byte."""
     if head is None or base is None or head.keys() != base.keys():
         return False
+    sizes = [(_regular_size(head[name]), _regular_size(base[name])) for name in head]
+    if any(mine is None or mine != theirs for mine, theirs in sizes):
+        return False   # the usual change, told without reading a file (or not a regular file)
+    return all(_regular_bytes(head[name]) == _regular_bytes(base[name]) is not None for name in head)
+
+
+def _regular_size(path: Path) -> int | None:
+    """The size of a regular file (a link, device or folder: None) within the input limit."""
     try:
-        if any(head[name].stat().st_size != base[name].stat().st_size for name in head):
-            return False   # the usual change, told without reading a file
-        return all(head[name].read_bytes() == base[name].read_bytes() for name in head)
+        info = os.lstat(path)
     except OSError:
-        return False
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) and info.st_size <= DEFAULT_LIMITS.max_total_bytes else None
+
+
+def _regular_bytes(path: Path) -> bytes | None:
+    """A regular file's bytes, never a link followed and never past the input limit; None otherwise."""
+    size = _regular_size(path)
+    if size is None:
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        data = handle.read(DEFAULT_LIMITS.max_total_bytes + 1)
+    return data if len(data) <= DEFAULT_LIMITS.max_total_bytes else None
 
 
 def first_schematic(models):

@@ -2,7 +2,9 @@
 
 Exit codes: 0 ready (or the gate passed), 1 gate failed, 2 usage error (also a
 fab profile that does not fit the board's layer count), 3 invalid or hostile
-input, 4 the service refused a published result.
+input (a typed error, no result) or an incomplete check (a rule failed: the
+result, blocked, is still written; checker/isolation.py), 4 the service
+refused a published result.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from .errors import HostileInputError, ProfileRefused
+from .isolation import RULE_FAILED
 from .profiles import available
 from .runner import RunOptions, check
 from .verdict import DEFAULT_FAIL_ON, FAILS_ON, gate_fails
@@ -90,8 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         repository_id=args.repository_id,
         head_sha=runner_context.head_sha if runner_context else args.head_sha,
         progress=lambda message: print(f"boardready: {message}", file=sys.stderr),
-        base=_base(parser, args, runner_context),
     )
+    options.base, options.base_error = _base(parser, args, runner_context)
     try:
         outcome = check(options)
     except HostileInputError as exc:
@@ -151,22 +154,32 @@ def main(argv: list[str] | None = None) -> int:
             send_report_artifact(report, runner_context)
         except Exception as exc:  # the result already decided: a missing report is a warning, not a failure
             print(f"warning: the HTML report was not uploaded: {exc}", file=sys.stderr)
+    failed = [f for f in result["findings"] if f["ruleId"] == RULE_FAILED]
+    if failed:
+        # The result (blocked) is written and sent; the exit says the check did not finish.
+        print(f"error: the check is incomplete: {failed[0]['message']}", file=sys.stderr)
+        return EXIT_INPUT
     return EXIT_GATE_FAILED if gate_fails(result, args.fail_on) else EXIT_READY
 
 
-def _base(parser, args, runner_context) -> Path | None:
+def _base(parser, args, runner_context) -> tuple[Path | None, str | None]:
+    """The base's folder, or why a base asked for cannot be read (the head's check goes
+    on: its policy is then compared with none, checker/policy.py)."""
     if not args.base_ref:
-        return args.base
-    from .base_checkout import BaseRefError, checkout_ref
+        return args.base, None
+    from .base_checkout import BaseRefError, read_ref
 
     try:
-        return checkout_ref(args.base_ref, args.root or (runner_context.workspace if runner_context else args.path))
+        checkout = read_ref(args.base_ref, args.root or (runner_context.workspace if runner_context else args.path))
     except BaseRefError as exc:
-        if runner_context is None:
+        if runner_context is None and exc.usage:
             parser.error(str(exc))
-        # In the workflow the verdict must still travel: the check runs without the diff.
+        # The verdict must still travel (in the workflow): the check runs without the diff.
         print(f"warning: {exc}; the check runs without the board diff", file=sys.stderr)
-        return None
+        return None, str(exc)
+    for skipped in checkout.skipped[:20]:
+        print(f"warning: the base's {skipped}: left out", file=sys.stderr)
+    return checkout.folder, None
 
 
 def _write_report(args, result: dict) -> None:

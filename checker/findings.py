@@ -33,6 +33,9 @@ class Finding:
     locations: list[dict] = field(default_factory=list)
     # The project's .kicad_pro excludes it (KiCad's exclusions): reported, never counted.
     excluded: bool = False
+    # Blocks under the base's policy and not under the head's (checker/policy.py): what the
+    # head's policy made of it ("to") and the head's settings that did ("settings").
+    relaxed: dict | None = None
 
     @property
     def uuids(self) -> list[str]:
@@ -108,6 +111,8 @@ class Finding:
             out["kicadType"] = self.kicad_type[:128]
         if self.excluded:
             out["excluded"] = True
+        if self.relaxed:
+            out["relaxed"] = self.relaxed
         places = [_place_json(location) for location in self.all_locations()[:MAX_LOCATIONS]]
         places = [place for place in places if place]
         if len(places) > 1 or (places and places[0].get("uuids")):

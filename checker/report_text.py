@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .findings import SEVERITIES
-from .verdict import headline, result_decision
+from .verdict import RELAXED_WORDS, headline, relaxed_settings, result_decision
 
 _COLOURS = {"error": "31;1", "high": "31", "medium": "33", "low": "36", "info": "37",
             "blocked": "31;1", "at-risk": "33;1", "ready": "32;1"}
@@ -31,8 +31,15 @@ def render(result: dict, colour: bool) -> str:
                 marks.append("excluded")
             if finding.get("baseline"):
                 marks.append(finding["baseline"])
+            if finding.get("relaxed"):
+                marks.append(f"relaxed by this change to {finding['relaxed']['to']}")
             suffix = f" [{', '.join(marks)}]" if marks else ""
             lines.append(f"  {finding['ruleId']:<{width}}  {where:<32} {finding['message']}{suffix}")
+        lines.append("")
+    relaxed = relaxed_settings(findings)
+    if relaxed:
+        lines.append(paint(RELAXED_WORDS.format(count=sum(1 for f in findings if f.get("relaxed"))), "error"))
+        lines += [f"  {file}: {setting} ({count} finding(s))" for file, setting, count in relaxed]
         lines.append("")
     verdict = result["readiness"]
     # The same words as the check run's title (checker/verdict.py).

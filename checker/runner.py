@@ -17,6 +17,7 @@ from .bom_export import bom_lines
 from .config import CheckerConfig, load_config
 from .errors import NoProjectFound
 from .findings import SEVERITIES, Finding
+from .isolation import RULE_FAILED, run_module, skipped_rules, without
 from .limits import DEFAULT_LIMITS, Limits
 from .model import ProjectModel
 from .profiles import DEFAULT_PROFILE, load_profile
@@ -56,6 +57,7 @@ class RunOptions:
     ref: str | None = None
     limits: Limits = DEFAULT_LIMITS
     base: Path | None = None                 # the base commit's checkout: the diff, new findings (board_diff.py)
+    base_error: str | None = None            # a base was asked for and could not be read (checker/policy.py)
     progress: Callable[[str], None] | None = None
 
 
@@ -106,7 +108,12 @@ def _check(options: RunOptions, readers: ModelReaders = ModelReaders()) -> RunOu
         target = reader.resolve_inside(root, config.project, what="configured project")
     if options.base:
         from .base_check import BaseCheck   # a board, and numpy, only when a base is compared
-    base = BaseCheck(_check, options, root, target) if options.base else None
+    base, base_problem = None, options.base_error
+    if options.base:
+        try:
+            base = BaseCheck(_check, options, root, target)
+        except Exception as exc:   # the base's problem never costs the head its verdict
+            base_problem = f"{type(exc).__name__}: {exc}"
     projects = discover(target, reader)
     inputs = _all_inputs(projects, options)
     reader.reserve(inputs)
@@ -128,17 +135,33 @@ def _check(options: RunOptions, readers: ModelReaders = ModelReaders()) -> RunOu
     for model in models:
         say(f"checking {model.files.name}")
         made: list[Finding] = []
+        settings = read_project_settings(model.pro)
+        without(model, skipped_rules(model, settings))     # rules the project ignores do not run
         for name in RULE_MODULES:
             if model.board is None and name in BOARD_RULE_MODULES:
                 continue
-            made += import_module(f".{name}", __package__).check(model)
+            made += run_module(name, import_module(f".{name}", __package__).check, model)
         imported = _kicad_findings(model, options, reader)
         _default_severities(made + imported)
-        made = apply_project_settings(made, read_project_settings(model.pro))
+        made = apply_project_settings(made, settings)
         findings += kicad_reports.merge_with_native(made, imported)
     _settle(findings, config)
+    if options.base or base_problem:   # policy comes from the base (checker/policy.py)
+        from .policy import relax
+
+        try:
+            findings, policy_problem = relax(findings, models, options, root, config,
+                                             base_readable=base is not None and not base_problem)
+        except Exception as exc:   # compared with no policy instead: a broken base cannot relax
+            findings, policy_problem = relax(findings, models, options, root, config, base_readable=False)
+            policy_problem = f"the base's policy: {type(exc).__name__}: {exc}"
+        base_problem = base_problem or policy_problem
     bom = _bom(models, options.limits)
     comparison = base.compare(bom, models, findings) if base else None
+    if base_problem or (base and base.problem):
+        from .policy import base_unreadable
+
+        findings.append(base_unreadable(base_problem or base.problem, policy_compared=not base_problem))
     if options.baseline is not None:
         _apply_baseline(findings, options.baseline)
     findings = _dedupe_and_sort(findings)
@@ -285,7 +308,7 @@ def _settle(findings: list[Finding], config: CheckerConfig) -> None:
     for finding in findings:
         if finding.rule_id in config.severity:
             finding.severity = config.severity[finding.rule_id]
-        if finding.fingerprint in config.waived:
+        if finding.fingerprint in config.waived and finding.rule_id != RULE_FAILED:
             finding.waived = True
         finding.severity = cap_environment_dependent(finding.rule_id, finding.severity)
 

@@ -158,3 +158,21 @@ def gate_fails(result: dict, fail_on: str = DEFAULT_FAIL_ON) -> bool:
     if fail_on == "gate":
         return result_decision(result) == "FAIL"
     return result["readiness"] in FAILS_ON[fail_on]
+
+
+def relaxed_settings(findings) -> list[tuple[str, str, int]]:
+    """(file, setting, how many findings it relaxed) of a result's relaxed findings
+    (checker/policy.py), in the order first met: what the CLI, the check run and the
+    run page say this change relaxed."""
+    counted: dict[tuple[str, str], int] = {}
+    for finding in findings:
+        for setting in (finding.get("relaxed") or {}).get("settings") or ():
+            key = (str(setting.get("file", "")), str(setting.get("setting", "")))
+            counted[key] = counted.get(key, 0) + 1
+    return [(file, setting, count) for (file, setting), count in counted.items()]
+
+
+RELAXED_WORDS = ("This change relaxes the project's policy: {count} finding(s) that block under the base commit's "
+                 "policy do not under this commit's. They count as the base says until a person other than the "
+                 "author approves.")
+
