@@ -268,8 +268,12 @@ def _edge_clearance(board: Board, copper: Copper, model: ProjectModel) -> list[F
         hits.sort()
         # Below the board's own minimum it is KiCad's copper_edge_clearance (an error there), one
         # finding with every such item; below the fab's only, it goes beyond KiCad (another one).
-        board_hits = [hit for hit in hits if hit[0] < board_min - EPSILON or hit[0] <= EPSILON]
-        fab_hits = hits[len(board_hits):]
+        # Zone fills are never KiCad's: DRC_TEST_PROVIDER_EDGE_CLEARANCE walks
+        # s_allBasicItemsButZones (its filler clips fills to the edge clearance); kicad-cli 9.0.8 is
+        # silent on a fill drawn over the edge. A fill is held to the fab's minimum only.
+        board_hits = [hit for hit in hits if (hit[0] < board_min - EPSILON or hit[0] <= EPSILON)
+                      and copper.kind[hit[1]] != ZONE]
+        fab_hits = [hit for hit in hits if hit not in board_hits and hit[0] < fab_min - EPSILON]
         if board_hits:
             findings.append(_edge_finding(board, copper, net, board_hits, lines, "high", board_min,
                                           "the board's own minimum", "copper_edge_clearance", "edge"))

@@ -26,8 +26,10 @@ import shapely
 
 from ..board import Board
 from ..copper import PAD, SHAPE, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, build_holes, components
+from ..dru_items import CopperItems, TrackItems
 from ..findings import Finding
 from ..geometry import box_pairs
+from ..ratsnest import tree_edges
 from ..model import ProjectModel
 from ..rulebook import DEFAULT_NETCLASS, BoardRules, coupled_gap, diff_pair_complement
 from .hole_rules import hole_clearance_findings
@@ -37,6 +39,11 @@ from .thermal_rules import min_resolved_spokes, starved_thermal_findings
 # KiCad's DRC epsilon (BOARD_DESIGN_SETTINGS::GetDRCEpsilon): distances within
 # half a micrometre of the rule pass, as they do in KiCad.
 DRC_EPSILON = 0.0005
+# KiCad measures in integer nanometres: 0.1995 mm against a 0.2 mm rule is exactly the epsilon
+# and passes (DRC_TEST_PROVIDER_COPPER_CLEARANCE collides at clearance - epsilon, strictly; kicad-cli
+# 9.0.8 passes 0.1995 and reports 0.1994). Our float distances carry noise far below a nanometre;
+# this much is forgiven so that such a distance is not read as 0.19949999.
+FLOAT_NOISE = 1e-9
 # Float noise below KiCad's nanometre grid, for fill-to-fill distances.
 ZONE_TO_ZONE_NOISE = 0.0000005
 # Copper closer than this is touching: one net's items join, two nets' items short.
@@ -294,8 +301,9 @@ def _clearance_findings(board: Board, copper: Copper, rules: BoardRules, model: 
     both_fills = (copper.kind[a] == ZONE) & (copper.kind[b] == ZONE)
     # Two fills of different nets: KiCad 9's zone-to-zone test compares the fills with no epsilon
     # (it reports 0.149999 mm against 0.15); a nanometre of float noise is not a violation.
-    board_rule = np.where(both_fills, distance < required - ZONE_TO_ZONE_NOISE, distance < required - DRC_EPSILON)
-    fab_rule = ~both_fills & ~board_rule & (distance < fab - DRC_EPSILON)
+    board_rule = np.where(both_fills, distance < required - ZONE_TO_ZONE_NOISE,
+                          distance < required - DRC_EPSILON - FLOAT_NOISE)
+    fab_rule = ~both_fills & ~board_rule & (distance < fab - DRC_EPSILON - FLOAT_NOISE)
     hits = np.flatnonzero(short | board_rule | fab_rule)
     if not len(hits):
         return []
@@ -396,12 +404,10 @@ def _coupled_pairs(copper: Copper, rules: BoardRules, a: np.ndarray, b: np.ndarr
     return required, names
 
 
-def _properties(copper: Copper, rules: BoardRules, items: np.ndarray, layers: np.ndarray, class_names) -> dict:
-    kind_names = np.array(["Track", "Track", "Via", "Pad", "Zone"], dtype=object)
-    return {"netclass": class_names[copper.net[items]],
-            "net": np.array(copper.net_names, dtype=object)[copper.net[items]],
-            "type": kind_names[copper.kind[items]],
-            "layer": np.array([copper.first_layer(int(m)) for m in layers], dtype=object)}
+def _properties(copper: Copper, rules: BoardRules, items: np.ndarray, layers: np.ndarray, class_names):
+    """The items as a custom rule's condition sees them (checker/dru_items.py). The board, for
+    courtyards and rule areas, is the one the copper was built from (its offset_of's owner)."""
+    return CopperItems(copper, rules, items, layers, class_names, getattr(copper.offset_of, "__self__", None))
 
 
 def _layer_applies(layer: str | None, copper: Copper, shared: np.ndarray) -> np.ndarray:
@@ -591,42 +597,15 @@ def _anchors(copper: Copper, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def _missing_links(copper: Copper, items: np.ndarray, root: np.ndarray) -> list[tuple[int, int, float]]:
     """KiCad's ratsnest of one net: the minimum spanning tree between its islands, each edge
-    between the nearest anchors of two islands (layers apart: a ratsnest line has none).
+    between the nearest anchors of two islands (layers apart: a ratsnest line has none),
+    found over the anchors' triangulation as KiCad does (checker/ratsnest.py: n log n).
     Returns the edges as (anchor item, anchor item, length), one per missing connection."""
     points, owners = _anchors(copper, items)
     labels, island = np.unique(root[owners], return_inverse=True)
-    count = len(labels)
-    # Nearest anchors between every two islands, one island's anchors against all at a time.
-    best = np.full((count, count), np.inf)
-    pair = np.zeros((count, count, 2), dtype=np.int64)
-    for first in range(count):
-        mine = np.flatnonzero(island == first)
-        distance = np.hypot(points[mine, None, 0] - points[None, :, 0], points[mine, None, 1] - points[None, :, 1])
-        for second in range(first + 1, count):
-            theirs = np.flatnonzero(island == second)
-            block = distance[:, theirs]
-            k = int(np.argmin(block))
-            row, column = divmod(k, len(theirs))
-            best[first, second] = best[second, first] = block[row, column]
-            pair[first, second] = (mine[row], theirs[column])
-            pair[second, first] = (theirs[column], mine[row])
-    # Prim's tree over the islands.
-    joined = np.zeros(count, dtype=bool)
-    joined[0] = True
-    reach = best[0].copy()
-    source = np.zeros(count, dtype=np.int64)
-    edges = []
-    for _ in range(count - 1):
-        candidates = np.where(joined, np.inf, reach)
-        nxt = int(np.argmin(candidates))
-        a, b = pair[source[nxt], nxt]
-        edges.append((int(owners[a]), int(owners[b]), float(candidates[nxt]), tuple(points[a]), tuple(points[b]),
-                      _at_anchor(points, owners, island, a) + _at_anchor(points, owners, island, b)))
-        joined[nxt] = True
-        closer = best[nxt] < reach
-        reach = np.where(closer, best[nxt], reach)
-        source = np.where(closer, nxt, source)
-    return edges
+    island = island.reshape(-1)
+    return [(int(owners[a]), int(owners[b]), length, tuple(points[a]), tuple(points[b]),
+             _at_anchor(points, owners, island, a) + _at_anchor(points, owners, island, b))
+            for a, b, length in tree_edges(points, island)]
 
 
 def _at_anchor(points: np.ndarray, owners: np.ndarray, island: np.ndarray, anchor: int) -> list[int]:
@@ -923,8 +902,8 @@ def _track_rule_applies(rule, track, rules: BoardRules, board: Board) -> bool:
         return False
     if rule.condition is None:
         return True
-    props = {"netclass": rules.netclass_name(track.net), "net": track.net, "type": "Track", "layer": track.layer}
-    return bool(rule.condition.evaluate(props, props))
+    items = TrackItems(track, rules, board)
+    return bool(np.asarray(rule.condition.evaluate(items, items)).any())
 
 
 # -- holes ----------------------------------------------------------------------------
@@ -945,7 +924,7 @@ def _hole_findings(board: Board, holes: Holes, rules: BoardRules) -> list[Findin
     if not len(first):
         return []
     gap = shapely.distance(holes.core[first], holes.core[second]) - holes.radius[first] - holes.radius[second]
-    bad = np.flatnonzero(gap < minimum - DRC_EPSILON)
+    bad = np.flatnonzero(gap < minimum - DRC_EPSILON - FLOAT_NOISE)
     findings = []
     for k in bad.tolist():
         i, j = int(first[k]), int(second[k])

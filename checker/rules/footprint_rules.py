@@ -8,6 +8,14 @@ import shapely
 from ..board import Board, Footprint
 from ..findings import Finding
 
+# KiCad 9 shrinks every courtyard by its polygonization error before testing them
+# (FOOTPRINT::BuildCourtyardCaches: "Touching courtyards ... are legal", Inflate(-maxError));
+# two courtyards overlap when the shrunk ones still touch: kicad-cli 9.0.8 reports an overlap
+# 0.01 mm deep and not one 0.0099 mm deep, whatever its area (0.03 x 0.03 mm is reported).
+COURTYARD_SHRINK = 0.005
+# Touching on KiCad's nanometre grid, less our float noise.
+TOUCHING = 1e-7
+
 # Pads KiCad leaves out when it guesses a footprint's type (FOOTPRINT::GetLikelyAttribute).
 _NOT_COUNTED = frozenset(("pad_prop_fiducial_glbl", "pad_prop_fiducial_local", "pad_prop_heatsink",
                           "pad_prop_castellated", "pad_prop_mechanical"))
@@ -46,13 +54,16 @@ def _courtyards_overlap(board: Board) -> list[Finding]:
         areas: dict[int, object] = {}
         for index in set(first.tolist()) | set(second.tolist()):
             areas[index] = courtyard(owners[index], side)
-        keep = np.array([areas[i] is not None and areas[j] is not None and shapely.intersects(areas[i], areas[j])
+        shrunk = {index: area.buffer(-COURTYARD_SHRINK, join_style="mitre") if area is not None else None
+                  for index, area in areas.items()}
+        # KiCad 9: DRC_TEST_PROVIDER_COURTYARD_CLEARANCE collides the shrunk courtyards at clearance
+        # 0 (touching counts).
+        keep = np.array([shrunk[i] is not None and shrunk[j] is not None and not shrunk[i].is_empty
+                         and not shrunk[j].is_empty and shapely.distance(shrunk[i], shrunk[j]) <= TOUCHING
                          for i, j in zip(first.tolist(), second.tolist())], dtype=bool)
         shapes = np.array([areas.get(i) for i in range(len(owners))], dtype=object)
         for i, j in zip(first[keep].tolist(), second[keep].tolist()):
             overlap = shapely.intersection(shapes[i], shapes[j])
-            if overlap.area <= 1e-9:
-                continue   # courtyards that only touch do not overlap
             a, b = owners[i], owners[j]
             (x, y) = shapely.get_coordinates(shapely.point_on_surface(overlap))[0]
             names = sorted((a.reference or a.lib_id, b.reference or b.lib_id))

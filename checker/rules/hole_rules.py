@@ -79,7 +79,7 @@ def hole_clearance_findings(board: Board, copper: Copper, holes: Holes, model: P
     other_net = np.where(routed, net != hole_net[hole_index],
                          (net != hole_net[hole_index]) | (net == 0) | (hole_net[hole_index] <= 0))
     if minimum > 0:
-        close = distance < minimum - DRC_EPSILON
+        close = distance < minimum - DRC_EPSILON - TOUCHING_HOLE   # exactly the epsilon passes, as in KiCad
     else:
         close = np.isin(kind, (TRACK, ARC, VIA, SHAPE)) & (distance <= TOUCHING_HOLE)
     tested = ((hole_layers[hole_index] & copper.layers[item]) != 0) & close & other_net
