@@ -30,7 +30,7 @@ import numpy as np
 import shapely
 
 from .board import Board, CopperShape, Footprint, Pad, Track, Via, Zone
-from .geometry import rotate
+from .geometry import area_polygons, box_pairs, rotate
 from .sexpr import Location
 
 TRACK, ARC, VIA, PAD, ZONE, SHAPE = range(6)
@@ -336,10 +336,14 @@ def build_copper(board: Board) -> Copper:
         if zone.keepout:
             continue
         for layer, points in zone.fills:
-            if layer in layer_index and len(points) >= 3:
+            if layer not in layer_index:
+                continue
+            # A degenerate outline is no copper, a crossing one its lobes (geometry.area_polygons).
+            for lobe, polygon in enumerate(area_polygons(points)):
                 fill_owners.append((zone, layer))
-                fill_polygons.append(shapely.polygons(points))
-                fill_anchors.append(points[0])
+                fill_polygons.append(polygon)
+                fill_anchors.append(points[0] if lobe == 0 and polygon.exterior.coords[0] == tuple(points[0])
+                                    else polygon.exterior.coords[0])
     first_fill = sum(len(part["owner"]) for part in groups.parts)
     if fill_owners:
         groups.add(ZONE, [net_of(z.net) for z, _ in fill_owners], [1 << layer_index[l] for _, l in fill_owners],
@@ -409,7 +413,7 @@ def propagate_nets(copper: Copper) -> None:
         on = np.flatnonzero((copper.layers[members] >> bit) & 1)
         if len(on) < 2:
             continue
-        left, right = shapely.STRtree(boxes[on]).query(boxes[on])
+        left, right = box_pairs(boxes[on])    # bounded: stacked copper is refused, not measured
         keep = left < right
         firsts.append(on[left[keep]])
         seconds.append(on[right[keep]])

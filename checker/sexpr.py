@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Iterator
 if TYPE_CHECKING:
     import numpy as np
 
-from .errors import AtomTooLong, InvalidUtf8, MalformedSexpr, NestingTooDeep, NulByte, TooManyTokens
+from .errors import AtomTooLong, InvalidUtf8, MalformedSexpr, NestingTooDeep, NonFiniteCoordinate, NulByte, TooManyTokens
 from .limits import DEFAULT_LIMITS, Limits
 
 _SPACE = r'\s*+'
@@ -770,7 +770,11 @@ def to_float(text: str | None) -> float | None:
         number = float(text)
     except (ValueError, TypeError):   # TypeError: a list where a hostile file should have a number
         return None
-    return number if isfinite(number) else None
+    if not isfinite(number):
+        # NaN, infinity or past a double's range (1e999): kicad-cli 9 fails to load the file
+        # (its parseDouble refuses what strtod cannot read or overflows), so the checker refuses it.
+        raise NonFiniteCoordinate(f"{text[:40]!r} where a number belongs: NaN, infinite or out of range")
+    return number
 
 
 def decode(data: bytes, path: str | None = None) -> str:
