@@ -28,6 +28,7 @@ from ..board import Board
 from ..copper import PAD, SHAPE, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, build_holes, components
 from ..findings import Finding
 from ..geometry import box_pairs
+from ..ratsnest import tree_edges
 from ..model import ProjectModel
 from ..rulebook import DEFAULT_NETCLASS, BoardRules, coupled_gap, diff_pair_complement
 from .hole_rules import hole_clearance_findings
@@ -597,42 +598,15 @@ def _anchors(copper: Copper, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def _missing_links(copper: Copper, items: np.ndarray, root: np.ndarray) -> list[tuple[int, int, float]]:
     """KiCad's ratsnest of one net: the minimum spanning tree between its islands, each edge
-    between the nearest anchors of two islands (layers apart: a ratsnest line has none).
+    between the nearest anchors of two islands (layers apart: a ratsnest line has none),
+    found over the anchors' triangulation as KiCad does (checker/ratsnest.py: n log n).
     Returns the edges as (anchor item, anchor item, length), one per missing connection."""
     points, owners = _anchors(copper, items)
     labels, island = np.unique(root[owners], return_inverse=True)
-    count = len(labels)
-    # Nearest anchors between every two islands, one island's anchors against all at a time.
-    best = np.full((count, count), np.inf)
-    pair = np.zeros((count, count, 2), dtype=np.int64)
-    for first in range(count):
-        mine = np.flatnonzero(island == first)
-        distance = np.hypot(points[mine, None, 0] - points[None, :, 0], points[mine, None, 1] - points[None, :, 1])
-        for second in range(first + 1, count):
-            theirs = np.flatnonzero(island == second)
-            block = distance[:, theirs]
-            k = int(np.argmin(block))
-            row, column = divmod(k, len(theirs))
-            best[first, second] = best[second, first] = block[row, column]
-            pair[first, second] = (mine[row], theirs[column])
-            pair[second, first] = (theirs[column], mine[row])
-    # Prim's tree over the islands.
-    joined = np.zeros(count, dtype=bool)
-    joined[0] = True
-    reach = best[0].copy()
-    source = np.zeros(count, dtype=np.int64)
-    edges = []
-    for _ in range(count - 1):
-        candidates = np.where(joined, np.inf, reach)
-        nxt = int(np.argmin(candidates))
-        a, b = pair[source[nxt], nxt]
-        edges.append((int(owners[a]), int(owners[b]), float(candidates[nxt]), tuple(points[a]), tuple(points[b]),
-                      _at_anchor(points, owners, island, a) + _at_anchor(points, owners, island, b)))
-        joined[nxt] = True
-        closer = best[nxt] < reach
-        reach = np.where(closer, best[nxt], reach)
-        source = np.where(closer, nxt, source)
-    return edges
+    island = island.reshape(-1)
+    return [(int(owners[a]), int(owners[b]), length, tuple(points[a]), tuple(points[b]),
+             _at_anchor(points, owners, island, a) + _at_anchor(points, owners, island, b))
+            for a, b, length in tree_edges(points, island)]
 
 
 def _at_anchor(points: np.ndarray, owners: np.ndarray, island: np.ndarray, anchor: int) -> list[int]:
