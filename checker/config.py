@@ -53,13 +53,16 @@ def load_config(repository_root: Path, reader: InputReader) -> CheckerConfig:
         data = tomllib.loads(reader.read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise MalformedConfig(str(exc), path=shown) from None
+    except RecursionError:
+        # tomllib recurses once per nested table or array: a file nested thousands deep.
+        raise MalformedConfig("tables or arrays nested too deep", path=shown) from None
     unknown = set(data) - _KNOWN_KEYS
     if unknown:
         raise MalformedConfig(f"unknown settings: {', '.join(sorted(unknown))}", path=shown)
     config = CheckerConfig(path=shown)
     if "profile" in data:
-        if data["profile"] not in available():
-            raise MalformedConfig(f"unknown fab profile {data['profile']!r}; known: {', '.join(available())}",
+        if not isinstance(data["profile"], str) or data["profile"] not in available():
+            raise MalformedConfig(f"unknown fab profile {_shown(data['profile'])}; known: {', '.join(available())}",
                                   path=shown)
         config.profile = data["profile"]
         config.profile_set = True
@@ -68,13 +71,19 @@ def load_config(repository_root: Path, reader: InputReader) -> CheckerConfig:
         if not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields):
             raise MalformedConfig("mpn_fields must be a list of field names", path=shown)
         config.mpn_fields = tuple(fields)
-    for rule_id, severity in (data.get("severity") or {}).items():
+    overrides = data.get("severity", {})
+    if not isinstance(overrides, dict):
+        raise MalformedConfig("severity must be a table of rule id = severity", path=shown)
+    for rule_id, severity in overrides.items():
         if rule_id not in RULES:
-            raise MalformedConfig(f"severity override for unknown rule {rule_id!r}", path=shown)
-        if severity not in SEVERITIES:
-            raise MalformedConfig(f"severity {severity!r} is not one of {', '.join(SEVERITIES)}", path=shown)
+            raise MalformedConfig(f"severity override for unknown rule {_shown(rule_id)}", path=shown)
+        if rule_id == "checker.rule-failed":
+            raise MalformedConfig("checker.rule-failed marks an incomplete check: it cannot be overridden",
+                                  path=shown)
+        if not isinstance(severity, str) or severity not in SEVERITIES:
+            raise MalformedConfig(f"severity {_shown(severity)} is not one of {', '.join(SEVERITIES)}", path=shown)
         config.severity[rule_id] = severity
-    waivers = data.get("waivers") or {}
+    waivers = data.get("waivers", {})
     prints = waivers.get("fingerprints", []) if isinstance(waivers, dict) else None
     if not isinstance(prints, list) or not all(isinstance(p, str) and _FINGERPRINT.match(p) for p in prints):
         raise MalformedConfig("waivers.fingerprints must be a list of lowercase hex fingerprints", path=shown)
@@ -84,3 +93,9 @@ def load_config(repository_root: Path, reader: InputReader) -> CheckerConfig:
             raise MalformedConfig("project must be a path", path=shown)
         config.project = data["project"]
     return config
+
+
+def _shown(value) -> str:
+    """A setting's value in a message: a string as written, anything else by its type alone
+    (a table nested hundreds deep is neither short nor safe to print)."""
+    return repr(value[:80]) if isinstance(value, str) else f"of type {type(value).__name__}"

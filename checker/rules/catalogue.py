@@ -202,6 +202,11 @@ _RULES = [
     Rule("report.truncated", "info", "Findings truncated",
          "More findings than the run-result contract carries (10000); the least severe were dropped.",
          "-", "Fix the most frequent finding first."),
+    Rule("checker.rule-failed", "error", "Check incomplete: a rule failed",
+         "A rule stopped on something the checker did not expect (the finding names the rule and the "
+         "error); the other rules' findings still travel, but the check is incomplete, so the verdict is "
+         "blocked and bin/check exits 3. It cannot be waived or overridden in .boardready.toml.",
+         "-", "Report it with the board file; a fix in the checker, not in the board, clears it."),
 ]
 
 from .erc_catalogue import ERC_RULES  # noqa: E402  (it needs Rule, defined above)
