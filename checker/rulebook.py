@@ -16,18 +16,19 @@ file's ``(setup ...)``. What KiCad does with them, and so what we do:
 * Track width: the board minimum, or a matching custom rule's minimum. A net
   class's track width is only KiCad's *preferred* width for new tracks (its
   "opt" value), so a neck-down below it is not a violation.
-* Custom rule conditions are evaluated for the simple forms people write:
-  ``A.NetClass``/``A.NetName``/``A.Type`` (and ``B.``) compared with ``==`` or
-  ``!=`` to a quoted string, joined by ``&&``/``||``, ``!`` and parentheses,
-  plus the rule's ``(layer outer|inner|NAME)``. A rule using anything else is
-  skipped and listed in ``unsupported`` (a finding says so), never guessed.
+* Custom rule conditions are compiled as KiCad 9 compiles them (checker/dru_expr.py:
+  properties such as ``A.Pad_Type``, ``A.Hole_Size_X``, functions such as
+  ``A.isPlated()``, ``A.intersectsArea('x')``, units, comparisons, arithmetic), plus the
+  rule's ``(layer outer|inner|NAME)`` and ``(severity ...)``. A rule using something the
+  checker cannot evaluate (``A.fromTo()``, groups ...) is skipped and listed in
+  ``unsupported`` with the reason (a finding says so), never guessed.
 """
 from __future__ import annotations
 
 import fnmatch
-import re
 from dataclasses import dataclass, field
 
+from .dru_expr import Condition, ConditionError, parse_condition, parse_value
 from .sexpr import Node
 
 # KiCad's own defaults for the board setup minimums and the Default net class,
@@ -78,6 +79,7 @@ class CustomRule:
     constraints: dict[str, tuple[float | None, float | None, float | None]]   # kind -> (min, opt, max)
     line: int
     column: int
+    severity: str | None = None         # the rule's (severity error|warning|ignore|exclusion), None: KiCad's
 
 
 @dataclass
@@ -204,16 +206,9 @@ def _read_netclasses(pro: dict, rules: BoardRules) -> None:
             rules.patterns.append((pattern["pattern"], pattern["netclass"]))
 
 
-_LENGTH = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*(mm|mil|mils|in|um|th)?\s*$")
-_UNIT = {"mm": 1.0, None: 1.0, "mil": 0.0254, "mils": 0.0254, "th": 0.0254, "in": 25.4, "um": 0.001}
-
-
 def parse_length(text: str | None) -> float | None:
-    """'0.1mm', '4mil', '0.004in' or a bare number (mm) -> millimetres."""
-    match = _LENGTH.match(text or "")
-    if not match:
-        return None
-    return float(match.group(1)) * _UNIT[match.group(2)]
+    """'0.1mm', '4mil', '0.004in', a bare number (mm) or arithmetic of them ('1.5mm + 2mm') -> millimetres."""
+    return parse_value(text) if text else None
 
 
 def _read_custom(dru: Node, rules: BoardRules) -> None:
@@ -233,139 +228,10 @@ def _read_custom(dru: Node, rules: BoardRules) -> None:
             except ConditionError as exc:
                 rules.unsupported.append((name, str(exc), rule.line))
                 continue
+        severity = rule.value("severity")
         rules.custom.append(CustomRule(name=name, layer=rule.value("layer"), condition=condition,
-                                       constraints=constraints, line=rule.line, column=rule.column))
+                                       constraints=constraints, line=rule.line, column=rule.column,
+                                       severity=severity.lower() if isinstance(severity, str) else None))
 
 
-# -- custom rule conditions -----------------------------------------------------
-
-class ConditionError(ValueError):
-    pass
-
-
-_CONDITION_TOKEN = re.compile(r"\s*(?:(&&|\|\||==|!=|!|\(|\))|'([^']*)'|\"([^\"]*)\"|([AB])\.([A-Za-z_]+)(\(\))?)")
-_PROPERTIES = {"netclass": "netclass", "net_class": "netclass", "netname": "net", "net_name": "net",
-               "type": "type", "layer": "layer"}
-
-
-@dataclass(frozen=True)
-class Condition:
-    """A parsed condition: ('or', a, b) | ('and', a, b) | ('not', a) | ('cmp', side, prop, op, text)."""
-
-    tree: tuple
-
-    def evaluate(self, a: dict, b: dict):
-        """``a``/``b`` map a property (netclass, net, type, layer) to a value or a numpy array."""
-        return _evaluate(self.tree, a, b)
-
-
-def _evaluate(node: tuple, a: dict, b: dict):
-    op = node[0]
-    if op == "or":
-        return _evaluate(node[1], a, b) | _evaluate(node[2], a, b)
-    if op == "and":
-        return _evaluate(node[1], a, b) & _evaluate(node[2], a, b)
-    if op == "not":
-        return _negate(_evaluate(node[1], a, b))
-    _, side, prop, comparison, text = node
-    matches = _match((a if side == "A" else b)[prop], text)
-    return matches if comparison == "==" else _negate(matches)
-
-
-def _negate(value):
-    if isinstance(value, bool):
-        return not value
-    import numpy as np      # conditions are evaluated over a board's arrays: numpy is loaded by then
-
-    return (not value) if isinstance(value, np.bool_) else ~value
-
-
-def _match(values, text: str):
-    """KiCad compares case-insensitively and accepts * and ? wildcards."""
-    import numpy as np
-
-    if any(ch in text for ch in "*?"):
-        pattern = text.lower()
-        if isinstance(values, str):
-            return fnmatch.fnmatchcase(values.lower(), pattern)
-        return np.array([fnmatch.fnmatchcase(str(v).lower(), pattern) for v in values], dtype=bool)
-    if isinstance(values, str):
-        return values.lower() == text.lower()
-    return np.char.lower(np.asarray(values, dtype=str)) == text.lower()
-
-
-def parse_condition(text: str) -> Condition:
-    tokens: list[tuple] = []
-    position = 0
-    while position < len(text.rstrip()):
-        match = _CONDITION_TOKEN.match(text, position)
-        if not match or match.end() == position:
-            raise ConditionError(f"cannot read the condition at {text[position:position + 20]!r}")
-        operator, single, double, side, prop, call = match.groups()
-        if operator:
-            tokens.append(("op", operator))
-        elif single is not None or double is not None:
-            tokens.append(("text", single if single is not None else double))
-        else:
-            key = _PROPERTIES.get(prop.lower())
-            if call or key is None:
-                raise ConditionError(f"{side}.{prop}{call or ''} is not evaluated by boardready")
-            tokens.append(("prop", side, key))
-        position = match.end()
-    parser = _Parser(tokens)
-    tree = parser.expression()
-    if parser.index != len(tokens):
-        raise ConditionError("unexpected text after the condition")
-    return Condition(tree)
-
-
-class _Parser:
-    def __init__(self, tokens: list[tuple]):
-        self.tokens = tokens
-        self.index = 0
-
-    def peek(self):
-        return self.tokens[self.index] if self.index < len(self.tokens) else None
-
-    def take(self):
-        token = self.peek()
-        if token is None:
-            raise ConditionError("the condition ends too early")
-        self.index += 1
-        return token
-
-    def expression(self):
-        return self._chain("||", "or", self.conjunction)
-
-    def conjunction(self):
-        return self._chain("&&", "and", self.unary)
-
-    def _chain(self, operator: str, node: str, operand):
-        """``operand (operator operand)*``, grouped from the left: ``a || b || c`` is ``(a || b) || c``."""
-        left = operand()
-        while self.peek() == ("op", operator):
-            self.take()
-            left = (node, left, operand())
-        return left
-
-    def unary(self):
-        token = self.peek()
-        if token == ("op", "!"):
-            self.take()
-            return ("not", self.unary())
-        if token == ("op", "("):
-            self.take()
-            inner = self.expression()
-            if self.take() != ("op", ")"):
-                raise ConditionError("unbalanced parenthesis")
-            return inner
-        first = self.take()
-        comparison = self.take()
-        second = self.take()
-        if comparison not in (("op", "=="), ("op", "!=")):
-            raise ConditionError("only == and != comparisons are evaluated")
-        if first[0] == "text" and second[0] == "prop":
-            first, second = second, first
-        if first[0] != "prop" or second[0] != "text":
-            raise ConditionError("a comparison must be A.<property> against a quoted string")
-        return ("cmp", first[1], first[2], comparison[1], second[1])
+# -- custom rule conditions: the language is checker/dru_expr.py ---------------------------

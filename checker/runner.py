@@ -15,6 +15,7 @@ from . import TOOL_NAME, TOOL_VERSION, kicad_reports
 from .bom import read_bom
 from .bom_export import bom_lines
 from .config import CheckerConfig, load_config
+from .dru_expr import read_dru
 from .errors import NoProjectFound
 from .findings import SEVERITIES, Finding
 from .isolation import RULE_FAILED, run_module, skipped_rules, without
@@ -236,7 +237,7 @@ def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputRead
         model.footprint_libraries = {lib.value("name") or "" for lib in table.nodes("lib")}
     if files.dru:
         model.dru_path = reader.relative(files.dru)
-        model.dru = reader.read_sexpr(files.dru, multiple=True)
+        model.dru = read_dru(reader, files.dru)
     if files.schematic:
         model.schematic = readers.schematic(files.schematic, reader, files.name)
     if files.board:

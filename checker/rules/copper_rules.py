@@ -26,6 +26,7 @@ import shapely
 
 from ..board import Board
 from ..copper import PAD, SHAPE, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, build_holes, components
+from ..dru_items import CopperItems, TrackItems
 from ..findings import Finding
 from ..geometry import box_pairs
 from ..ratsnest import tree_edges
@@ -403,12 +404,10 @@ def _coupled_pairs(copper: Copper, rules: BoardRules, a: np.ndarray, b: np.ndarr
     return required, names
 
 
-def _properties(copper: Copper, rules: BoardRules, items: np.ndarray, layers: np.ndarray, class_names) -> dict:
-    kind_names = np.array(["Track", "Track", "Via", "Pad", "Zone"], dtype=object)
-    return {"netclass": class_names[copper.net[items]],
-            "net": np.array(copper.net_names, dtype=object)[copper.net[items]],
-            "type": kind_names[copper.kind[items]],
-            "layer": np.array([copper.first_layer(int(m)) for m in layers], dtype=object)}
+def _properties(copper: Copper, rules: BoardRules, items: np.ndarray, layers: np.ndarray, class_names):
+    """The items as a custom rule's condition sees them (checker/dru_items.py). The board, for
+    courtyards and rule areas, is the one the copper was built from (its offset_of's owner)."""
+    return CopperItems(copper, rules, items, layers, class_names, getattr(copper.offset_of, "__self__", None))
 
 
 def _layer_applies(layer: str | None, copper: Copper, shared: np.ndarray) -> np.ndarray:
@@ -903,8 +902,8 @@ def _track_rule_applies(rule, track, rules: BoardRules, board: Board) -> bool:
         return False
     if rule.condition is None:
         return True
-    props = {"netclass": rules.netclass_name(track.net), "net": track.net, "type": "Track", "layer": track.layer}
-    return bool(rule.condition.evaluate(props, props))
+    items = TrackItems(track, rules, board)
+    return bool(np.asarray(rule.condition.evaluate(items, items)).any())
 
 
 # -- holes ----------------------------------------------------------------------------
