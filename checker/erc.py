@@ -40,6 +40,7 @@ from .findings import Finding
 from .model import ProjectModel
 from .project_settings import DEFAULT_PIN_MAP, PIN_MAP_ERROR, PIN_TYPES, read_project_settings
 from .schematic import Schematic
+from .versions import major_for
 
 _DRIVING = frozenset(("output", "power_out", "passive", "tri_state", "bidirectional"))
 _DRIVEN = frozenset(("input", "power_in"))
@@ -63,8 +64,10 @@ def wanted(model: ProjectModel) -> bool:
 
 
 class _Report:
-    def __init__(self, graph: Connectivity):
+    def __init__(self, graph: Connectivity, kicad_major: int | None = None):
         self.graph = graph
+        # The KiCad release that wrote the root sheet: its ERC's meaning applies where releases differ.
+        self.kicad_major = kicad_major or 9
         self.findings: list[Finding] = []
         self.seen: set[tuple] = set()
 
@@ -114,7 +117,7 @@ def run(schematic: Schematic, pro: dict, project_folder: Path | None = None, rea
     available (``lib_symbol_mismatch``)."""
     graph = schematic.connectivity
     settings = read_project_settings(pro)
-    report = _Report(graph)
+    report = _Report(graph, major_for("schematic", schematic.version))
     _subgraph_rules(graph, report)
     _hierarchy_rules(graph, report)
     _sheet_name_rules(graph, report)
@@ -291,6 +294,12 @@ def _label_rules(sub: Subgraph, graph: Connectivity, report: _Report) -> None:
     if all_pins == 0 or (all_pins == 1 and not has_nc):
         for label in labels:
             kicad_type = "global_label_dangling" if label.kind == "global_label" else "label_dangling"
+            if all_pins == 1 and label.kind != "global_label" and report.kicad_major >= 10:
+                # KiCad 10 reports a local or hierarchical label whose net reaches one pin as its own
+                # type, ERCE_ISOLATED_PIN_LABEL "Label connected to only one pin", a warning by
+                # default (KiCad 9: label_dangling, an error). kicad-cli 10.0.7 on the fixture
+                # `electric`: 33 isolated_pin_label where kicad-cli 9.0.8 gives 33 label_dangling.
+                kicad_type = "isolated_pin_label"
             text = "Global label only connects to one pin" if label.kind == "global_label" \
                 else "Label connected to only one pin" if all_pins else "Label not connected to any pins"
             report.add(kicad_type, f"{text}: {describe(label, graph, instance)}", [(label, instance)])

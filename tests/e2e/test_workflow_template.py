@@ -31,7 +31,8 @@ def test_the_template_takes_its_settings_from_repository_variables_and_pins_the_
     assert job["env"]["SERVICE_URL"] == "${{ vars.BOARDREADY_URL }}"
     assert job["env"]["SERVICE_OIDC_AUDIENCE"] == "${{ vars.BOARDREADY_AUDIENCE }}"
     assert job["env"]["BOARDREADY_CHECKER"] == f"boardready-checker=={TOOL_VERSION}"
-    assert re.fullmatch(r"docker\.io/kicad/kicad:9(\.\d+)*", job["container"]["image"])
+    # The teams the runner serves save their boards with KiCad 10: its image, its kicad-cli.
+    assert re.fullmatch(r"docker\.io/kicad/kicad:10(\.\d+)*", job["container"]["image"])
     steps = " ".join(step.get("run", "") for step in job["steps"])
     assert "--drc-report" in steps and "--erc-report" in steps and "kicad-cli pcb drc" in steps
     # Inputs and variables reach the scripts as environment variables, never pasted into them.

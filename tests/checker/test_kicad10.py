@@ -1,0 +1,122 @@
+"""KiCad 10's files read natively and judged as KiCad 10 judges them.
+
+tests/fixtures/kicad10 holds the fixture projects saved by kicad-cli 10.0.7 (``bin/kicad-oracle
+--kicad-cli 'chroot /opt/kicad10-sid kicad-cli' --upgrade-into tests/fixtures/kicad10
+tests/fixtures/kicad tests/fixtures/kicad-multilayer``) with KiCad 10's own reports beside them
+(``kicad10-drc.json``, ``kicad10-erc.json``); these tests read the reports and never run KiCad,
+but for the last, which runs kicad-cli 10 when its chroot is there and says why it skips when not.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from checker_fixtures import FIXTURES
+
+from checker.board import load_board
+from checker.limits import DEFAULT_LIMITS
+from checker.project import InputReader
+from checker.runner import RunOptions, check
+from checker.versions import is_too_new, major_for
+from tools import drc_compare, erc_compare, kicad_oracle
+from tools.kicad_drc import KicadCli
+
+KICAD10 = FIXTURES / "kicad10"
+PROJECTS = [p for p in kicad_oracle.find_projects([KICAD10])]
+CHROOT = Path("/opt/kicad10-sid")
+
+
+def _target(project: kicad_oracle.KicadProject) -> Path:
+    pro = project.folder / f"{project.name}.kicad_pro"
+    return pro if pro.exists() else project.folder
+
+
+def test_kicad10s_format_versions_are_kicad_10_and_not_too_new():
+    # kicad-cli 10.0.7 writes these; KiCad's sources start 10.0 at 20250210 (board), 20250222 (schematic).
+    assert major_for("board", 20260206) == 10 and major_for("schematic", 20260306) == 10
+    assert major_for("board", 20241229) == 9 and major_for("schematic", 20250114) == 9
+    assert not is_too_new("board", 20260206) and not is_too_new("schematic", 20260306)
+    assert is_too_new("board", 20270110) and is_too_new("schematic", 20270110)
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: f"{p.folder.relative_to(KICAD10)}/{p.name}")
+def test_every_kicad10_fixture_is_read_natively(project):
+    # Every file but two was saved by KiCad 10: kicad-cli 10.0.7 cannot load fabgate's board (written
+    # by another tool) nor coldfire's root sheet (French sheet field names), left as they were.
+    outcome = check(RunOptions(path=_target(project), root=project.folder, run_kicad_cli=False))
+    rules = {f.rule_id for f in outcome.findings}
+    assert "format.too-new" not in rules and "checker.rule-failed" not in rules
+    if project.board is not None and project.name != "starter-board":
+        assert project.board.read_text(encoding="utf-8").split("(version ", 1)[1][:8] == "20260206"
+
+
+def test_a_kicad10_board_names_its_nets_where_it_uses_them():
+    board_file = KICAD10 / "kicad/v6/ecc83/ecc83-pp.kicad_pcb"
+    text = board_file.read_text(encoding="utf-8")
+    assert '(net "GND")' in text and "(net 1 " not in text        # KiCad 10 writes no net table
+    board = load_board(board_file, InputReader(board_file.parent, DEFAULT_LIMITS))
+    assert {"GND", "Net-(C1-Pad1)"} <= set(board.nets.values())
+    assert {zone.net for zone in board.zones} == {"GND"}
+
+
+def test_a_kicad10_zone_fill_is_the_copper_itself():
+    # KiCad 7+ write no (filled_areas_thickness): the fill is the copper. Read as KiCad 5's pen-drawn
+    # fill, ecc83's GND pour grew by half its 0.381 mm min_thickness: 58 clearance places KiCad 10
+    # does not report.
+    project = KICAD10 / "kicad/v6/ecc83/ecc83-pp.kicad_pro"
+    outcome = check(RunOptions(path=project, root=project.parent, run_kicad_cli=False))
+    report = json.loads((project.parent / "ecc83-pp.kicad10-drc.json").read_text(encoding="utf-8"))
+    assert not [v for v in report["violations"] if v["type"] == "clearance"]
+    assert not [f for f in outcome.findings if f.rule_id == "board.clearance"]
+
+
+def test_kicad10s_drc_verdicts_and_errors_agree():
+    results = drc_compare.run(kicad_oracle.find_projects([KICAD10]), cli=None, release=10)
+    assert len(results) == 11            # fabgate's board and coldfire's schematic KiCad 10 cannot load
+    for result in results:
+        assert result.source == "kicad-cli 10.0.7 (committed)"
+        assert (result.kicad_verdict == "blocked") == (result.checker_verdict == "blocked"), result.project
+    errors = sum(sum(r.errors.values()) for r in results)
+    found = sum(min(r.matched[k], r.errors[k]) for r in results for k in r.errors)
+    assert errors >= 20 and found / errors >= 0.9
+
+
+def test_a_label_on_one_pin_is_kicad10s_isolated_pin_label_and_kicad9s_label_dangling():
+    # kicad-cli 10.0.7 reports 33 isolated_pin_label (warnings) on `electric`, kicad-cli 9.0.8 33
+    # label_dangling (errors) on the same project as KiCad 6 saved it.
+    for folder, release, kind in ((KICAD10 / "kicad/v6/electric", 10, "isolated_pin_label"),
+                                  (FIXTURES / "kicad/v6/electric", 9, "label_dangling")):
+        pro = folder / "electric.kicad_pro"
+        report = json.loads(erc_compare.report_for(pro, release).read_text(encoding="utf-8"))
+        kicad = [v for v in erc_compare.read_violations(report) if v.type in ("isolated_pin_label", "label_dangling")]
+        assert {v.type for v in kicad} == {kind} and len(kicad) == 33
+        result = erc_compare.compare(pro, erc_compare.read_violations(report))
+        assert result.matched[kind] == 33 and not [f for f in result.extra if "label" in f.kicad_type]
+
+
+def test_a_chroots_kicad_cli_sees_its_files_under_the_chroot(tmp_path):
+    cli = KicadCli(("chroot", str(tmp_path), "kicad-cli"), tmp_path)
+    assert KicadCli.parse(f"chroot {tmp_path} kicad-cli") == cli
+    with cli.scratch("t-") as scratch:
+        assert Path(scratch).parent == tmp_path / "tmp"
+        board = Path(scratch) / "b.kicad_pcb"
+        assert cli.command("pcb", "drc", board) == ["chroot", str(tmp_path), "kicad-cli", "pcb", "drc",
+                                                    f"/tmp/{Path(scratch).name}/b.kicad_pcb"]
+    with pytest.raises(ValueError):
+        cli.seen(FIXTURES)
+    assert kicad_oracle.KicadProject(tmp_path, "p", None, None, False).report("drc", 10).name == "kicad10-drc.json"
+    assert kicad_oracle.KicadProject(tmp_path, "p", None, None, True).report("erc", 9).name == "p.kicad-erc.json"
+
+
+@pytest.mark.skipif(shutil.which("chroot") is None or not (CHROOT / "usr/bin/kicad-cli").exists(),
+                    reason=f"kicad-cli 10 is not installed in {CHROOT} (docs/kicad-oracles.md has the recipe)")
+def test_kicad_cli_10_live_agrees_with_its_committed_report():
+    cli = KicadCli.parse(f"chroot {CHROOT} kicad-cli")
+    assert cli.major() == 10
+    [project] = kicad_oracle.find_projects([KICAD10 / "kicad/v9/kicad_bot_examples/drc-violation"])
+    [result] = drc_compare.run([project], cli=cli, release=10)
+    assert result.source == "kicad-cli 10.0.7 (live)"
+    assert (result.kicad_verdict, result.checker_verdict) == ("blocked", "blocked")
+    assert not result.missed and not result.extra
