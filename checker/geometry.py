@@ -70,30 +70,6 @@ def rotate(point: Point, degrees: float) -> Point:
 
 # -- file data into geometry -----------------------------------------------------------
 
-# KiCad 9 stores board coordinates as integer nanometres and clamps what it reads to
-# +-0.7071 * INT_MAX (PCB_IO_KICAD_SEXPR_PARSER::parseBoardUnits): kicad-cli 9.0.8 places a
-# track end written at 1e300 mm at 2147.483637 mm... and a NaN or infinite number fails the
-# load ("Failed to load board"). Coordinates beyond this are clamped to it, as KiCad does.
-MAX_BOARD_MM = 2147.483637
-
-
-def checked_points(points, path: str | None = None, line: int | None = None):
-    """File points (an N x 2 array) fit for geometry: NaN or infinity refused as KiCad refuses
-    the board, magnitudes beyond KiCad's range clamped to it."""
-    import numpy as np
-
-    from .errors import NonFiniteCoordinate
-
-    array = np.asarray(points, dtype=np.float64)
-    if not len(array):
-        return array
-    if not np.isfinite(array).all():
-        raise NonFiniteCoordinate("a coordinate is NaN or infinite", path=path, line=line)
-    if np.abs(array).max() > MAX_BOARD_MM:
-        array = np.clip(array, -MAX_BOARD_MM, MAX_BOARD_MM)
-    return array
-
-
 def area_polygons(points) -> list:
     """The polygons a filled outline from the file covers: none when it covers nothing.
 
@@ -145,7 +121,7 @@ PAIR_BUDGET = 5_000_000
 _CHUNK_PAIRS = 1_000_000
 
 
-def box_pairs(boxes, query=None, budget: int = PAIR_BUDGET):
+def box_pairs(boxes, query=None, budget: int | None = None):
     """``STRtree(boxes).query(query)`` (``query`` defaults to ``boxes``): the (query index,
     tree index) pairs whose boxes overlap, queried in chunks so that copper stacked in one
     place is refused (CopperTooDense) before the pairs fill the memory."""
@@ -155,6 +131,7 @@ def box_pairs(boxes, query=None, budget: int = PAIR_BUDGET):
     from .errors import CopperTooDense
 
     query = boxes if query is None else query
+    budget = PAIR_BUDGET if budget is None else budget
     tree = shapely.STRtree(boxes)
     if not len(query) or not len(boxes):
         return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)

@@ -8,8 +8,9 @@ finding naming it: an error, so the verdict is blocked ("check incomplete"), and
 exits 3. It is never waived or overridden (checker/config.py refuses to).
 
 Rules the project switches off are not run at all (``skipped_rules``): a rule whose every
-KiCad type the project's ``rule_severities`` set to ignore, unless a fab profile's minimum
-(beyond KiCad, no KiCad type) still asks for it.
+KiCad type the project's ``rule_severities`` set to ignore, unless the fab profile the project
+chose (.boardready.toml or --profile; not the default generic one) still asks for it with a
+minimum of its own (beyond KiCad, no KiCad type).
 """
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def skipped_rules(model: ProjectModel, settings) -> frozenset[str]:
         types, fab_key = kicad_types(rule_id)
         if not types or any(settings.severity("drc", kicad_type) != "ignore" for kicad_type in types):
             continue
-        if fab_key and model.profile.minimum(fab_key):
+        if fab_key and model.profile_chosen and model.profile.minimum(fab_key):
             continue
         skipped.add(rule_id)
     return frozenset(skipped)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import shapely
 
+MAX_BOARD_MM = 2147.483637      # kicad-cli 9.0.8 places a point written at 1e300 mm here
+
 
 def tree_edges(points: np.ndarray, island: np.ndarray) -> list[tuple[int, int, float]]:
     """The edges (anchor index, anchor index, length) joining the islands into one tree, one
@@ -66,7 +68,14 @@ def _candidates(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             order = np.lexsort((unique[:, axis[1]], unique[:, axis[0]]))
             pairs.append((representative[order[:-1]], representative[order[1:]]))
     if len(unique) >= 3:
-        lines = shapely.delaunay_triangles(shapely.multipoints(unique), only_edges=True)
+        # KiCad's board units end at +-2147.483637 mm (it clamps what it reads there); GEOS's
+        # triangulation fails on coordinates near a double's range ("Could not locate vertex").
+        inside = np.clip(unique, -MAX_BOARD_MM, MAX_BOARD_MM)
+        try:
+            lines = shapely.delaunay_triangles(shapely.multipoints(inside), only_edges=True)
+        except shapely.errors.GEOSException:     # left with the neighbours in x and y: still one tree
+            lines = shapely.multilinestrings([[(0.0, 0.0), (0.0, 0.0)]])
+        unique = inside
         coords = shapely.get_coordinates(lines).reshape(-1, 2, 2)
         if len(coords):
             index = {tuple(p): i for i, p in enumerate(unique.tolist())}
