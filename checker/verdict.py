@@ -26,6 +26,9 @@ so the two can never tell a board's author different things.
   and no service waivers, so its decision is the gate's for a fresh pull
   request: FAIL on any counting error or high finding (``gate_decision``), and
   ``bin/check``'s default ``--fail-on gate`` fails exactly then.
+* A finding this change relaxed (``relaxed``: it blocks under the base commit's
+  policy, not under the head's; checker/policy.py) keeps the base's severity and
+  counts: the gate fails until a person other than the author approves.
 * A finding that depends on what is installed where the checker runs (which
   KiCad libraries a machine has) is never blocking: at most ``medium``.
 """
@@ -126,8 +129,13 @@ def result_decision(result: dict) -> str:
 
 
 def release_decision(readiness_decision: str | None, review_decision: str, blocking: int,
-                     unwaived_blocking: int) -> str | None:
-    """The service's release decision (SQL boardready.release_decision, kept equal by a test)."""
+                     unwaived_blocking: int, relaxed: int = 0) -> str | None:
+    """The service's release decision (SQL boardready.release_decision, kept equal by a test).
+    ``relaxed``: how many of the unwaived blocking findings this change relaxed
+    (checker/policy.py); an approval (never the author's own but by break glass)
+    accepts them as a waiver would, so until then they block."""
+    if review_decision == "approved":
+        unwaived_blocking -= relaxed
     if readiness_decision is None:
         return None
     if review_decision == "changes_requested":

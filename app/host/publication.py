@@ -7,7 +7,7 @@ request, 255 characters of title, 65535 of summary and text.
 """
 from __future__ import annotations
 
-from checker.verdict import BLOCKING_SEVERITIES, VERDICT_WORDS, headline, shown_score
+from checker.verdict import BLOCKING_SEVERITIES, RELAXED_WORDS, VERDICT_WORDS, headline, relaxed_settings, shown_score
 
 ANNOTATIONS_PER_REQUEST = 50
 TITLE_LIMIT = 255
@@ -33,7 +33,7 @@ def annotations(findings: list[dict]) -> list[dict]:
             "annotation_level": ANNOTATION_LEVEL[finding["severity"]],
             "message": finding["message"][:MESSAGE_LIMIT],
             "title": (finding.get("title") or finding["ruleId"])[:TITLE_LIMIT],
-            "raw_details": f"rule {finding['ruleId']}, severity {finding['severity']}",
+            "raw_details": f"rule {finding['ruleId']}, severity {finding['severity']}{_relaxed_note(finding)}",
         }
         # Columns only make sense, and are only accepted, within one line.
         if end == start and finding.get("startColumn") and finding.get("endColumn"):
@@ -69,6 +69,22 @@ def _escape_cell(value: str) -> str:
     return value.replace("|", "\\|").replace("\n", " ")
 
 
+def relaxed_lines(findings: list[dict]) -> list[str]:
+    """What the pull request relaxed of the project's policy (checker/policy.py): the
+    settings, each with its file, and that a person other than the author must approve."""
+    relaxed = relaxed_settings(findings)
+    if not relaxed:
+        return []
+    count = sum(1 for f in findings if f.get("relaxed"))
+    return ["", f"**Policy relaxed by this pull request.** {RELAXED_WORDS.format(count=count)}", ""] + [
+        f"- `{_escape_cell(file)}`: `{_escape_cell(setting)}` ({n} finding(s))" for file, setting, n in relaxed[:50]]
+
+
+def _relaxed_note(finding: dict) -> str:
+    relaxed = finding.get("relaxed")
+    return f" (relaxed by this pull request to {relaxed.get('to')}: counts until approved)" if relaxed else ""
+
+
 def findings_table(findings: list[dict]) -> str:
     lines = ["| severity | rule | where | message |", "|---|---|---|---|"]
     for finding in sorted(findings, key=lambda f: SEVERITY_ORDER.index(f["severity"])):
@@ -76,7 +92,7 @@ def findings_table(findings: list[dict]) -> str:
         if where and finding.get("startLine"):
             where += f":{finding['startLine']}"
         lines.append(f"| {finding['severity']} | `{finding['ruleId']}` | {_escape_cell(where)} | "
-                     f"{_escape_cell(finding['message'][:500])} |")
+                     f"{_escape_cell(finding['message'][:500] + _relaxed_note(finding))} |")
     return "\n".join(lines)
 
 
@@ -102,7 +118,7 @@ def check_run_output(result: dict, review_url: str) -> dict:
         f"Checked by {result['tool_name']} {result['tool_version']}"
         + (f" on KiCad files of version {result['kicad_version']}." if result.get("kicad_version") else "."),
         f"Review page: {review_url}",
-    ] + token_published_note(result))
+    ] + token_published_note(result) + relaxed_lines(findings))
     text = findings_table(findings) if findings else "No findings."
     return {"title": title, "summary": truncate_lines(summary, TEXT_LIMIT, review_url),
             "text": truncate_lines(text, TEXT_LIMIT, review_url)}
@@ -119,6 +135,7 @@ def comment_body(result: dict, review_url: str) -> str:
         f"decision `{result['decision']}`, score {shown_score(result['decision'], result['score'])}/100 "
         f"({_counts(findings)}).",
     ]
+    lines += relaxed_lines(findings)
     if blocking:
         lines += ["", "Blocking findings:", ""]
         lines += [f"- `{f['ruleId']}` {f.get('path') or ''}{':' + str(f['startLine']) if f.get('startLine') else ''}: "

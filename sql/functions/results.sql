@@ -38,11 +38,12 @@ BEGIN
   RETURNING id INTO v_id;
 
   INSERT INTO boardready.run_findings (run_result_id, ordinal, rule_id, severity, message, fingerprint, title, path,
-                                       start_line, end_line, start_column, end_column)
+                                       start_line, end_line, start_column, end_column, relaxed)
   SELECT v_id, f.ordinal, f.value ->> 'ruleId', f.value ->> 'severity', f.value ->> 'message',
          f.value ->> 'fingerprint', f.value ->> 'title', f.value ->> 'path',
          (f.value ->> 'startLine')::integer, (f.value ->> 'endLine')::integer,
-         (f.value ->> 'startColumn')::integer, (f.value ->> 'endColumn')::integer
+         (f.value ->> 'startColumn')::integer, (f.value ->> 'endColumn')::integer,
+         f.value -> 'relaxed'   -- the pull request relaxed it (reviews_relaxed.sql)
     FROM jsonb_array_elements(p_result -> 'findings') WITH ORDINALITY AS f (value, ordinal);
   PERFORM boardready_private.run_bom_store(v_id, p_result -> 'bom');  -- supply tracking (supply.sql)
   RETURN v_id;
@@ -273,7 +274,9 @@ LANGUAGE sql ROWS 1 STABLE SECURITY DEFINER SET search_path = boardready, pg_tem
          coalesce((SELECT jsonb_agg(jsonb_build_object(
                      'ruleId', f.rule_id, 'severity', f.severity, 'message', f.message, 'title', f.title,
                      'path', f.path, 'startLine', f.start_line, 'endLine', f.end_line,
-                     'startColumn', f.start_column, 'endColumn', f.end_column) ORDER BY f.ordinal)
+                     'startColumn', f.start_column, 'endColumn', f.end_column)
+                     || CASE WHEN f.relaxed IS NOT NULL THEN jsonb_build_object('relaxed', f.relaxed)
+                             ELSE '{}'::jsonb END ORDER BY f.ordinal)
                      FROM run_findings f WHERE f.run_result_id = r.id), '[]'::jsonb)
     FROM run_results r CROSS JOIN LATERAL (SELECT boardready_private.run_result_completion_decision(r.id) AS decision) shown
    WHERE r.id = p_run_result_id

@@ -108,8 +108,10 @@ BEGIN
     RETURN QUERY SELECT v_run.decision, false;  -- no result yet: nothing to combine
     RETURN;
   END IF;
+  -- Relaxed findings (reviews_relaxed.sql) count until the review is approved.
   v_decision := boardready_private.release_decision(v_in.readiness_decision, v_in.review_decision, v_in.blocking,
-                                            v_in.unwaived_blocking);
+                                            v_in.unwaived_blocking,
+                                            boardready_private.release_decision_relaxed(p_release_run_id, p_now));
   IF v_decision IS DISTINCT FROM v_run.decision THEN
     UPDATE boardready.release_runs
        SET decision = v_decision, conclusion = boardready_private.conclusion_for_decision(v_decision), updated_at = p_now
@@ -242,7 +244,13 @@ BEGIN
   RETURNING decision INTO v_decision;
   INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at, details)
   VALUES ('review.approval_recorded', v_run.installation_id, p_actor, 'approval:' || v_id, 'review',
-          p_review_id::text, p_now, jsonb_build_object('status', p_status, 'releaseRunId', v_run.id));
+          p_review_id::text, p_now, jsonb_build_object('status', p_status, 'releaseRunId', v_run.id)
+                                    -- what an approval accepts that the pull request relaxed (reviews_relaxed.sql)
+                                    || CASE WHEN p_status = 'approved'
+                                              AND boardready_private.release_run_relaxed_settings(v_run.id) <> '[]'
+                                            THEN jsonb_build_object('relaxed',
+                                                   boardready_private.release_run_relaxed_settings(v_run.id))
+                                            ELSE '{}'::jsonb END);
   IF v_glass THEN
     INSERT INTO audit_events (event_type, installation_id, actor, operation_id, item_type, item_id, occurred_at,
                               details)

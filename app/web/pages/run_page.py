@@ -43,6 +43,7 @@ from app.web.pages.rendering import api_media, render
 from app.web.reviews import Waivers, create_waiver, record_approval
 from app.web.run_listing import SEVERITIES, RunDetail, RunFindings, id_param
 from app.web.session_auth import session_of
+from checker.verdict import relaxed_settings
 
 FINDINGS_PER_PAGE = "100"
 DONE = {"approved": "Your approval is recorded.", "changes_requested": "Your request for changes is recorded.",
@@ -79,6 +80,8 @@ class RunPage:
                                         repository_ids=visible)
             waivers = {w["fingerprint"]: w for w in queries.fetch_all(
                 conn, "run_page_waivers", release_run_id=release_run_id, repository_ids=visible)}
+            relaxed = {r["fingerprint"]: r["relaxed"] for r in queries.fetch_all(
+                conn, "run_relaxed", release_run_id=release_run_id, repository_ids=visible)}
         run = detail["run"]
         groups = [(s, [f for f in findings["items"] if f["severity"] == s]) for s in SEVERITIES]
         review = detail["review"]
@@ -91,7 +94,8 @@ class RunPage:
         scopes = viewer.scopes_for(int(run["repository"]["id"]))
         render(req, resp, "run.html", status=status, title=f"{run['repository']['fullName']} #{run['pullRequestNumber']}",
                run=run, decision=detail["decision"], review=review, counts=detail["counts"],
-               reasons=decision_reasons(detail),
+               reasons=decision_reasons(detail, len(relaxed)), relaxed=relaxed,
+               relaxed_settings=relaxed_settings([{"relaxed": r} for r in relaxed.values()]),
                groups=[(s, items) for s, items in groups if items], next_findings=findings["nextCursor"],
                context=context, history=history, notice=notice, refusal=refusal, form=form or {},
                is_author=bool(review and review["createdBy"] == viewer.actor),
@@ -104,14 +108,19 @@ class RunPage:
                reports_enabled=self.config.artifact_signing_key is not None)
 
 
-def decision_reasons(detail: dict) -> list[str]:
+def decision_reasons(detail: dict, relaxed: int = 0) -> list[str]:
     """How the release decision was reached, in the order release_decision
-    (sql/functions/reviews.sql) looks at its inputs: the first that matched is first."""
+    (sql/functions/reviews.sql) looks at its inputs: the first that matched is first.
+    ``relaxed``: findings the pull request's own policy relaxed (reviews_relaxed.sql)."""
     run, counts, review = detail["run"], detail["counts"], detail["review"]
     review_decision = review["decision"] if review else "pending"
     reasons = []
     if review_decision == "changes_requested":
         reasons.append("Changes were requested in review: the release fails until that is withdrawn.")
+    if relaxed:
+        reasons.append(f"This pull request relaxes the project's policy for {relaxed} finding(s) that block under "
+                       "the base commit's: " + ("the review approved the relaxation." if review_decision == "approved"
+                                               else "they count until a person other than the author approves."))
     if counts["unwaivedBlocking"]:
         reasons.append(f"{counts['unwaivedBlocking']} error or high finding(s) are not waived: they block the release.")
     elif counts["waived"] and run["readinessDecision"] == "FAIL":

@@ -1,0 +1,1 @@
+ALTER TABLE boardready.run_findings DROP COLUMN relaxed;
