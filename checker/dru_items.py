@@ -21,6 +21,7 @@ import numpy as np
 import shapely
 
 from .dru_expr import ConditionError, ItemSet
+from .rules.footprint_rules import courtyard
 
 _KIND_NAMES = ("Track", "Track", "Via", "Pad", "Zone", "Graphic")    # copper.py's TRACK ARC VIA PAD ZONE SHAPE
 _PAD_TYPE = {"thru_hole": "Through-hole", "smd": "SMD", "connect": "Edge connector", "np_thru_hole": "NPTH, mechanical"}
@@ -150,8 +151,11 @@ class CopperItems(ItemSet):
             return np.array([getattr(copper.owner[i], "via_type", "") == "blind" for i in self.items], dtype=bool)
         if name == "member_of_footprint":
             pattern = (args[0] if args else "").lower()
+            # A reference, or with a ':' a library identifier (LibName:FootprintName), wildcards either way.
             return np.array([_footprint_of(copper.owner[i]) is not None
-                             and fnmatch.fnmatchcase((_footprint_of(copper.owner[i]).reference or "").lower(), pattern)
+                             and (fnmatch.fnmatchcase((_footprint_of(copper.owner[i]).reference or "").lower(), pattern)
+                                  or (":" in pattern and fnmatch.fnmatchcase(
+                                      (_footprint_of(copper.owner[i]).lib_id or "").lower(), pattern)))
                              for i in self.items], dtype=bool)
         if name == "has_netclass":
             wanted = (args[0] if args else "").lower()
@@ -173,7 +177,17 @@ class CopperItems(ItemSet):
         raise ConditionError(f"{name}() is not evaluated for copper items")
 
     def _geometry(self) -> np.ndarray:
-        return self.copper.core[self.items]
+        """Each item's shape for the courtyard and area functions: a zone's outline, not its fill
+        (KiCad 9 collidesWithCourtyard / intersectsArea: "rules are used for zone filling")."""
+        shapes = self.copper.core[self.items].copy()
+        zones = np.flatnonzero(self.copper.kind[self.items] == 4)       # copper.ZONE
+        for position in zones:
+            owner = self.copper.owner[self.items[position]]
+            zone = owner[0] if isinstance(owner, tuple) else owner
+            if len(getattr(zone, "polygon", ())) >= 3:
+                shapes[position] = shapely.make_valid(shapely.Polygon(
+                    zone.polygon, [hole for hole in zone.holes if len(hole) >= 3]))
+        return shapes
 
     def _courtyard(self, name: str, pattern: str) -> np.ndarray:
         if self.board is None:
@@ -186,9 +200,10 @@ class CopperItems(ItemSet):
                     and footprint.uuid != pattern:
                 continue
             for layer in sides:
-                for outline in footprint.courtyards.get(layer, []):
-                    if len(outline) >= 3:
-                        shapes.append(shapely.make_valid(shapely.Polygon(outline)))
+                # Courtyards are mostly drawn as separate lines: closed into areas as KiCad does.
+                area = courtyard(footprint, layer)
+                if area is not None:
+                    shapes.append(area)
         if not shapes:
             return np.zeros(self.size, dtype=bool)
         union = shapely.union_all(shapes)

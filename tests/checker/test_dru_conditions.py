@@ -93,3 +93,29 @@ def test_a_commented_rule_file_is_read_as_kicad_reads_it(tmp_path):
     outcome = check(RunOptions(path=folder / "ecc83-pp.kicad_pro", root=folder, run_kicad_cli=False))
     assert not [f for f in outcome.findings if f.rule_id == "rules.unsupported"]
     assert outcome.result["readiness"] in ("ready", "at-risk", "blocked")
+
+
+def test_custom_rules_on_a_real_board_find_what_kicad_9_finds(tmp_path):
+    """pic_programmer with a rule file of real constructs: every clearance violation kicad-cli
+    9.0.8 reports (413, each naming its rule) is one the checker reports at the same two items."""
+    import json
+    import re
+    from collections import Counter
+
+    cut = FIXTURES / "kicad-corpus-cuts" / "dru-conditions-pic-programmer"
+    folder = tmp_path / "pic_programmer"
+    shutil.copytree(KICAD / "v6" / "pic_programmer", folder)
+    shutil.copy(cut / "pic_programmer.kicad_dru", folder)
+    outcome = check(RunOptions(path=folder / "pic_programmer.kicad_pro", root=folder, run_kicad_cli=False))
+    ours = {frozenset(place.get("uuids") or []) for f in outcome.findings if f.kicad_type == "clearance"
+            for place in f.all_locations()}
+    report = json.loads((cut / "kicad-drc.json").read_text(encoding="utf-8"))
+    theirs = Counter()
+    found = Counter()
+    for violation in report["violations"]:
+        rule = re.search(r"rule '([^']*)'", violation["description"]).group(1)
+        theirs[rule] += 1
+        found[rule] += frozenset(item["uuid"] for item in violation["items"]) in ours
+    assert len(theirs) == 6 and sum(theirs.values()) == 413
+    assert found == theirs
+    assert not [f for f in outcome.findings if f.rule_id == "rules.unsupported"]
