@@ -62,6 +62,21 @@ def find_kicad_cli() -> tuple[KicadCli | None, str | None]:
     return KicadCli(found, version), None
 
 
+def too_old_for(cli: KicadCli, model: ProjectModel) -> str | None:
+    """Why ``cli`` cannot check the model's files, when a newer KiCad wrote them (KiCad 9's kicad-cli
+    refuses a KiCad 10 board as "newer than this version of KiCad"): said once, like having none."""
+    from .versions import major_for
+
+    match = re.match(r"(\d+)\.", cli.version)
+    majors = ([major_for("board", model.board.version)] if model.board else []) + \
+        ([major_for("schematic", v) for v in model.schematic.versions.values()] if model.schematic else [])
+    newest = max((m for m in majors if m), default=None)
+    if match and newest and newest > int(match.group(1)):
+        return (f"kicad-cli is KiCad {cli.version}; the project's files were saved by KiCad {newest}, "
+                "which it cannot read")
+    return None
+
+
 def check_command(kind: str, source: Path, executable: str, report: Path) -> list[str]:
     """``kicad-cli sch erc`` / ``pcb drc`` writing a JSON report; DRC also compares with the schematic."""
     command = [executable, "sch" if kind == "erc" else "pcb", kind, "--format", "json", "--output", str(report)]

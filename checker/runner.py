@@ -270,6 +270,8 @@ def _drop_subsheet_projects(models: list[ProjectModel]) -> list[ProjectModel]:
 def _kicad_findings(model: ProjectModel, options: RunOptions, reader: InputReader) -> list[Finding]:
     findings: list[Finding] = []
     cli, unusable = kicad_reports.find_kicad_cli() if options.run_kicad_cli else (None, None)
+    if cli is not None and kicad_reports.too_old_for(cli, model):
+        cli, unusable = None, kicad_reports.too_old_for(cli, model)
     for kind, given, source in (("erc", options.erc_report, model.files.schematic),
                                 ("drc", options.drc_report, model.files.board)):
         if source is None:

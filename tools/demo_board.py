@@ -1,9 +1,10 @@
-"""The demo repository's content: a small KiCad 9 project (an LED blinker
-board) written by the project itself, so bin/demo needs nothing from outside.
+"""The demo repository's content: a small KiCad 10 project (an LED blinker
+board, in the format kicad-cli 10.0.7 writes) written by the project itself, so
+bin/demo needs nothing from outside.
 It is nearly ready: the checker finds parts without a manufacturer part number,
 so the demo shows an at-risk result with line-level annotations.
 
-The schematic and the board agree, so KiCad 9's own ERC and DRC (run by
+The schematic and the board agree, so KiCad 10's own ERC and DRC (run by
 bin/check when kicad-cli is installed) find nothing more: three nets of two
 pins each, every pin labelled in the schematic and routed on the board (VIN
 goes round on B.Cu through two vias). The project ignores KiCad's checks that
@@ -103,9 +104,9 @@ def schematic() -> str:
     library = "".join(_lib_symbol(lib_id, ref[0]) for ref, _v, lib_id, *_ in PARTS)
     symbols = "".join(_symbol(*part) for part in PARTS)
     return f"""(kicad_sch
-  (version 20250114)
+  (version 20260306)
   (generator "eeschema")
-  (generator_version "9.0")
+  (generator_version "10.0")
   (uuid "00000000-0000-0000-0000-00000000b11e")
   (paper "A4")
   (title_block (title "Blinky") (date "2026-11-01") (rev "B") (company "Acme Hardware"))
@@ -116,17 +117,21 @@ def schematic() -> str:
 """
 
 
-def _net(name: str, named: bool = True) -> str:
-    """A pad names its net; a track or via gives only the number (KiCad 9's format)."""
-    number = NETS.index(name) + 1
-    return f'(net {number} "/{name}")' if named else f"(net {number})"
+def _net(name: str) -> str:
+    """Every item names its net: KiCad 10 writes no net numbers (board format 20251028)."""
+    assert name in NETS
+    return f'(net "/{name}")'
 
 
 def _footprint(ref: str, value: str, footprint: str, uuid: str, x: float, nets: tuple[str, str],
-               angle: int) -> str:
+               angle: int, mpn: str | None = None) -> str:
+    # The symbol's MPN travels to the footprint, as KiCad 10's update from the schematic puts it there:
+    # its parity check reports a symbol field the footprint lacks (footprint_symbol_field_mismatch).
+    mpn_field = (f'\n    (property "MPN" "{mpn}" (at 0 0 {angle}) (layer "F.Fab") (hide yes) '
+                 f'(uuid "{uuid[:-4]}{uuid[-2:]}f3"))' if mpn else "")
     return f"""  (footprint "{footprint}" (layer "F.Cu") (uuid "{uuid[:-4]}{uuid[-2:]}f0") (at {x} 15 {angle})
     (property "Reference" "{ref}" (at 0 -1.5 {angle}) (layer "F.SilkS") (uuid "{uuid[:-4]}{uuid[-2:]}f1"))
-    (property "Value" "{value}" (at 0 1.5 {angle}) (layer "F.Fab") (uuid "{uuid[:-4]}{uuid[-2:]}f2"))
+    (property "Value" "{value}" (at 0 1.5 {angle}) (layer "F.Fab") (uuid "{uuid[:-4]}{uuid[-2:]}f2")){mpn_field}
     (path "/{uuid}")
     (sheetname "/")
     (sheetfile "{PROJECT}.kicad_sch")
@@ -163,18 +168,17 @@ VIAS = [((32.5, 15), "VIN"), ((7.5, 15), "VIN")]
 
 
 def board(revision: str = "head") -> str:
-    footprints = "".join(_footprint(ref, value, fp, uuid, PLACEMENT[ref][0], nets, PLACEMENT[ref][1])
-                         for ref, value, _lib, fp, uuid, _x, _mpn, nets in PARTS)
-    tracks_text = "".join(f'  (segment (start {a[0]} {a[1]}) (end {b[0]} {b[1]}) (width 0.25) (layer "{layer}") {_net(net, False)}'
+    footprints = "".join(_footprint(ref, value, fp, uuid, PLACEMENT[ref][0], nets, PLACEMENT[ref][1], mpn)
+                         for ref, value, _lib, fp, uuid, _x, mpn, nets in PARTS)
+    tracks_text = "".join(f'  (segment (start {a[0]} {a[1]}) (end {b[0]} {b[1]}) (width 0.25) (layer "{layer}") {_net(net)}'
                      f' (uuid "00000000-0000-0000-0000-0000000000c{i}"))\n'
                      for i, (a, b, layer, net) in enumerate(tracks(revision), 1))
-    vias = "".join(f'  (via (at {at[0]} {at[1]}) (size 0.6) (drill 0.3) (layers "F.Cu" "B.Cu") {_net(net, False)}'
+    vias = "".join(f'  (via (at {at[0]} {at[1]}) (size 0.6) (drill 0.3) (layers "F.Cu" "B.Cu") {_net(net)}'
                    f' (uuid "00000000-0000-0000-0000-0000000000d{i}"))\n' for i, (at, net) in enumerate(VIAS, 1))
-    nets = "".join(f"  {_net(name)}\n" for name in NETS)
     return f"""(kicad_pcb
-  (version 20241229)
+  (version 20260206)
   (generator "pcbnew")
-  (generator_version "9.0")
+  (generator_version "10.0")
   (general (thickness 1.6) (legacy_teardrops no))
   (paper "A4")
   (title_block (title "Blinky") (date "2026-11-01") (rev "B") (company "Acme Hardware"))
@@ -184,8 +188,7 @@ def board(revision: str = "head") -> str:
     (25 "Edge.Cuts" user)
   )
   (setup (pad_to_mask_clearance 0))
-  (net 0 "")
-{nets}{footprints}{tracks_text}{vias}  (gr_rect (start 0 0) (end 40 30) (stroke (width 0.1) (type default)) (fill no) (layer "Edge.Cuts")
+{footprints}{tracks_text}{vias}  (gr_rect (start 0 0) (end 40 30) (stroke (width 0.1) (type default)) (fill no) (layer "Edge.Cuts")
     (uuid "00000000-0000-0000-0000-0000000000e1"))
 )
 """

@@ -1,5 +1,5 @@
-"""The demo board (tools/demo_board.py) as KiCad 9 sees it: its committed
-kicad-cli 9.0.8 DRC (with schematic parity) and ERC reports find nothing, so
+"""The demo board (tools/demo_board.py, in KiCad 10's format) as KiCad 10 sees it: its committed
+kicad-cli 10.0.7 DRC (with schematic parity) and ERC reports find nothing, so
 with kicad-cli installed bin/check reports what it reports without: the two
 parts without a manufacturer part number, at risk. The reports are of exactly
 this board (tests/fixtures/demo-board/README.md holds its digest)."""
@@ -23,9 +23,9 @@ def test_the_reports_are_of_this_board():
 
 
 def test_kicad_finds_nothing_on_the_demo_board():
-    drc = json.loads((REPORTS / "kicad-drc.json").read_text())
-    erc = json.loads((REPORTS / "kicad-erc.json").read_text())
-    assert drc["kicad_version"].startswith("9.")
+    drc = json.loads((REPORTS / "kicad10-drc.json").read_text())
+    erc = json.loads((REPORTS / "kicad10-erc.json").read_text())
+    assert drc["kicad_version"].startswith("10.")
     assert drc["violations"] == drc["unconnected_items"] == drc["schematic_parity"] == []
     assert [v for sheet in erc["sheets"] for v in sheet["violations"]] == []
 
@@ -33,8 +33,16 @@ def test_kicad_finds_nothing_on_the_demo_board():
 def test_with_kicad_reports_the_demo_stays_at_risk_for_its_part_numbers(tmp_path):
     demo_board.write(tmp_path)
     without = check(RunOptions(path=tmp_path, run_kicad_cli=False)).result
-    with_kicad = check(RunOptions(path=tmp_path, run_kicad_cli=False, drc_report=REPORTS / "kicad-drc.json",
-                                  erc_report=REPORTS / "kicad-erc.json")).result
+    with_kicad = check(RunOptions(path=tmp_path, run_kicad_cli=False, drc_report=REPORTS / "kicad10-drc.json",
+                                  erc_report=REPORTS / "kicad10-erc.json")).result
     for result in (without, with_kicad):
         assert result["readiness"] == "at-risk"
         assert sorted(f["ruleId"] for f in result["findings"]) == ["bom.mpn-missing", "bom.mpn-missing"]
+
+
+def test_the_demo_board_is_in_kicad10s_format_and_read_natively(tmp_path):
+    demo_board.write(tmp_path)
+    board = (tmp_path / "hardware" / "blinky.kicad_pcb").read_text()
+    assert "(version 20260206)" in board and '(net "/VIN")' in board and "(net 0 " not in board
+    result = check(RunOptions(path=tmp_path, run_kicad_cli=False)).result
+    assert not [f for f in result["findings"] if f["ruleId"].startswith(("format.", "board.", "parity."))]

@@ -120,3 +120,17 @@ def test_kicad_cli_10_live_agrees_with_its_committed_report():
     assert result.source == "kicad-cli 10.0.7 (live)"
     assert (result.kicad_verdict, result.checker_verdict) == ("blocked", "blocked")
     assert not result.missed and not result.extra
+
+
+def test_a_kicad_cli_older_than_the_files_is_not_run():
+    # kicad-cli 9.0.8 exits 3 on a KiCad 10 board ("Failed to load board"): the checker says so once,
+    # at info, as when kicad-cli is absent, instead of a blocking "unverified".
+    from types import SimpleNamespace
+
+    from checker import kicad_reports
+
+    model = SimpleNamespace(board=SimpleNamespace(version=20260206), schematic=SimpleNamespace(versions={"a": 20260306}))
+    assert "saved by KiCad 10" in kicad_reports.too_old_for(kicad_reports.KicadCli("kicad-cli", "9.0.8"), model)
+    assert kicad_reports.too_old_for(kicad_reports.KicadCli("kicad-cli", "10.0.7"), model) is None
+    model.board.version, model.schematic.versions = 20241229, {"a": 20250114}
+    assert kicad_reports.too_old_for(kicad_reports.KicadCli("kicad-cli", "9.0.8"), model) is None
