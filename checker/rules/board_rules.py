@@ -345,6 +345,8 @@ def _references(board: Board) -> list[Finding]:
         if is_unannotated(reference):
             if reference.startswith("REF**") or reference.startswith("#"):
                 continue  # KiCad's own placeholder for board-only graphics
+            if not footprint.pads:
+                continue  # graphics (a logo, a pasted drawing): nothing to place or order
             findings.append(Finding("board.unannotated", f"footprint {footprint.lib_id} has reference {reference!r}",
                                     identity=(board.file, footprint.uuid or footprint.lib_id), extra=marker,
                                     **where_in(board.file, footprint)))

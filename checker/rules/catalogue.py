@@ -104,7 +104,9 @@ _RULES = [
          "through-hole pads on the layers KiCad flashes them on (remove/keep unused layers: elsewhere only "
          "their hole), pads of every shape with their rotation and custom primitives, copper shapes drawn on "
          "the board or in footprints (a footprint's shape touching its no-net pads too; a net tie's shapes "
-         "may touch its tied nets) and zone fills as last saved. The finding names both items, their nets, "
+         "may touch its tied nets) and zone fills as last saved; a track, via or copper shape touching a "
+         "pad or shape of no net is one too (as KiCad 9 reports a footprint's no-net copper over its own "
+         "pad). The finding names both items, their nets, "
          "the layer and the point. KiCad type: tracks_crossing when two tracks' centre lines cross, clearance "
          "(actual 0) against a zone fill, else shorting_items.", "DRC shorting_items / tracks_crossing / clearance (actual 0)",
          "Reroute or move one of the items; refill zones after moving copper."),
@@ -149,7 +151,8 @@ _RULES = [
          "Two footprints on the board carry the same reference.",
          "DRC duplicate_footprints", "Re-annotate and update the board from the schematic."),
     Rule("board.unannotated", "error", "Unannotated board reference",
-         "A footprint's reference ends in '?' or '*' or has no number.",
+         "A footprint with pads whose reference ends in '?' or '*' or has no number (a footprint of "
+         "graphics only, such as a logo, is not a part).",
          "-", "Annotate the schematic and update the board, or set a reference."),
     # Design rules
     Rule("rules.below-fab", "medium", "Board rule looser than the fab",

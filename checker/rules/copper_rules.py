@@ -297,7 +297,16 @@ def _clearance_findings(board: Board, copper: Copper, rules: BoardRules, model: 
     # Touching copper of two nets is a short; so is touching copper without a net on either side
     # (KiCad: "Items shorting two nets (nets  and )"), which only pads, zones and shapes get here.
     net_a, net_b = copper.net[a], copper.net[b]
-    short = (distance < TOUCHING) & (((net_a != net_b) & (net_a != 0) & (net_b != 0)) | ((net_a == 0) & (net_b == 0)))
+    # A track, via or copper shape touching anything but a fill is tested by KiCad 9's
+    # DRC_TEST_PROVIDER_COPPER_CLEARANCE::testSingleLayerItemAgainstItem: touching copper there is
+    # shorting_items whatever the nets (its "otherNet" is the item's NETINFO, set for no net too:
+    # "Items shorting two nets (nets  and /DIO22)"); pad against pad (testPadAgainstItem) only when
+    # both have a net, else a clearance violation.
+    kind_a, kind_b = copper.kind[a], copper.kind[b]
+    single = (np.isin(kind_a, (TRACK, ARC, VIA, SHAPE)) | np.isin(kind_b, (TRACK, ARC, VIA, SHAPE))) \
+        & (kind_a != ZONE) & (kind_b != ZONE)
+    short = (distance < TOUCHING) & (((net_a != net_b) & (net_a != 0) & (net_b != 0)) | ((net_a == 0) & (net_b == 0))
+                                     | (single & (net_a != net_b)))
     both_fills = (copper.kind[a] == ZONE) & (copper.kind[b] == ZONE)
     # Two fills of different nets: KiCad 9's zone-to-zone test compares the fills with no epsilon
     # (it reports 0.149999 mm against 0.15); a nanometre of float noise is not a violation.
