@@ -83,9 +83,12 @@ def area_polygons(points) -> list:
     import shapely
 
     array = np.asarray(points, dtype=np.float64)
-    if len(array) < 3 or len(np.unique(array, axis=0)) < 3:
+    if len(array) < 3:
         return []
-    polygon = shapely.polygons(array)
+    try:
+        polygon = shapely.polygons(array)
+    except shapely.errors.GEOSException:
+        return []
     polygons = [polygon]
     if not shapely.is_valid(polygon) and _crosses_itself(polygon):
         fixed = shapely.make_valid(polygon)

@@ -6,6 +6,8 @@ in KiCad's own file format, so the checker reads it as it reads any board:
 * ``ring3``: zone fills whose outlines have under four points (two points and back, a
   single point), where the board's edge is, as the real case that stopped the check;
 * ``selfx``: a self-intersecting (bow-tie) zone fill and copper polygon;
+* ``degenerate``: polygons of one and two points on copper, silk, mask and Edge.Cuts, a rule
+  area and a zone outlined by two points, a track of length 0;
 * ``nan``: NaN and infinite coordinates in a track, a via and a zone fill;
 * ``huge``: coordinates of 1e300 and 1e12 mm;
 * ``vias``: N isolated vias of one net (KiCad's ratsnest must join N islands);
@@ -25,7 +27,7 @@ import shutil
 from pathlib import Path
 
 FULL_SIZES = {"vias": 3000, "segments": 30_000, "zone": 300_000, "toml-deep": 100_000}
-CASES = ("ring3", "selfx", "nan", "huge", "vias", "segments", "zone", "toml-type", "toml-deep")
+CASES = ("ring3", "selfx", "degenerate", "nan", "huge", "vias", "segments", "zone", "toml-type", "toml-deep")
 
 _EDGE_POINT = re.compile(r"\((?:gr_line|gr_rect)\s*\(start ([-\d.]+) ([-\d.]+)\)\s*\(end ([-\d.]+) ([-\d.]+)\)"
                          r"[^()]*(?:\([^()]*\)[^()]*)*?\(layer \"?Edge\.Cuts\"?\)")
@@ -40,11 +42,13 @@ def _board(folder: Path) -> Path:
 
 
 def _edge_box(text: str) -> tuple[float, float, float, float]:
-    """The Edge.Cuts lines' bounding box (the board's extent), else the copper's."""
+    """The Edge.Cuts lines' bounding box (the board's extent), else that of every point."""
     numbers = [tuple(map(float, m.groups())) for m in _EDGE_POINT.finditer(text)]
     if not numbers:
-        numbers = [tuple(map(float, m.groups())) for m in
-                   re.finditer(r"\(segment \(start ([-\d.]+) ([-\d.]+)\) \(end ([-\d.]+) ([-\d.]+)\)", text)]
+        numbers = [tuple(map(float, m.groups())) * 2 for m in
+                   re.finditer(r"\((?:start|end|xy|at) (-?[\d.]+) (-?[\d.]+)[ )]", text)]
+    if not numbers:
+        return 0.0, 0.0, 100.0, 100.0
     xs = [v for n in numbers for v in (n[0], n[2])]
     ys = [v for n in numbers for v in (n[1], n[3])]
     return min(xs), min(ys), max(xs), max(ys)
@@ -114,6 +118,22 @@ def mutate(source: Path, case: str, destination: Path, size: int | None = None) 
         items += _zone(net, "B.Cu", spike, " ".join(f"(xy {x} {y})" for x, y in spike), 2)
         items += (f"\n  (gr_poly (pts {' '.join(f'(xy {x} {y})' for x, y in bow)}) (stroke (width 0.1) (type solid))"
                   f" (fill solid) (layer \"B.Cu\") (net {net[0]}) (uuid \"{_uuid(3, 4)}\"))")
+    elif case == "degenerate":
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        two = f"(pts (xy {cx} {cy}) (xy {cx + 1} {cy}))"
+        one = f"(pts (xy {cx} {cy}))"
+        items = "".join(
+            f"\n  (gr_poly {pts} (stroke (width 0.1) (type solid)) (fill solid) (layer \"{layer}\")"
+            f" (uuid \"{_uuid(i, 5)}\"))"
+            for i, (pts, layer) in enumerate([(two, "F.Cu"), (one, "B.Cu"), (two, "F.SilkS"), (one, "F.SilkS"),
+                                              (two, "Edge.Cuts"), (one, "F.Mask"), (two, "F.Mask")]))
+        items += _segment(cx, cy, cx, cy, net, 1)
+        items += (f"\n  (zone (net 0) (net_name \"\") (layer \"F.Cu\") (uuid \"{_uuid(2, 1)}\") (hatch edge 0.5)"
+                  f" (connect_pads (clearance 0)) (min_thickness 0.25)"
+                  f" (keepout (tracks not_allowed) (vias not_allowed) (pads allowed) (copperpour allowed)"
+                  f" (footprints allowed)) (fill (thermal_gap 0.5) (thermal_bridge_width 0.5))"
+                  f" (polygon {two}) (polygon {one}))")
+        items += _zone(net, "B.Cu", [(cx, cy), (cx + 1, cy)], f"(xy {cx} {cy})", 3)
     elif case == "nan":
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
         items = _segment("nan", "nan", cx, cy, net, 1) + _segment(cx, cy, "inf", "-inf", net, 2)
