@@ -240,6 +240,11 @@ def _primitive_shape(primitive) -> shapely.Geometry | None:
     half = primitive.width / 2
     points = primitive.points
     if primitive.kind in ("poly", "rect"):
+        if len(points) < 3:     # no area: at most its stroke (KiCad inflates the outline by it)
+            if not points or half <= 0:
+                return None
+            core = shapely.LineString(points) if len(points) >= 2 else shapely.Point(points[0])
+            return core.buffer(half, quad_segs=8)
         shape = shapely.Polygon(points)
         if not shape.is_valid:
             shape = shapely.make_valid(shape)

@@ -37,7 +37,7 @@ def _broken(tmp_path, case: str, size: int | None = None):
     return mutate(CLEAN, case, tmp_path / case, size)
 
 
-@pytest.mark.parametrize("case", ["ring3", "selfx", "huge", "zone"])
+@pytest.mark.parametrize("case", ["ring3", "selfx", "degenerate", "huge", "zone"])
 def test_malformed_geometry_is_checked(tmp_path, capsys, case):
     code, result = _answer(_broken(tmp_path, case, 3000 if case == "zone" else None), capsys)
     assert code in (0, 1) and result["readiness"] in ("ready", "at-risk", "blocked")
@@ -198,3 +198,12 @@ def test_area_polygons_repairs_or_drops_outlines():
     fractured = [(0, 0), (10, 0), (10, 10), (0, 10), (0, 5), (3, 5), (3, 7), (7, 7), (7, 3), (3, 3), (3, 5), (0, 5)]
     (kept,) = geometry.area_polygons(fractured)                                    # a fill's slit is no damage
     assert kept.area == pytest.approx(100 - 16)
+
+
+def test_custom_pad_polygon_of_under_three_points_is_its_stroke():
+    from checker.board import Primitive
+    from checker.copper import _primitive_shape
+
+    stroke = _primitive_shape(Primitive(kind="poly", points=[(0, 0), (1, 0)], width=0.1, filled=True))
+    assert stroke.area == pytest.approx(0.1 + 3.14159 * 0.05 ** 2, rel=0.01)
+    assert _primitive_shape(Primitive(kind="poly", points=[(0, 0), (1, 0)], width=0, filled=True)) is None
