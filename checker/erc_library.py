@@ -227,6 +227,10 @@ def _field(node: Node) -> tuple[str, tuple]:
     return name, (node.atom(1) or "", hidden)
 
 
+# Schematic and symbol library format 20250318: "~" is text, no longer an empty name.
+TILDE_IS_TEXT = 20250318
+
+
 def symbol_signature(definition: Node, parent: Node | None = None, embedded: bool = False,
                      version: int = 99999999) -> tuple:
     """What KiCad's ERC compares of a library symbol, as one comparable value.
@@ -280,6 +284,12 @@ def symbol_signature(definition: Node, parent: Node | None = None, embedded: boo
         # KiCad 9 moves a schematic's legacy Spice_* fields to Sim.* fields on load
         # (SCH_SCREEN::MigrateSimModels); the library's copy keeps them, so the two differ.
         fields[_MIGRATED] = ("", False)
+    if version < TILDE_IS_TEXT:
+        # Before format 20250318 ("~ no longer means empty text", KiCad 10's schematic and symbol
+        # library formats) a pin named "~" has no name; KiCad 10 reads it so and saves it as "".
+        # A library of that age beside a schematic KiCad 10 saved (its "~" pins written "") still
+        # matches, as kicad-cli 10.0.7 finds (no lib_symbol_mismatch on tests/fixtures/kicad10).
+        pins = {key: value[:6] + ("" if value[6] == "~" else value[6],) + value[7:] for key, value in pins.items()}
     offset_node = base.first("pin_names")
     offset = offset_node.value("offset") if offset_node is not None else None
     return (power_kind, max(units) if units else 1, tuple(sorted(shapes)), tuple(sorted(pins.items())),
