@@ -20,10 +20,17 @@ Two rules follow, both kept here:
   contract migration (sql/schema/*_contract.sql), applied once its processes
   have stopped: `bin/migrate --contract`, or on a database migrated from
   empty.
+
+What exists only for the previous release's processes is in one file,
+sql/compat/<release>.sql, applied after sql/functions until its contract
+migration (named on its `-- contract:` line) has been applied; that migration
+drops everything the file defines. Nothing current calls into it
+(tests/sql/test_compat.py): deleting the file is the whole removal.
 """
 from __future__ import annotations
 
 import random
+import re
 import time
 from pathlib import Path
 from urllib.parse import urlencode
@@ -38,6 +45,7 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 SCHEMA_DIR = SQL_DIR / "schema"
 FUNCTIONS_DIR = SQL_DIR / "functions"
 FUNCTIONS = QueryFolder(FUNCTIONS_DIR)
+COMPAT_DIR = SQL_DIR / "compat"
 
 #: The longest a migration step waits for one lock (the docstring says why).
 LOCK_TIMEOUT_MS = 200
@@ -92,8 +100,34 @@ def function_sources() -> list[tuple[str, str]]:
     return [(path.name, FUNCTIONS.text(path.name.split(".")[0])) for path in paths]
 
 
+def compat_files() -> dict[Path, str]:
+    """Every sql/compat file -> the contract migration that removes what it defines."""
+    files = {}
+    for path in sorted(COMPAT_DIR.glob("*.sql")):
+        contract = re.search(r"^-- contract: (\S+)$", path.read_text(encoding="utf-8"), re.M)
+        assert contract, f"{path.name} names no contract migration ('-- contract: <id>')"
+        files[path] = contract.group(1)
+    return files
+
+
+def compat_functions() -> dict[str, str]:
+    """'schema.name' of every function a sql/compat file defines -> the
+    function this release calls instead (its `-- successor:` line, '' for a
+    helper)."""
+    found = {}
+    for path in compat_files():
+        text = path.read_text(encoding="utf-8")
+        for match in re.finditer(r"((?:^--.*\n)*)CREATE (?:OR REPLACE )?FUNCTION (boardready(?:_private)?\.[a-z0-9_]+)\s*\(",
+                                 text, re.M):
+            successor = re.search(r"^-- successor: ([a-z0-9_]+)", match.group(1), re.M)
+            found[match.group(2)] = successor.group(1) if successor else ""
+    return found
+
+
 def apply_functions(url: str) -> list[str]:
-    """Re-apply every file in sql/functions in name order, then the API role's grants."""
+    """Re-apply every file in sql/functions in name order, then the files of
+    sql/compat whose contract migration is not applied, then the API role's
+    grants."""
     applied = []
     with psycopg.connect(url) as conn:
         # Bodies refer to functions in other files: validate at call time, as pg_dump does.
@@ -102,8 +136,19 @@ def apply_functions(url: str) -> list[str]:
         for name, sql in function_sources():
             conn.execute(sql)
             applied.append(name)
+        done = set(_applied_migrations(conn))
+        for path, contract in compat_files().items():
+            if contract not in done:
+                conn.execute(path.read_text(encoding="utf-8"))
+                applied.append(f"compat/{path.name}")
         _grant_api_role(conn)
     return applied
+
+
+def _applied_migrations(conn: psycopg.Connection) -> list[str]:
+    if conn.execute("SELECT to_regclass('_yoyo_migration')").fetchone()[0] is None:
+        return []
+    return [row[0] for row in conn.execute("SELECT migration_id FROM _yoyo_migration").fetchall()]
 
 
 #: The private helpers a view the API role may read calls (the ops views,
@@ -129,6 +174,11 @@ def _grant_api_role(conn: psycopg.Connection) -> None:
     from app.sql_api import PUBLIC_FUNCTIONS
 
     conn.execute("REVOKE ALL ON ALL FUNCTIONS IN SCHEMA boardready, boardready_private FROM PUBLIC, boardready_api")
+    # The previous release's public functions (sql/compat) stay granted while they exist.
+    kept = [name.split(".", 1)[1] for name in compat_functions() if name.startswith("boardready.")]
+    for (function,) in conn.execute("SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = "
+                                    "'boardready'::regnamespace AND p.proname = ANY (%s)", (kept,)).fetchall():
+        conn.execute(f"GRANT EXECUTE ON FUNCTION {function} TO boardready_api")
     for name, arguments in PUBLIC_FUNCTIONS.items():
         # A function the list names but the tree no longer defines is left out
         # here; tests/sql/test_sql_api.py fails until the list is written again.

@@ -14,10 +14,12 @@ docstring is the SQL comment above the function in sql/functions (a template
 as rendered).
 
 The part of app/sql_api.py above MARKER is written by hand and kept as it is:
-the imports, the call helpers, the outcome vocabularies (`<Name>Outcome`
-types the outcome column of <name>'s rows), and PREVIOUS_RELEASE_ONLY, the
-public functions only the previous release's processes call, which get no
-Python function (they stay granted to the API role for one release).
+the imports, the call helpers and the outcome vocabularies (`<Name>Outcome`
+types the outcome column of <name>'s rows). Below it, PREVIOUS_RELEASE_ONLY
+is written from sql/compat (app/migrations.py's compat_functions): the public
+functions only the previous release's processes call, each with its
+successor; they get no Python function (they stay granted to the API role
+until their contract migration).
 """
 from __future__ import annotations
 
@@ -110,19 +112,25 @@ def sql_comments() -> dict[str, tuple[str, str]]:
     return found
 
 
-def hand_written_part(text: str) -> tuple[str, set[str], dict[str, str]]:
-    """The module above MARKER, the outcome types it defines, and PREVIOUS_RELEASE_ONLY."""
+def hand_written_part(text: str) -> tuple[str, set[str]]:
+    """The module above MARKER and the outcome types it defines."""
     head = text.split(MARKER)[0] if MARKER in text else text
     tree = ast.parse(head)
-    outcomes, previous = set(), {}
+    outcomes = set()
     for node in tree.body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             target = node.targets[0] if isinstance(node, ast.Assign) else node.target
             if isinstance(target, ast.Name) and target.id.endswith("Outcome"):
                 outcomes.add(target.id)
-            if isinstance(target, ast.Name) and target.id == "PREVIOUS_RELEASE_ONLY":
-                previous = ast.literal_eval(node.value)
-    return head, outcomes, previous
+    return head, outcomes
+
+
+def previous_release_only() -> dict[str, str]:
+    """The public functions sql/compat defines -> their successors."""
+    from app import migrations
+
+    return {name.split(".", 1)[1]: successor for name, successor in sorted(migrations.compat_functions().items())
+            if name.startswith("boardready.")}
 
 
 def python_type(sql_type: str, argument: bool = False) -> str:
@@ -227,12 +235,18 @@ def generated_part(functions: list[Function], outcomes: set[str], previous: dict
     for function in functions:
         out.append(f'    "{function.name}": "{function.identity}",\n')
     out.append("}\n")
+    out.append("\n#: Public functions only the previous release's processes call (sql/compat: they stay, granted,\n"
+               "#: until its contract migration); this release calls the successor named. No Python function.\n")
+    out.append("PREVIOUS_RELEASE_ONLY: dict[str, str] = {\n")
+    for name, successor in previous.items():
+        out.append(f'    "{name}": "{successor}",\n')
+    out.append("}\n")
     return "".join(out)
 
 
 def render(conn: psycopg.Connection, current: str) -> str:
-    head, outcomes, previous = hand_written_part(current)
-    return head + generated_part(read_functions(conn), outcomes, previous)
+    head, outcomes = hand_written_part(current)
+    return head + generated_part(read_functions(conn), outcomes, previous_release_only())
 
 
 def _migrated_database() -> str:

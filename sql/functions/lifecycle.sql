@@ -204,16 +204,6 @@ BEGIN
   RETURN v_outcome;
 END $$;
 
--- The handler as the previous release's workers call it: outbox work the job
--- queues sends its NOTIFY in the job's transaction.
-CREATE OR REPLACE FUNCTION boardready.lifecycle_job_process(
-  p_job_id bigint, p_lease_token uuid, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text)
-LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-BEGIN
-  RETURN QUERY SELECT boardready_private.lifecycle_job_apply(p_job_id, p_lease_token, p_now);
-END $$;
-
 -- The handler as this release's lifecycle worker calls it: outbox work the
 -- job queues sends no NOTIFY (outbox_enqueue, release_runs.sql); instead
 -- outbox_waiting tells the caller to wake the outbox workers after its

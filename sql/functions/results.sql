@@ -238,7 +238,7 @@ RETURNS text LANGUAGE sql STABLE AS $$
 $$;
 
 -- The result's completion will show the release decision p_decision
--- (supply_check_apply). Only a completion whose next attempt sends the
+-- (supply_check_findings). Only a completion whose next attempt sends the
 -- conclusion takes it: never claimed (an operator's replay counts afresh) and
 -- nothing recorded as sent. One that was claimed may have sent the result's
 -- own conclusion already, and a retry does not send the conclusion again once

@@ -193,12 +193,12 @@ $$;
 -- POST /api/v1/reviews/{id}/approvals. p_repository_ids are the repositories
 -- the caller may act on; a review elsewhere is not_found. Outcomes: not_found,
 -- self_approval_not_allowed, recorded, unchanged (the same standing approval).
-CREATE OR REPLACE FUNCTION boardready.review_record_approval(
+CREATE OR REPLACE FUNCTION boardready_private.review_approval_record(
   p_review_id bigint, p_repository_ids bigint[], p_actor text, p_status text, p_break_glass boolean,
-  p_break_glass_reason text, p_now timestamptz DEFAULT now())
+  p_break_glass_reason text, p_now timestamptz)
 RETURNS TABLE (outcome text, approval_id bigint, status text, break_glass boolean, review_decision text,
                release_run_id bigint, release_decision text, updated_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_review   reviews%ROWTYPE;
   v_run      release_runs%ROWTYPE;
@@ -264,11 +264,11 @@ END $$;
 
 -- POST /api/v1/repositories/{id}/waivers. Outcomes: not_found, waiver_exists
 -- (a standing, unexpired waiver for the fingerprint), created.
-CREATE OR REPLACE FUNCTION boardready.waiver_create(
+CREATE OR REPLACE FUNCTION boardready_private.waiver_store(
   p_repository_id bigint, p_repository_ids bigint[], p_fingerprint text, p_reason text, p_expires_at timestamptz,
-  p_actor text, p_now timestamptz DEFAULT now())
+  p_actor text, p_now timestamptz)
 RETURNS TABLE (outcome text, waiver_id bigint, created_at timestamptz, decisions_changed integer)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_installation bigint;
   v_existing     waivers%ROWTYPE;
@@ -384,7 +384,7 @@ SELECT w.id, w.repository_id, w.fingerprint, w.expires_at, w.created_by, w.creat
        w.deleted_at IS NULL AND (w.expires_at IS NULL OR w.expires_at > now()) AS standing
   FROM boardready.waivers w;
 
--- review_record_approval for this release: at most p_limit decisions a minute
+-- A review approval (review_approval_record): at most p_limit decisions a minute
 -- per actor and repository (rate_limited, nothing recorded), and the same
 -- standing approval again is already_applied (nothing recorded, nothing
 -- published). p_actor is the person: a token minted by a person acts as them.
@@ -411,11 +411,11 @@ BEGIN
   RETURN QUERY
   SELECT CASE WHEN a.outcome = 'unchanged' THEN 'already_applied' ELSE a.outcome END, a.approval_id, a.status,
          a.break_glass, a.review_decision, a.release_run_id, a.release_decision, a.updated_at, NULL::integer
-    FROM review_record_approval(p_review_id, p_repository_ids, p_actor, p_status, p_break_glass,
-                                p_break_glass_reason, p_now) a;
+    FROM boardready_private.review_approval_record(p_review_id, p_repository_ids, p_actor, p_status, p_break_glass,
+                                                   p_break_glass_reason, p_now) a;
 END $$;
 
--- waiver_create for this release: the decisions limit as for approvals, and
+-- A waiver (waiver_store): the decisions limit as for approvals, and
 -- an expiry at most p_max_days ahead (invalid_expires_at, nothing stored).
 CREATE OR REPLACE FUNCTION boardready.waiver_create_v2(
   p_repository_id bigint, p_repository_ids bigint[], p_fingerprint text, p_reason text, p_expires_at timestamptz,
@@ -439,7 +439,8 @@ BEGIN
     END IF;
   END IF;
   RETURN QUERY SELECT w.outcome, w.waiver_id, w.created_at, w.decisions_changed, NULL::integer
-    FROM waiver_create(p_repository_id, p_repository_ids, p_fingerprint, p_reason, p_expires_at, p_actor, p_now) w;
+    FROM boardready_private.waiver_store(p_repository_id, p_repository_ids, p_fingerprint, p_reason, p_expires_at,
+                                         p_actor, p_now) w;
 END $$;
 
 -- review_record_approval_v2 with the reviewer's comment, in the same

@@ -539,32 +539,16 @@ BEGIN
   SELECT * INTO v_item FROM work_items WHERE id = p_item_id;
   IF v_item.kind = 'supply_check' THEN
     SELECT a.outcome, a.findings_added INTO v_outcome, v_added
-      FROM supply_check_apply(v_item.subject_id, p_unavailable_reason, p_now) a;
+      FROM boardready_private.supply_check_findings(v_item.subject_id, p_unavailable_reason, p_now) a;
   ELSE
-    PERFORM supply_board_refreshed(v_item.subject_id, p_refreshed, p_next_after, p_now);
+    PERFORM boardready_private.watched_board_refreshed(v_item.subject_id, p_refreshed, p_next_after, p_now);
     v_outcome := CASE WHEN p_refreshed THEN 'refreshed' ELSE 'not_refreshed' END;
   END IF;
-  -- supply_check_apply and supply_board_refreshed complete the subject's open
+  -- supply_check_findings and watched_board_refreshed complete the subject's open
   -- item; one they left leased is completed here (work_complete: nothing, once
   -- it is completed).
   PERFORM work_complete(p_item_id, p_lease_token, v_outcome, p_now);
   RETURN QUERY SELECT v_outcome, v_added;
-END $$;
-
--- The previous release's supply worker (0.6.0) claims, defers and reports
--- through these three; they keep its signatures and meaning over work_items
--- for one release. It fails nothing: a crash lets the lease expire, and the
--- claims after it count the attempts into a dead letter.
-CREATE OR REPLACE FUNCTION boardready.supply_work_claim(
-  p_lease_seconds integer, p_max_age_hours integer, p_now timestamptz DEFAULT now())
-RETURNS TABLE (kind text, item_id bigint, installation_id bigint, parts jsonb)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-BEGIN
-  PERFORM supply_boards_enqueue(p_now);
-  RETURN QUERY
-  SELECT CASE c.kind WHEN 'supply_check' THEN 'pull_request' ELSE 'board' END, c.subject_id, c.installation_id,
-         c.parts
-    FROM supply_work_claim_v2('supply@previous-release', 1, p_lease_seconds, 5, p_max_age_hours, p_now) c;
 END $$;
 
 CREATE OR REPLACE FUNCTION boardready_private.supply_parts_to_fetch(
@@ -582,24 +566,12 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
            ORDER BY l.part_key, l.ordinal) p
 $$;
 
--- Work over the provider's budget waits: the item comes back at p_run_after
--- (the previous release's defer, by subject; work_defer is the leased one).
-CREATE OR REPLACE FUNCTION boardready.supply_work_defer(
-  p_kind text, p_item_id bigint, p_run_after timestamptz)
-RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-BEGIN
-  PERFORM work_defer(w.id, w.lease_token, p_run_after)
-     FROM work_items w
-    WHERE w.kind = CASE p_kind WHEN 'pull_request' THEN 'supply_check' ELSE 'board_refresh' END
-      AND w.subject_id = p_item_id AND w.status = 'leased';
-END $$;
-
 -- A board's parts were refreshed (or could not be: p_next_after sooner); its
 -- open refresh item is done.
-CREATE OR REPLACE FUNCTION boardready.supply_board_refreshed(
-  p_board_id bigint, p_refreshed boolean, p_next_after timestamptz, p_now timestamptz DEFAULT now())
-RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  UPDATE watched_boards SET refresh_after = p_next_after, refresh_leased_until = NULL,
+CREATE OR REPLACE FUNCTION boardready_private.watched_board_refreshed(
+  p_board_id bigint, p_refreshed boolean, p_next_after timestamptz, p_now timestamptz)
+RETURNS void LANGUAGE sql AS $$
+  UPDATE boardready.watched_boards SET refresh_after = p_next_after, refresh_leased_until = NULL,
          refreshed_at = CASE WHEN p_refreshed THEN p_now ELSE refreshed_at END
    WHERE id = p_board_id;
   SELECT boardready_private.work_complete_open('board_refresh', p_board_id,
@@ -621,10 +593,10 @@ $$;
 -- make one info finding saying so. The release decision is refreshed, and the
 -- check run completion it held goes out now, showing it. Returns the findings
 -- added.
-CREATE OR REPLACE FUNCTION boardready.supply_check_apply(
-  p_run_result_id bigint, p_unavailable_reason text, p_now timestamptz DEFAULT now())
+CREATE OR REPLACE FUNCTION boardready_private.supply_check_findings(
+  p_run_result_id bigint, p_unavailable_reason text, p_now timestamptz)
 RETURNS TABLE (outcome text, findings_added integer)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = boardready, pg_temp AS $$
 DECLARE
   v_check  supply_checks%ROWTYPE;
   v_board  watched_boards%ROWTYPE;
@@ -736,7 +708,6 @@ BEGIN
   PERFORM boardready_private.run_result_completion_await(p_run_result_id, v_decision);
   UPDATE outbox_items SET run_after = least(run_after, p_now), updated_at = p_now
    WHERE run_result_id = p_run_result_id AND status = 'accepted' AND kind IN ('check_run_complete', 'pr_comment');
-  PERFORM pg_notify('boardready_outbox', '');
   RETURN QUERY SELECT CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END, v_added;
 END $$;
 

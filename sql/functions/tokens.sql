@@ -87,41 +87,6 @@ BEGIN
   END IF;
 END $$;
 
--- Authenticate a bearer token by the SHA-256 of its value. Outcomes: valid,
--- unknown, revoked, expired, account_canceled, repository_removed.
--- last_used_at is written only when the stored value is at least 60 s old, so
--- a busy token costs at most one write a minute, not one per request.
-CREATE OR REPLACE FUNCTION boardready.token_verify(p_token_sha256 bytea, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text, token_id uuid, repository_id bigint, scopes text[], expires_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_token  api_tokens%ROWTYPE;
-  v_denial text;
-  v_result text;
-BEGIN
-  SELECT * INTO v_token FROM api_tokens t WHERE t.token_sha256 = p_token_sha256;
-  IF NOT FOUND THEN
-    RETURN QUERY SELECT 'unknown'::text, NULL::uuid, NULL::bigint, NULL::text[], NULL::timestamptz;
-    RETURN;
-  END IF;
-
-  v_denial := boardready_private.repository_access_denial(v_token.repository_id);
-  -- A canceled account fails closed first: its tokens were revoked with it.
-  v_result := CASE
-    WHEN v_denial = 'account_canceled' THEN 'account_canceled'
-    WHEN v_token.revoked_at IS NOT NULL THEN 'revoked'
-    WHEN v_token.expires_at <= p_now THEN 'expired'
-    WHEN v_denial IS NOT NULL THEN 'repository_removed'
-    ELSE 'valid'
-  END;
-
-  IF v_result = 'valid' AND (v_token.last_used_at IS NULL OR v_token.last_used_at <= p_now - interval '60 seconds') THEN
-    UPDATE api_tokens t SET last_used_at = p_now
-     WHERE t.id = v_token.id AND (t.last_used_at IS NULL OR t.last_used_at <= p_now - interval '60 seconds');
-  END IF;
-  RETURN QUERY SELECT v_result, v_token.id, v_token.repository_id, v_token.scopes, v_token.expires_at;
-END $$;
-
 -- token_create with the person the token acts as (p_person_id: the viewer of
 -- the session that mints it, or the person of the token that mints it; NULL
 -- for an operator's token). An admin token is audited with its person.
@@ -156,14 +121,44 @@ BEGIN
   RETURN QUERY SELECT v_row.outcome, v_row.token_id, v_row.created_at, v_row.expires_at;
 END $$;
 
--- token_verify and the person the token acts as (NULL: itself).
+-- Authenticate a bearer token by the SHA-256 of its value, with the person it
+-- acts as (NULL: itself). Outcomes: valid, unknown, revoked, expired,
+-- account_canceled, repository_removed.
+-- last_used_at is written only when the stored value is at least 60 s old, so
+-- a busy token costs at most one write a minute, not one per request.
 CREATE OR REPLACE FUNCTION boardready.token_verify_v2(p_token_sha256 bytea, p_now timestamptz DEFAULT now())
 RETURNS TABLE (outcome text, token_id uuid, repository_id bigint, scopes text[], expires_at timestamptz,
                person_id bigint)
-LANGUAGE sql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-  SELECT v.outcome, v.token_id, v.repository_id, v.scopes, v.expires_at, t.person_id
-    FROM token_verify(p_token_sha256, p_now) v LEFT JOIN api_tokens t ON t.id = v.token_id
-$$;
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_token  api_tokens%ROWTYPE;
+  v_denial text;
+  v_result text;
+BEGIN
+  SELECT * INTO v_token FROM api_tokens t WHERE t.token_sha256 = p_token_sha256;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'unknown'::text, NULL::uuid, NULL::bigint, NULL::text[], NULL::timestamptz,
+                        NULL::bigint;
+    RETURN;
+  END IF;
+
+  v_denial := boardready_private.repository_access_denial(v_token.repository_id);
+  -- A canceled account fails closed first: its tokens were revoked with it.
+  v_result := CASE
+    WHEN v_denial = 'account_canceled' THEN 'account_canceled'
+    WHEN v_token.revoked_at IS NOT NULL THEN 'revoked'
+    WHEN v_token.expires_at <= p_now THEN 'expired'
+    WHEN v_denial IS NOT NULL THEN 'repository_removed'
+    ELSE 'valid'
+  END;
+
+  IF v_result = 'valid' AND (v_token.last_used_at IS NULL OR v_token.last_used_at <= p_now - interval '60 seconds') THEN
+    UPDATE api_tokens t SET last_used_at = p_now
+     WHERE t.id = v_token.id AND (t.last_used_at IS NULL OR t.last_used_at <= p_now - interval '60 seconds');
+  END IF;
+  RETURN QUERY SELECT v_result, v_token.id, v_token.repository_id, v_token.scopes, v_token.expires_at,
+                      v_token.person_id;
+END $$;
 
 -- DELETE /api/v1/tokens by a caller that is admin of p_admin_repository_ids
 -- and may revoke its own person's tokens in p_own_repository_ids. A token

@@ -100,3 +100,15 @@ def test_upgraded_and_fresh_databases_have_one_schema(databases):
             drift[part] = {"only upgraded": only_upgraded, "only fresh": only_fresh}
     print({part: len(items) for part, items in fresh.items()})
     assert not drift, drift
+
+
+def test_the_compat_file_keeps_the_previous_release_functions_as_they_were(databases):
+    """sql/compat defines only functions the previous release had, each with
+    its arguments and result (a different signature would be a new overload
+    beside the old one, which nothing current may call)."""
+    before, after = databases["every_before"], databases["every_after"]
+    for name in migrations.compat_functions():
+        had = {signature: shape for signature, shape in before.items() if signature.split("(")[0] == name}
+        has = {signature: shape for signature, shape in after.items() if signature.split("(")[0] == name}
+        assert had, f"{name}: the previous release had no such function"
+        assert has == had, (name, had, has)

@@ -106,9 +106,10 @@ def test_the_previous_release_reports_on_the_leases_it_held(upgraded):
     # 0.6.0's outbox worker completes the call it held, by the id it knew.
     assert conn.execute("SELECT outcome FROM outbox_report(%s, %s, 'skip')",
                         (before["leased"], OUTBOX_LEASE)).fetchone()["outcome"] == "skip"
-    # Its reconciler fails the item it held by the id it had before the move (found by its token).
-    failed = conn.execute("SELECT * FROM queue_fail('reconciliation_items', %s, %s, 'handler_error', 'RuntimeError', "
-                          "5)", (before["reconciliation"], RECONCILIATION_LEASE)).fetchone()
+    # The reconciliation item moved with the lease token its holder had: failing it by that token works.
+    moved = conn.execute("SELECT id FROM work_items WHERE lease_token = %s", (RECONCILIATION_LEASE,)).fetchone()["id"]
+    failed = sql_api.work_fail(conn, item_id=moved, lease_token=RECONCILIATION_LEASE, reason_code="handler_error",
+                               error_class="RuntimeError", max_attempts=5)
     assert failed["outcome"] == "retry_scheduled"
     assert conn.execute("SELECT status, reason_code FROM work_items WHERE kind = 'release_run'").fetchone() == \
         {"status": "accepted", "reason_code": "handler_error"}

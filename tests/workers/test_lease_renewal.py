@@ -6,10 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
-import psycopg
-import pytest
 
-from app import database, sql_api
+from app import sql_api
 from tests.helpers.paths import webhook_fixture
 from tests.helpers.service import make_config, post_webhook, wait_for
 from workers.lifecycle import LifecycleQueue
@@ -33,14 +31,6 @@ def renew(pool, ids, tokens, renewal=sql_api.job_renew_leases) -> list[int]:
         return renewal(conn, ids=ids, lease_tokens=tokens, lease_seconds=60)
 
 
-def renew_by_table(pool, table: str, ids, tokens) -> list[int]:
-    """The previous release's renewal, which names its table."""
-    with pool.connection() as conn:
-        rows = database.call(conn, "queue_renew_leases", p_table=table, p_ids=ids, p_lease_tokens=tokens,
-                             p_lease_seconds=60)
-    return [row["queue_renew_leases"] for row in rows]
-
-
 def test_a_renewal_extends_only_the_lease_still_held(client, owner, pool):
     deliver(client, "held")
     [item] = claim(pool, "first")
@@ -62,12 +52,7 @@ def test_a_job_lease_is_renewed_by_the_jobs_renewal_only(client, pool):
     [item] = claim(pool, "first")
     # work_items holds no item with the job's token: its renewal extends nothing.
     assert renew(pool, [item["job_id"]], [item["lease_token"]], renewal=sql_api.work_renew_leases) == []
-    assert renew_by_table(pool, "lifecycle_jobs", [item["job_id"]], [item["lease_token"]]) == [item["job_id"]]
-
-
-def test_the_previous_release_renewal_takes_only_queue_tables(pool):
-    with pytest.raises(psycopg.errors.InvalidParameterValue):
-        renew_by_table(pool, "api_tokens", [1], ["00000000-0000-0000-0000-000000000000"])
+    assert renew(pool, [item["job_id"]], [item["lease_token"]]) == [item["job_id"]]
 
 
 def test_an_item_slower_than_its_lease_runs_once_while_another_worker_polls(client, owner, pool, db_url):

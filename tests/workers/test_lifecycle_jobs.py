@@ -39,8 +39,8 @@ def claim(pool, worker="w", limit=10, now=None):
 
 def process(pool, item, now=None):
     with pool.connection() as conn:
-        return sql_api.lifecycle_job_process(conn, job_id=item["job_id"], lease_token=item["lease_token"],
-                                             now=now or dt.datetime.now(dt.timezone.utc))["outcome"]
+        return sql_api.lifecycle_job_run(conn, job_id=item["job_id"], lease_token=item["lease_token"],
+                                         now=now or dt.datetime.now(dt.timezone.utc))["outcome"]
 
 
 def fail(pool, item, now=None, reason="handler_error", error_class="RuntimeError"):

@@ -283,30 +283,6 @@ def test_a_completion_with_a_lost_lease_changes_nothing(owner, pool, settings, b
     assert done["outcome"] == "refreshed"
 
 
-def test_the_previous_release_supply_functions_lease_work_items(owner, settings, board):
-    """0.6.0's supply worker calls supply_work_claim, supply_work_defer and
-    supply_board_refreshed; during a rolling upgrade they lease work_items, so
-    its work and this release's never overlap."""
-    [claimed] = owner.execute("SELECT * FROM boardready.supply_work_claim(60, 24, %s)", (T0,)).fetchall()
-    assert (claimed["kind"], claimed["item_id"], claimed["installation_id"]) == ("board", board, INSTALLATION)
-    assert len(claimed["parts"]) == 6
-    item = owner.execute("SELECT * FROM ops.work_items WHERE kind = 'board_refresh'").fetchone()
-    assert (item["status"], item["subject_id"]) == ("leased", board)
-    # Leased by the old worker: this release's claim does not take it.
-    assert sql_api.supply_work_claim_v2(owner, worker="new", limit=5, lease_seconds=60, max_attempts=5,
-                                        max_age_hours=24, now=T0) == []
-    owner.execute("SELECT boardready.supply_work_defer('board', %s, %s)", (board, T0 + dt.timedelta(seconds=30)))
-    item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
-    assert (item["status"], item["attempts"], item["run_after"]) == ("accepted", 0, T0 + dt.timedelta(seconds=30))
-    later = T0 + dt.timedelta(minutes=1)
-    [again] = owner.execute("SELECT * FROM boardready.supply_work_claim(60, 24, %s)", (later,)).fetchall()
-    assert again["item_id"] == board
-    owner.execute("SELECT boardready.supply_board_refreshed(%s, true, %s, %s)", (board, later + dt.timedelta(days=1), later))
-    item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
-    assert (item["status"], item["outcome"]) == ("completed", "refreshed")
-    assert owner.execute("SELECT * FROM boardready.supply_work_claim(60, 24, %s)", (later,)).fetchall() == []
-
-
 def test_the_retention_sweep_deletes_finished_work_items_past_retention(owner, pool, settings, board):
     from app.config import RetentionSettings
     from workers.retention import RetentionWorker
