@@ -91,6 +91,11 @@ class HostClient:
         expires_at = dt.datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00"))
         return Secret(body["token"]), expires_at
 
+    def installation(self, installation_id: int) -> dict:
+        """The installation as the code host has it now (its `suspended_at`), with the app's JWT."""
+        return self._send("GET", f"/app/installations/{int(installation_id)}",
+                          f"Bearer {app_jwt(self.app_id, self.private_key)}").json()
+
     # -- people ----------------------------------------------------------------
     def collaborator_permission(self, installation_id: int, repository: str, username: str) -> dict:
         """A person's permission on a repository ({"permission", "role_name", "user"}), re-read
@@ -98,6 +103,10 @@ class HostClient:
         return self._installation_call(
             installation_id, "GET",
             f"{_repo_path(repository)}/collaborators/{quote(username, safe='')}/permission").json()
+
+    def user(self, installation_id: int, user_id: int) -> dict:
+        """A person by their durable id (their current login), with the installation's token."""
+        return self._installation_call(installation_id, "GET", f"/user/{int(user_id)}").json()
 
     # -- check runs ----------------------------------------------------------
     def find_check_run(self, installation_id: int, repository: str, head_sha: str, external_id: str) -> dict | None:

@@ -12,19 +12,36 @@ there (sql/functions/sessions.sql, access_removed), with audit events:
 It runs when the delivery arrives, not in a queued job, so that access ends
 at once; it is idempotent, so a redelivery (or a retry after a failure, which
 the code host makes when it gets no 2xx) changes nothing more.
+
+A delivery about one person carries no time, so an old one redelivered
+must not undo what happened since (a person removed, then added back): for
+those the person's state is read from the code host, not from the delivery
+(`recheck`): for each repository in the scope that the person's sessions or
+tokens reach, their permission now; none ends access there, less replaces
+the sessions' rights (their tokens are cut to it at each change,
+app/web/authority.py). The same re-read follows a change that may only have
+lowered rights (`member` edited, team `membership` added or removed). When
+the code host cannot be asked, a removal is applied as delivered (fail
+closed). Suspend and unsuspend are read back from the code host too
+(`GET /app/installations/{id}`), and the installation's status set from its
+answer at once (sql/functions/sessions.sql, installation_suspension_set).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from app import sql_api
+from app.host.errors import HostError
 from app.jsonlog import log
 from app.payload import optional_id, positive_id
-from app.web import db
+from app.web import authority, db
 
 
 #: Events the app must subscribe to (besides the lifecycle's) for access to end at once.
-EVENTS = ("organization", "member")
+EVENTS = ("organization", "member", "membership")
+#: Removals and edits of one person's access: re-read from the code host before acting.
+PERSONAL = ("organization.member_removed", "member.removed", "member.edited", "membership.added",
+            "membership.removed")
 
 
 @dataclass(frozen=True)
@@ -42,18 +59,96 @@ def removal(event: str, action: str | None, payload: dict, normalized: dict) -> 
     if event == "organization" and action == "member_removed":
         return AccessRemoval("organization.member_removed", positive_id(payload, "membership.user.id"),
                              positive_id(payload, "organization.id"), optional_id(payload, "installation.id"), None)
-    if event == "member" and action == "removed":
-        return AccessRemoval("member.removed", positive_id(payload, "member.id"), None,
+    if event == "member" and action in ("removed", "edited"):
+        return AccessRemoval(f"member.{action}", positive_id(payload, "member.id"), None,
                              optional_id(payload, "installation.id"), [positive_id(payload, "repository.id")])
+    if event == "membership" and action in ("added", "removed"):
+        return AccessRemoval(f"membership.{action}", positive_id(payload, "member.id"),
+                             positive_id(payload, "organization.id"), optional_id(payload, "installation.id"), None)
     if event == "installation_repositories" and normalized.get("repositoriesRemoved"):
         return AccessRemoval("installation_repositories.removed", None, None, normalized["installation"]["id"],
                              [r["id"] for r in normalized["repositoriesRemoved"]])
+    if event == "installation" and action == "unsuspend":
+        return AccessRemoval("installation.unsuspend", None, None, normalized["installation"]["id"], None)
     if event == "installation" and action in ("deleted", "suspend"):
         return AccessRemoval(f"installation.{action}", None, None, normalized["installation"]["id"], None)
     return None
 
 
 def apply(pool, config, change: AccessRemoval, delivery_id: str) -> None:
+    if change.reason in PERSONAL:
+        try:
+            recheck(pool, config, change, delivery_id)
+            return
+        except HostError as exc:
+            log("access.recheck_unavailable", level="warning", deliveryId=delivery_id, reason=change.reason,
+                error=str(exc)[:200])
+            if not change.reason.endswith("removed"):
+                return
+    if change.reason in ("installation.suspend", "installation.unsuspend"):
+        _suspension_from_host(pool, config, change, delivery_id)
+        if change.reason == "installation.unsuspend":
+            return
+    _remove(pool, config, change, delivery_id)
+
+
+def _suspension_from_host(pool, config, change: AccessRemoval, delivery_id: str) -> None:
+    """The installation's suspension as the code host has it now; a suspend it cannot confirm is applied."""
+    client = authority._client(config)
+    suspended = change.reason == "installation.suspend"
+    if client is not None:
+        try:
+            suspended = client.installation(change.installation_id).get("suspended_at") is not None
+        except HostError as exc:
+            log("access.suspension_unconfirmed", level="warning", deliveryId=delivery_id, error=str(exc)[:200])
+            if not suspended:
+                return
+    row = db.call(pool, config, sql_api.installation_suspension_set, idempotent=True,
+                  installation_id=change.installation_id, suspended=suspended)
+    log("access.suspension", deliveryId=delivery_id, installationId=change.installation_id, suspended=suspended,
+        outcome=row["outcome"])
+
+
+def recheck(pool, config, change: AccessRemoval, delivery_id: str) -> None:
+    """Apply what the code host says of the person now on each repository of the scope they reach."""
+    client = authority._client(config)
+    if client is None:
+        raise HostError("no code host client configured")
+    with db.connection(pool, config) as conn:
+        reached = sql_api.person_reach(conn, person_id=change.person_id, account_id=change.account_id,
+                                       installation_id=change.installation_id, repository_ids=change.repository_ids)
+    if not reached:
+        return
+    try:
+        login = client.user(reached[0]["installation_id"], change.person_id).get("login")
+    except HostError as exc:
+        if exc.status != 404:
+            raise
+        login = None
+    lost = []
+    for repository in reached:
+        role = "none"
+        if isinstance(login, str) and login:
+            try:
+                answer = client.collaborator_permission(repository["installation_id"], repository["full_name"],
+                                                        login)
+                role = authority.ROLES.get(str(answer.get("role_name") or answer.get("permission") or "none"),
+                                           "none")
+            except HostError as exc:
+                if exc.status != 404:
+                    raise
+        if role == "none":
+            lost.append(repository["repository_id"])
+        else:
+            db.call(pool, config, sql_api.person_permission_replace, idempotent=True, person_id=change.person_id,
+                    repository_id=repository["repository_id"], role=role)
+    log("access.rechecked", deliveryId=delivery_id, reason=change.reason, personId=change.person_id,
+        repositories=len(reached), lost=len(lost))
+    if lost:
+        _remove(pool, config, AccessRemoval(change.reason, change.person_id, None, None, lost), delivery_id)
+
+
+def _remove(pool, config, change: AccessRemoval, delivery_id: str) -> None:
     row = db.call(pool, config, sql_api.access_removed, idempotent=True, person_id=change.person_id,
                   account_id=change.account_id, installation_id=change.installation_id,
                   repository_ids=change.repository_ids, reason=change.reason)

@@ -85,7 +85,8 @@ def record_approval(pool, config, auth, review: int, body: dict, comment: str | 
     if found is None:
         raise ApiError(404, "not_found", "no such review among your repositories")
     repository = found["repository_id"]
-    auth = authority.current(pool, config, auth, repository, "admin" if break_glass else "reviews:write")
+    auth = authority.current(pool, config, auth, repository, "admin" if break_glass else "reviews:write",
+                             decision=True)
     function, commented = (sql_api.review_record_approval_v2, {}) if comment is None else \
         (sql_api.review_record_approval_comment_v2, {"comment": comment})
     row = db.call(pool, config, function, idempotent=False, review_id=review, repository_ids=[repository],
@@ -163,7 +164,7 @@ class Waivers(DatabaseResource):
         waiver = positive_id(req.get_param("waiverId"))
         if waiver is None:
             raise ApiError(400, "invalid_waiver_id", "waiverId must be a waiver id")
-        auth = authority.current(self.pool, self.config, auth, repository, "reviews:write")
+        auth = authority.current(self.pool, self.config, auth, repository, "reviews:write", decision=True)
         row = db.call(self.pool, self.config, sql_api.waiver_delete, idempotent=False, repository_id=repository,
                       repository_ids=sorted(auth.repository_ids), waiver_id=waiver, actor=auth.person)
         if row["outcome"] == "not_found":
@@ -181,7 +182,7 @@ def create_waiver(pool, config, auth, repository: int, body: dict) -> tuple[str,
         raise ApiError(400, "invalid_fingerprint", "fingerprint must be a finding's fingerprint")
     reason = _text(body, "reason", 1000, "invalid_reason")
     expires_at = _expires_at(body, config.waiver_max_days)
-    auth = authority.current(pool, config, auth, repository, "reviews:write")
+    auth = authority.current(pool, config, auth, repository, "reviews:write", decision=True)
     row = db.call(pool, config, sql_api.waiver_create_v2, idempotent=False, repository_id=repository,
                   repository_ids=sorted(auth.repository_ids), fingerprint=fingerprint, reason=reason,
                   expires_at=expires_at, actor=auth.person, max_days=config.waiver_max_days,

@@ -27,7 +27,8 @@ RETURNS text LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, 
   SELECT CASE
     WHEN r.id IS NULL THEN 'repository_not_found'
     WHEN m.state = 'canceled' THEN 'account_canceled'
-    WHEN r.removed_at IS NOT NULL OR i.status = 'deleted' THEN 'repository_removed'
+    -- A suspended installation is out of reach for every credential until unsuspended.
+    WHEN r.removed_at IS NOT NULL OR i.status IN ('deleted', 'suspended') THEN 'repository_removed'
   END
   FROM (SELECT p_repository_id AS id) want
   LEFT JOIN repositories r ON r.id = want.id

@@ -65,7 +65,7 @@ RETURNS bigint[] LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardrea
     FROM repositories r
     JOIN installations i ON i.id = r.installation_id
     LEFT JOIN marketplace_accounts m ON m.account_id = i.account_id
-   WHERE r.id = ANY (p_repository_ids) AND r.removed_at IS NULL AND i.status <> 'deleted'
+   WHERE r.id = ANY (p_repository_ids) AND r.removed_at IS NULL AND i.status NOT IN ('deleted', 'suspended')
      AND m.state IS DISTINCT FROM 'canceled'
 $$;
 
@@ -303,4 +303,70 @@ BEGIN
       FROM repositories r WHERE r.id = v_gone.repository_id;
   END LOOP;
   RETURN QUERY SELECT v_sessions, v_tokens;
+END $$;
+
+-- Whether an installation is suspended, as the code host says when asked
+-- (app/web/membership.py reads it on each suspend or unsuspend delivery, so
+-- the order deliveries arrive in does not matter). A suspended installation's
+-- repositories are out of reach for every credential
+-- (session_visible_repositories, repository_access_denial) until it is
+-- unsuspended. A deleted installation stays deleted.
+CREATE OR REPLACE FUNCTION boardready.installation_suspension_set(
+  p_installation_id bigint, p_suspended boolean, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text)
+LANGUAGE sql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  WITH changed AS (
+    UPDATE installations i SET status = CASE WHEN p_suspended THEN 'suspended' ELSE 'active' END, updated_at = p_now
+     WHERE i.id = p_installation_id AND i.status IN ('active', 'suspended')
+       AND i.status <> CASE WHEN p_suspended THEN 'suspended' ELSE 'active' END
+    RETURNING 1)
+  SELECT CASE WHEN EXISTS (SELECT FROM changed) THEN 'changed' ELSE 'unchanged' END
+$$;
+
+-- The repositories within a scope (p_repository_ids, else every repository of
+-- the installation p_installation_id or of the account p_account_id's
+-- installations) that a person's sessions or live tokens reach: the ones whose
+-- permission app/web/membership.py re-reads from the code host when a
+-- membership delivery says the person's rights may have changed.
+CREATE OR REPLACE FUNCTION boardready.person_reach(
+  p_person_id bigint, p_account_id bigint, p_installation_id bigint, p_repository_ids bigint[])
+RETURNS TABLE (repository_id bigint, installation_id bigint, full_name text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT r.id, r.installation_id, r.full_name
+    FROM repositories r JOIN installations i ON i.id = r.installation_id
+   WHERE (r.id = ANY (p_repository_ids)
+          OR (p_repository_ids IS NULL AND (i.id = p_installation_id OR i.account_id = p_account_id)))
+     AND (EXISTS (SELECT FROM sessions s WHERE s.viewer_id = p_person_id AND r.id = ANY (s.repository_ids))
+          OR EXISTS (SELECT FROM api_tokens t WHERE t.person_id = p_person_id AND t.repository_id = r.id
+                       AND t.revoked_at IS NULL))
+   ORDER BY r.id
+$$;
+
+-- The code host re-read a person's permission on one repository (p_role:
+-- admin, write, read or none) after a membership delivery: every session of
+-- theirs gets it (session_permission_replace, each with its own outcome; a
+-- session left with nothing is ended). Their tokens are cut to it at each
+-- change (app/web/authority.py) and revoked with access_removed on none.
+CREATE OR REPLACE FUNCTION boardready.person_permission_replace(
+  p_person_id bigint, p_repository_id bigint, p_role text, p_now timestamptz DEFAULT now())
+RETURNS TABLE (sessions_updated integer, sessions_ended integer)
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_updated integer := 0;
+  v_ended   integer := 0;
+  v_session uuid;
+  v_outcome text;
+BEGIN
+  FOR v_session IN
+    SELECT s.id FROM sessions s WHERE s.viewer_id = p_person_id AND p_repository_id = ANY (s.repository_ids)
+     ORDER BY s.id FOR UPDATE
+  LOOP
+    SELECT r.outcome INTO v_outcome FROM session_permission_replace(v_session, p_repository_id, p_role, p_now) r;
+    IF v_outcome = 'ended' THEN
+      v_ended := v_ended + 1;
+    ELSIF v_outcome = 'updated' THEN
+      v_updated := v_updated + 1;
+    END IF;
+  END LOOP;
+  RETURN QUERY SELECT v_updated, v_ended;
 END $$;

@@ -252,6 +252,8 @@ def test_the_real_membership_payloads_end_access(stack, owner, pool):
     removed["action"] = "removed"          # the package has no member.removed example; same shape
     removed["member"]["id"] = person.user_id
     removed["repository"]["id"] = repo["id"]
+    # The service acts on what the code host says now (a delivery carries no time): it agrees.
+    stack.host.set_permission("hacktocat", organizations=[])
     assert _deliver(stack, "member", removed).status_code == 202
     assert person.get("/api/v1/runs").status_code == 401
     assert owner.execute("SELECT revoked_reason FROM api_tokens").fetchone()["revoked_reason"] == "access_removed"
@@ -260,6 +262,7 @@ def test_the_real_membership_payloads_end_access(stack, owner, pool):
     org_removed = webhook_fixture_json("organization.member_removed.ghes-35.json")
     org_removed["membership"]["user"]["id"] = again.user_id
     org_removed["organization"]["id"] = stack.repos[0]["owner"]["id"]
+    stack.host.set_permission("hacktocat", organizations=[])
     assert _deliver(stack, "organization", org_removed).status_code == 202
     assert again.get("/api/v1/runs").status_code == 401 and count(owner, "sessions") == 0
     broken = webhook_fixture_json("organization.member_removed.ghes-35.json")

@@ -177,6 +177,8 @@ def test_board_json_is_the_reports_drawing_for_a_viewer_of_the_repository(host, 
     answer = client.simulate_get(path, headers=viewer.headers(csrf=False))
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
     assert answer.headers["x-content-type-options"] == "nosniff"
+    # Not kept by the browser: after sign-out it is not served from the cache (issue 36).
+    assert answer.headers["cache-control"] == "private, no-store"
     document = answer.json
     assert [p["fingerprint"] for p in document["findings"]] == [f.fingerprint for f in outcome.findings]
     assert document["diff"]["footprints"]["moved"][0]["ref"] == "P5"

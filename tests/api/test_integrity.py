@@ -8,8 +8,9 @@ import httpx
 import pytest
 
 from app.web.pages.artifacts import UPLOAD_PATH
-from tests.api.test_authority import _stack, approve, bearer
+from tests.api.test_authority import _deliver, _stack, approve, bearer
 from tests.helpers.access import OPERATOR_ENV, create_token
+from tests.helpers.paths import webhook_fixture_json
 from tests.helpers.service import count
 from tests.helpers.sessions import decided_run
 
@@ -41,3 +42,123 @@ def test_credential_less_requests_never_lock_out_a_valid_credential(stack, owner
     metrics = httpx.get(f"{stack.base}/metrics", headers=bearer(OPERATOR_ENV["SERVICE_OPERATOR_API_TOKEN"]),
                         timeout=10)
     assert metrics.status_code == 200, metrics.text
+
+
+# ---- every credential as current as a session ------------------------------------------------------
+
+def test_a_demoted_admins_token_loses_what_the_person_lost(stack, owner, pool):
+    """The default SERVICE_PERMISSION_TTL_SECONDS: a session would not be re-read yet; a token is."""
+    repo, full_name = stack.repos[0]["id"], stack.repos[0]["full_name"]
+    ada = stack.sign_in("ada", default_role="admin")
+    token = ada.mint(repo, scopes=["admin"]).json()["token"]
+    settings = f"{stack.base}/api/v1/repositories/{repo}/settings"
+    assert httpx.put(settings, json={"tokenPublishedResults": True}, headers=bearer(token),
+                     timeout=10).status_code == 200
+    stack.host.set_permission("ada", repository=full_name, role="push")
+    changed = httpx.put(settings, json={"tokenPublishedResults": False}, headers=bearer(token), timeout=10)
+    assert changed.status_code == 403 and changed.json()["code"] == "insufficient_scope"
+    minted = httpx.post(f"{stack.base}/api/v1/tokens", json={"repositoryId": str(repo), "name": "fresh",
+                                                              "scopes": ["admin"]}, headers=bearer(token), timeout=10)
+    assert minted.status_code == 403 and minted.json()["code"] == "insufficient_scope"
+    assert owner.execute("SELECT token_published_results FROM repositories WHERE id = %s",
+                         (repo,)).fetchone()["token_published_results"] is True
+    assert count(owner, "api_tokens") == 1
+    # Asked by the person's durable id, then their permission on the repository.
+    assert stack.host.requests(operation_id="users/get-by-id")
+    assert stack.host.requests(operation_id="repos/get-collaborator-permission-level")
+
+
+def test_a_member_demoted_to_read_no_longer_approves_with_an_earlier_token(stack, owner, pool):
+    repo, full_name = stack.repos[0]["id"], stack.repos[0]["full_name"]
+    max_ = stack.sign_in("max", default_role="push")
+    token = max_.mint(repo, scopes=["reviews:read", "reviews:write"]).json()["token"]
+    run = decided_run(owner, pool, repo)
+    stack.host.set_permission("max", repository=full_name, role="pull")
+    refused = approve(stack, bearer(token), run["review_id"])
+    assert refused.status_code == 403 and refused.json()["code"] == "insufficient_scope"
+    assert count(owner, "review_approvals") == 0
+    # Reading is what pull gives: still allowed.
+    assert httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(token), timeout=10).status_code == 200
+    # Out of the organization (no webhook sent): the next change finds no access and revokes the token.
+    stack.host.set_permission("max", organizations=[])
+    gone = approve(stack, bearer(token), run["review_id"])
+    assert gone.status_code == 403
+    assert owner.execute("SELECT revoked_reason FROM api_tokens").fetchone()["revoked_reason"] == "access_removed"
+    assert httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(token), timeout=10).json()["code"] == \
+        "token_revoked"
+
+
+def test_a_token_with_no_person_behind_it_reads_and_publishes_but_never_decides(stack, owner, pool):
+    repo = stack.repos[0]["id"]
+    token, _ = create_token(pool, repo, scopes=["admin", "reviews:read", "reviews:write", "runs:write"])
+    run = decided_run(owner, pool, repo)
+    for body in ({"status": "approved"}, {"status": "changes_requested"},
+                 {"status": "approved", "breakGlass": True, "reason": "the operator says it is fine"}):
+        refused = approve(stack, bearer(token), run["review_id"], **{k: v for k, v in body.items() if k != "status"},
+                          status=body["status"])
+        assert refused.status_code == 403 and refused.json()["code"] == "person_required", body
+    waived = httpx.post(f"{stack.base}/api/v1/repositories/{repo}/waivers", headers=bearer(token), timeout=10,
+                        json={"fingerprint": "ab" * 16, "reason": "known"})
+    assert waived.status_code == 403 and waived.json()["code"] == "person_required"
+    assert count(owner, "review_approvals") == 0 and count(owner, "waivers") == 0
+    assert httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(token), timeout=10).status_code == 200
+
+
+def test_a_suspended_installation_is_out_of_reach_for_every_credential(stack, owner, pool):
+    repo = stack.repos[0]["id"]
+    person = stack.sign_in("sue", default_role="admin")
+    operator_token, _ = create_token(pool, repo, scopes=["admin", "reviews:read"])
+    run = decided_run(owner, pool, repo)
+    suspended = stack.host.suspend_installation(stack.installation["id"], deliver=True)
+    assert suspended["delivery"]["status"] in (200, 202), suspended
+    # A fresh sign-in reaches nothing there.
+    again = stack.sign_in("sue", default_role="admin")
+    assert again.get("/api/v1/runs").json()["items"] == []
+    assert again.mint(repo, scopes=["admin"]).status_code == 404
+    assert again.send("POST", f"/api/v1/reviews/{run['review_id']}/approvals",
+                      {"status": "approved"}).status_code == 404
+    assert again.send("POST", f"/api/v1/repositories/{repo}/waivers",
+                      {"fingerprint": "ab" * 16, "reason": "known"}).status_code == 404
+    assert again.get(f"/release-runs/{run['id']}/board.json").status_code == 404
+    assert again.get(f"/release-runs/{run['id']}", follow_redirects=False).status_code == 404
+    # A token with no person behind it (never revoked by the webhook) is refused too.
+    refused = httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(operator_token), timeout=10)
+    assert refused.status_code == 403 and refused.json()["code"] == "repository_unavailable"
+    assert count(owner, "review_approvals") == 0 and count(owner, "waivers") == 0
+    # Unsuspended: in reach again.
+    stack.host.suspend_installation(stack.installation["id"], suspended=False, deliver=True)
+    assert httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(operator_token), timeout=10).status_code == 200
+    assert stack.sign_in("sue", default_role="admin").get("/api/v1/runs").json()["items"]
+
+
+# ---- membership from the code host, not from the order of deliveries ----------------------------------
+
+def test_a_redelivered_old_removal_leaves_a_person_added_back_since(stack, owner, pool):
+    repo = stack.repos[0]["id"]
+    person = stack.sign_in("boomerang")
+    delivered = stack.host.remove_organization_member(stack.installation["id"], "boomerang")
+    assert person.get("/api/v1/runs").status_code == 401
+    # Added back, signed in again, a token minted: then the old removal arrives again.
+    again = stack.sign_in("boomerang")
+    token = again.mint(repo, scopes=["reviews:read"]).json()["token"]
+    redelivered = stack.host.redeliver(delivered["delivery_id"])
+    assert redelivered["status"] in (200, 202), redelivered
+    assert again.get("/api/v1/runs").status_code == 200
+    assert httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(token), timeout=10).status_code == 200
+
+
+def test_a_permission_edit_on_the_code_host_ends_what_was_lost(stack, owner, pool):
+    """member edited (a repository permission change): the person's sessions take the new permission at once."""
+    repo, full_name = stack.repos[0]["id"], stack.repos[0]["full_name"]
+    person = stack.sign_in("edith", default_role="admin")
+    stack.host.set_permission("edith", repository=full_name, role="pull")
+    payload = webhook_fixture_json("member.added.0.json")
+    payload.update(action="edited", changes={"permission": {"from": "admin", "to": "read"}})
+    payload["member"].update(id=person.user_id, login="edith")
+    payload["repository"].update(id=repo, full_name=full_name)
+    payload["installation"] = {"id": stack.installation["id"]}
+    assert _deliver(stack, "member", payload).status_code == 202
+    stored = owner.execute("SELECT admin_repository_ids, write_repository_ids FROM sessions").fetchone()
+    assert repo not in stored["admin_repository_ids"] and repo not in stored["write_repository_ids"]
+    refused = person.send("PUT", f"/api/v1/repositories/{repo}/settings", {"tokenPublishedResults": True})
+    assert refused.status_code == 403 and refused.json()["code"] == "insufficient_scope"

@@ -87,11 +87,12 @@ def test_the_author_cannot_approve_without_break_glass(client, owner, pool, repo
     assert "hotfix" not in str(audit[0]["details"])
 
 
-def test_a_bearer_token_with_reviews_write_approves_as_itself(client, owner, pool, repos):
+def test_a_bearer_token_with_no_person_behind_it_never_approves(client, owner, pool, repos):
     run = decided_run(owner, pool, repos[0])
     value, token_id = create_token(pool, repos[0], scopes=["reviews:write"])
     response = approve(client, value, run["review_id"])
-    assert response.status_code == 201 and response.json["approval"]["approverId"] == f"token:{token_id}"
+    assert response.status_code == 403 and response.json["code"] == "person_required"
+    assert count(owner, "review_approvals") == 0
     read_only, _ = create_token(pool, repos[0], scopes=["reviews:read"])
     assert approve(client, read_only, run["review_id"]).json["code"] == "insufficient_scope"
 

@@ -77,7 +77,8 @@ class RunBoard:
             raise _no_drawing()
         resp.content_type = falcon.MEDIA_JSON
         resp.set_header("X-Content-Type-Options", "nosniff")
-        resp.cache_control = ["private", "max-age=60"]
+        # Never kept by the browser: after sign-out the drawing must not be served from its cache.
+        resp.cache_control = ["private", "no-store"]
         resp.data = json.dumps(document, separators=(",", ":")).encode("utf-8")
 
 

@@ -35,13 +35,10 @@ HOST_USER = re.compile(r"^host-user:([0-9]{1,19})$")
 
 
 class PageHostClient(HostClient):
-    """The host client with the two reads only the pages make."""
+    """The host client with the read only the pages make (a person's login: HostClient.user)."""
 
     def pull_request(self, installation_id: int, repository: str, number: int) -> dict:
         return self._installation_call(installation_id, "GET", f"{_repo_path(repository)}/pulls/{int(number)}").json()
-
-    def user(self, installation_id: int, user_id: int) -> dict:
-        return self._installation_call(installation_id, "GET", f"/user/{int(user_id)}").json()
 
 
 def _client(config) -> PageHostClient | None:
