@@ -141,7 +141,8 @@ def _check(options: RunOptions, readers: ModelReaders = ModelReaders()) -> RunOu
         for name in RULE_MODULES:
             if model.board is None and name in BOARD_RULE_MODULES:
                 continue
-            made += run_module(name, import_module(f".{name}", __package__).check, model)
+            # Imported inside the isolation too: a module that cannot load is a rule failure.
+            made += run_module(name, lambda m, name=name: import_module(f".{name}", __package__).check(m), model)
         imported = _kicad_findings(model, options, reader)
         _default_severities(made + imported)
         made = apply_project_settings(made, settings)
