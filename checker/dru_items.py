@@ -282,3 +282,78 @@ class TrackItems(CopperItems):
         track = self.track
         line = shapely.LineString(track.points) if len(track.points) >= 2 else shapely.Point(track.points[0])
         return np.array([line.buffer(max(track.width / 2, 1e-6))], dtype=object)
+
+
+class OwnerItems(CopperItems):
+    """Vias and pads (``Via`` or ``(Footprint, Pad)``) of the board, each tested alone as A (a
+    single-item constraint: hole size, via diameter, annular width)."""
+
+    def __init__(self, owners: list, rules, board):
+        self.owners = owners
+        self.rules = rules
+        self.board = board
+        self.size = len(owners)
+        self._kinds = [3 if _pad_of(owner) is not None else 2 for owner in owners]   # copper.py's PAD, VIA
+
+    def _net(self, owner) -> str:
+        pad = _pad_of(owner)
+        return (pad.net if pad is not None else getattr(owner, "net", "")) or ""
+
+    def _layers(self, owner) -> list[str]:
+        pad = _pad_of(owner)
+        return list((pad.layers if pad is not None else getattr(owner, "layers", [])) or [])
+
+    def value(self, name: str):
+        values = []
+        for owner, kind in zip(self.owners, self._kinds):
+            net = self._net(owner)
+            layers = self._layers(owner)
+            values.append(item_value(owner, kind, name, net, self.rules.netclass_name(net),
+                                     layers[0] if layers else ""))
+        if name in ("width", "diameter", "hole", "hole_x", "hole_y", "size_x", "size_y"):
+            return np.array([np.nan if v is None else float(v) for v in values])
+        return np.array(values, dtype=object)
+
+    def layer(self):
+        return np.array([(self._layers(owner) or [""])[0] for owner in self.owners], dtype=object)
+
+    def call(self, name: str, args: tuple, other: ItemSet):
+        owners = self.owners
+        pattern = (args[0] if args else "").lower()
+        if name == "is_plated":
+            return np.array([_is_plated(owner, kind) for owner, kind in zip(owners, self._kinds)], dtype=bool)
+        if name == "exists_on_layer":
+            return np.array([any(fnmatch.fnmatchcase(layer.lower(), pattern) or
+                                 (layer.startswith("*.") and fnmatch.fnmatchcase(pattern, layer.lower()))
+                                 for layer in self._layers(owner)) for owner in owners], dtype=bool)
+        if name == "is_micro_via":
+            return np.array([getattr(owner, "via_type", "") == "micro" for owner in owners], dtype=bool)
+        if name == "is_blind_buried_via":
+            return np.array([getattr(owner, "via_type", "") == "blind" for owner in owners], dtype=bool)
+        if name == "member_of_footprint":
+            return np.array([_footprint_of(owner) is not None
+                             and fnmatch.fnmatchcase((_footprint_of(owner).reference or "").lower(), pattern)
+                             for owner in owners], dtype=bool)
+        if name == "has_netclass":
+            return np.array([self.rules.netclass_name(self._net(owner)).lower() == pattern for owner in owners],
+                            dtype=bool)
+        if name == "is_coupled_diff_pair":
+            return np.zeros(self.size, dtype=bool)          # no B: a single item is no pair
+        if name == "in_diff_pair":
+            from .rulebook import diff_pair_complement
+            pattern = pattern or "*"
+            return np.array([bool(self._net(o)) and diff_pair_complement(self._net(o)) is not None
+                             and _base_matches(self._net(o), pattern) for o in owners], dtype=bool)
+        return super().call(name, args, other)
+
+    def _geometry(self) -> np.ndarray:
+        from .copper import pad_outline
+        shapes = []
+        for owner in self.owners:
+            pad = _pad_of(owner)
+            if pad is not None:
+                shape = pad_outline(pad)
+                shapes.append(shape if shape is not None else shapely.Point(pad.x, pad.y))
+            else:
+                shapes.append(shapely.Point(owner.x, owner.y).buffer(max((owner.diameter or 0) / 2, 1e-6)))
+        return np.array(shapes, dtype=object)

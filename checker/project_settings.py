@@ -322,6 +322,8 @@ def apply_project_settings(findings: list, settings: ProjectSettings) -> list:
         level = settings.severity(domain, finding.kicad_type)
         if level == "ignore":
             continue
+        if finding.extra.get("rule_severity") in ("error", "warning"):
+            level = finding.extra["rule_severity"]     # a custom rule's own (severity ...) (DRC_ENGINE::ReportViolation)
         if finding.kicad_type == "pin_to_pin" and "pin_map_level" in finding.extra:
             # ERC_SETTINGS::GetSeverity: the pin_to_pin setting only switches pin conflicts off;
             # the pin map says warning or error.

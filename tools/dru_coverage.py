@@ -6,7 +6,8 @@
 rule's condition is *evaluated* when it compiles in the checker's condition language, else
 *skipped* with the reason the checker gives (``rules.unsupported``). Separately, each
 constraint is *applied* when a checker rule holds the board to it (clearance and track
-width), else it is listed as a constraint kind the checker does not check. Never imported by
+width, hole size, via diameter, annular width), else it is listed as a constraint kind the
+checker does not check. Never imported by
 the checker.
 """
 from __future__ import annotations
@@ -29,7 +30,8 @@ FIXTURES = ROOT / "tests" / "fixtures" / "kicad-dru"
 CORPUS = ROOT / ".corpus"
 MIRROR = Path("/work/.mirror")
 # Constraint kinds a checker rule holds the board to from a custom rule.
-APPLIED = {"clearance": "board.clearance", "track_width": "board.track-width"}
+APPLIED = {"clearance": "board.clearance", "track_width": "board.track-width", "hole_size": "board.hole-size",
+           "via_diameter": "board.via-diameter", "annular_width": "board.annular-ring"}
 
 
 def rule_files(paths: list[Path] | None = None) -> list[tuple[str, str]]:

@@ -90,6 +90,11 @@ _RULES = [
          "A via's drill below the board's own minimum through-hole size (error) or the fab profile's minimum "
          "via drill (fab severity). Vias are grouped by size; microvias are not held to these limits.",
          "DRC drill_out_of_range", "Use a larger via drill."),
+    Rule("board.hole-size", "error", "Hole size outside a custom rule's range",
+         "A via's or pad's hole smaller than the minimum or larger than the maximum of the last .kicad_dru rule "
+         "with a hole_size constraint whose condition matches it (a pad: its smaller hole dimension against "
+         "the minimum, its larger against the maximum), as KiCad's DRC; the rule's severity applies.",
+         "DRC drill_out_of_range", "Change the drill, or the rule if the fab can make it."),
     Rule("board.via-diameter", "error", "Via diameter below the minimum",
          "A via's pad diameter below the board's own minimum via diameter (error) or the fab profile's "
          "(fab severity).",

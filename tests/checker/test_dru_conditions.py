@@ -119,3 +119,24 @@ def test_custom_rules_on_a_real_board_find_what_kicad_9_finds(tmp_path):
     assert len(theirs) == 6 and sum(theirs.values()) == 413
     assert found == theirs
     assert not [f for f in outcome.findings if f.rule_id == "rules.unsupported"]
+
+
+def test_custom_size_rules_on_a_real_board_as_kicad_9(tmp_path):
+    """hole_size / via_diameter / annular_width rules on pic_programmer: every violation kicad-cli
+    9.0.8 reports is the checker's at the same item, same type and severity, and none more."""
+    import json
+    from collections import Counter
+
+    cut = FIXTURES / "kicad-corpus-cuts" / "dru-sizes-pic-programmer"
+    folder = tmp_path / "pic_programmer"
+    shutil.copytree(KICAD / "v6" / "pic_programmer", folder)
+    shutil.copy(cut / "pic_programmer.kicad_dru", folder)
+    outcome = check(RunOptions(path=folder / "pic_programmer.kicad_pro", root=folder, run_kicad_cli=False))
+    types = ("annular_width", "drill_out_of_range", "via_diameter")
+    ours = Counter((f.kicad_type, "error" if f.severity == "error" else "warning", uuid)
+                   for f in outcome.findings if f.kicad_type in types
+                   for place in (f.all_locations() or [f.extra]) for uuid in place.get("uuids") or [])
+    report = json.loads((cut / "kicad-drc.json").read_text(encoding="utf-8"))
+    theirs = Counter((v["type"], v["severity"], v["items"][0]["uuid"]) for v in report["violations"])
+    assert sum(theirs.values()) == 315
+    assert ours == theirs
