@@ -14,6 +14,7 @@ import shapely
 
 from ..board import Board, Footprint, Pad
 from ..copper import PAD, ZONE, Copper, build_copper
+from ..dru_checks import custom_item_findings
 from ..findings import Finding, where_in
 from ..model import ProjectModel
 from . import footprint_rules, keepout_rules
@@ -43,6 +44,8 @@ def check(model: ProjectModel) -> list[Finding]:
         findings += _vias(board, model)
     if wants("board.annular-ring"):
         findings += _pad_annular(board, model)
+    if wants("board.hole-size", "board.via-diameter", "board.annular-ring"):
+        findings += custom_item_findings(board, model)      # .kicad_dru rules' sizes (checker/dru_checks.py)
     if model.copper is None and wants("board.edge-clearance", "board.item-in-keepout", "board.silk-over-mask"):
         model.copper = build_copper(board)
     if wants("board.edge-clearance"):
