@@ -195,16 +195,22 @@ def _annular_width(pad: Pad, same_number: list[Pad], minimum: float) -> float | 
         return shapely.distance(outline.boundary, hole) - radius
     if width >= minimum:
         return width
-    slot = hole.buffer(radius, quad_segs=16)
+    # KiCad 9 (DRC_TEST_PROVIDER_ANNULAR_WIDTH, pads of the same number, in footprint order): the
+    # outlines of those pads and of their holes are gathered one pad after another (the set is
+    # never cleared); while the hole's outline crosses none gathered so far, the width is at least
+    # the distance from the hole's outline to the nearest of them.
+    slot = hole.buffer(radius, quad_segs=16).boundary
+    chains = []
     for other in same_number:
         outline = pad_outline(other)
-        if outline is None or not outline.covers(slot):
-            continue   # KiCad: a hole crossing the other pad's outline keeps its own width
-        effective = shapely.distance(outline.boundary, slot)
+        if outline is not None and not outline.is_empty:
+            chains.append(outline.boundary)
         if other.drill_size and min(other.drill_size) > 0:
             other_hole, other_radius = _hole_shape(other)
-            effective = min(effective, max(0.0, shapely.distance(other_hole, slot) - other_radius))
-        width = max(width, effective)
+            chains.append(other_hole.buffer(other_radius, quad_segs=16).boundary)
+        if not chains or any(shapely.intersects(slot, chain) for chain in chains):
+            continue
+        width = max(width, min(shapely.distance(chain, slot) for chain in chains))
     return width
 
 
