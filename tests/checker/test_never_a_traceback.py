@@ -113,6 +113,18 @@ def test_a_failing_rule_blocks_as_incomplete_and_the_others_still_report(copy_pr
     assert others <= {f["fingerprint"] for f in result["findings"]}
 
 
+def test_the_service_takes_an_incomplete_check_as_a_failed_gate(tmp_path, capsys, monkeypatch):
+    from app.run_results import validate
+    from checker.verdict import result_decision
+
+    monkeypatch.setattr(footprint_rules, "check", _explode)
+    code, result = _answer(_copy(tmp_path), capsys)
+    assert code == 3
+    accepted = validate(result)                    # the service's edge keeps the finding and the verdict
+    assert accepted["readiness"] == "blocked" and result_decision(accepted) == "FAIL"
+    assert "checker.rule-failed" in {f["ruleId"] for f in accepted["findings"]}
+
+
 def test_a_failed_rule_cannot_be_waived(tmp_path, capsys, monkeypatch):
     folder = _copy(tmp_path)
     monkeypatch.setattr(footprint_rules, "check", _explode)
