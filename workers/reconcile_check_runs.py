@@ -25,22 +25,6 @@ from app.host.outbox import external_id
 from workers.reconcile import SqlReconciler
 
 
-def generic_output(item: dict, review_url: str) -> dict:
-    """Words that restate the stored decision; the findings stay on the review page."""
-    decision = item["decision"] or "UNKNOWN"
-    if item["run_status"] == "superseded":
-        title, why = "Superseded by a newer commit", "A newer commit replaced this readiness check."
-    elif item["run_status"] == "completed":
-        title, why = publication.VERDICT.get(decision, "Readiness decided"), f"The release decision is `{decision}`."
-    else:
-        title = "Readiness check did not finish"
-        why = (f"The readiness check ended without an accepted result (`{item['failure_reason'] or 'unknown'}`), "
-               "so this board cannot be marked ready.")
-    summary = (f"{why}\n\nboardready restored this check run's conclusion (`{item['expected_conclusion']}`) "
-               f"after its last update did not reach the code host. Details: {review_url}")
-    return {"title": title[:publication.TITLE_LIMIT], "summary": summary}
-
-
 class CheckRunReconciler(SqlReconciler):
     name = "check_run"
     item_kind = "release_run"
@@ -78,7 +62,9 @@ class CheckRunReconciler(SqlReconciler):
         try:
             self.host.update_check_run(installation, repository, check_run_id, {
                 "status": "completed", "conclusion": expected, "completed_at": completed_at,
-                "output": generic_output(item, f"{self.public_url}/release-runs/{item['release_run_id']}")})
+                "output": publication.restored_output(item["run_status"], item["decision"], item["failure_reason"],
+                                                      item["expected_conclusion"],
+                                                      f"{self.public_url}/release-runs/{item['release_run_id']}")})
         except HostError:
             return "update_failed"
         return "updated"

@@ -148,8 +148,7 @@ def comment_body(result: dict, review_url: str) -> str:
 
 # -- A check run closed without a result ---------------------------------------
 # SQL stores why (a reason code in the completion's params); the words a person
-# reads are here with the rest. (For one release SQL also stores its own
-# words, which the previous release's workers publish.)
+# reads are here with the rest, and nowhere else.
 WORKFLOW_MISSING = ("Readiness check could not start",
                     "boardready could not start the readiness check because this repository has no "
                     "`.github/workflows/readiness-runner.yml` on the branch it runs from. Add the workflow from the "
@@ -174,11 +173,28 @@ def closed_words(reason_code: str, newer_head_sha: str | None = None) -> tuple[s
 
 
 def closed_output(params: dict) -> dict:
-    """The output of a check run closed without a result: rendered from the
-    reason code, or, for a completion queued before reason codes, the words
-    stored with it."""
-    if params.get("reasonCode"):
-        title, summary = closed_words(params["reasonCode"], params.get("newerHeadSha"))
+    """The output of a check run closed without a result, rendered from its
+    reason code (a completion queued before reason codes, by 0.6.0, has none:
+    unknown)."""
+    title, summary = closed_words(params.get("reasonCode") or "unknown", params.get("newerHeadSha"))
+    return {"title": title[:TITLE_LIMIT], "summary": summary[:TEXT_LIMIT]}
+
+
+RESTORED = ("boardready restored this check run's conclusion (`{conclusion}`) after its last update did not reach "
+            "the code host. Details: {review_url}")
+
+
+def restored_output(run_status: str, decision: str | None, failure_reason: str | None, expected_conclusion: str,
+                    review_url: str) -> dict:
+    """The output of a check run whose final state reconciliation restores
+    (workers/reconcile_check_runs.py): the words it would have had, restating
+    the stored decision; the findings stay on the review page."""
+    if run_status == "superseded":
+        title, why = closed_words("superseded")
+    elif run_status == "completed":
+        title = VERDICT.get(decision or "UNKNOWN", "Readiness decided")
+        why = f"The release decision is `{decision or 'UNKNOWN'}`."
     else:
-        title, summary = params["title"], params["summary"]
+        title, why = closed_words(failure_reason or "unknown")
+    summary = f"{why}\n\n" + RESTORED.format(conclusion=expected_conclusion, review_url=review_url)
     return {"title": title[:TITLE_LIMIT], "summary": summary[:TEXT_LIMIT]}

@@ -26,25 +26,8 @@ BEGIN
   RETURN v_id;
 END $$;
 
--- Complete a check run with a conclusion and words for the pull request page.
-CREATE OR REPLACE FUNCTION boardready_private.release_run_enqueue_check_run_completion(
-  p_release_run_id bigint, p_conclusion text, p_title text, p_summary text, p_now timestamptz)
-RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-  v_run boardready.release_runs%ROWTYPE;
-BEGIN
-  SELECT * INTO v_run FROM boardready.release_runs WHERE id = p_release_run_id;
-  RETURN boardready_private.outbox_enqueue(v_run.id, v_run.current_attempt_id, v_run.installation_id, 'check_run_complete',
-                                   'check_run_complete:' || v_run.id,
-                                   jsonb_build_object('conclusion', p_conclusion, 'title', p_title,
-                                                      'summary', p_summary),
-                                   p_now);
-END $$;
-
 -- Complete a check run closed without a result, with its reason code; the
--- words are app/host/publication.py's (closed_words). For one release the
--- params also carry SQL's own words, which the previous release's outbox
--- worker publishes (release_run_closed_words).
+-- words are app/host/publication.py's (closed_words).
 CREATE OR REPLACE FUNCTION boardready_private.release_run_enqueue_check_run_completion_v2(
   p_release_run_id bigint, p_conclusion text, p_reason_code text, p_now timestamptz, p_newer_head_sha text DEFAULT NULL)
 RETURNS bigint LANGUAGE plpgsql AS $$
@@ -56,32 +39,9 @@ BEGIN
                                    'check_run_complete:' || v_run.id,
                                    jsonb_strip_nulls(jsonb_build_object('conclusion', p_conclusion,
                                                                         'reasonCode', p_reason_code,
-                                                                        'newerHeadSha', p_newer_head_sha))
-                                   || boardready_private.release_run_closed_words(p_reason_code, p_newer_head_sha),
+                                                                        'newerHeadSha', p_newer_head_sha)),
                                    p_now);
 END $$;
-
--- The previous release's words for a check run closed without a result
--- ({title, summary}); kept one release, then the params carry the reason only.
-CREATE OR REPLACE FUNCTION boardready_private.release_run_closed_words(p_reason_code text, p_newer_head_sha text)
-RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
-  SELECT CASE WHEN p_reason_code = 'superseded' THEN jsonb_build_object(
-    'title', 'Superseded by a newer commit',
-    'summary', 'A newer commit' || coalesce(' (' || left(p_newer_head_sha, 12) || ')', '')
-      || ' was pushed to this pull request; its readiness check replaces this one.')
-  WHEN p_reason_code = 'workflow_missing' THEN jsonb_build_object(
-    'title', 'Readiness check could not start',
-    'summary', 'boardready could not start the readiness check because this repository has no '
-      || '`.github/workflows/readiness-runner.yml` on the branch it runs from. Add the workflow from the '
-      || 'boardready documentation (it checks out this commit and runs the KiCad checks), then push a new '
-      || 'commit or re-run this check. Until then this board cannot be marked ready.')
-  ELSE jsonb_build_object(
-    'title', 'Readiness check did not finish',
-    'summary', format('boardready could not confirm a signed readiness result for this commit, so this board '
-      || 'cannot be marked ready (reason: `%s`). Push a new commit or re-run this check to try again.',
-      p_reason_code))
-  END
-$$;
 
 CREATE OR REPLACE FUNCTION boardready_private.release_run_open(
   p_repository_id bigint, p_installation_id bigint, p_pr_number integer, p_head_sha text, p_dispatch_ref text,

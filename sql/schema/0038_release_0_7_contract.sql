@@ -3,7 +3,7 @@
 -- still had for 0.6.0's processes (an upgrade from 0.6.0 passes through
 -- 0.7.0, whose contract ran first): the queue functions that took a table
 -- name with their private helpers, 0.6.0's supply claim and defer, and its
--- lifecycle handler. After this migration app/migrations.py no longer applies
+-- lifecycle handler; and 0.7.0's helpers that nothing current calls. After this migration app/migrations.py no longer applies
 -- sql/compat/0_7.sql. A database migrated from empty runs it at once.
 -- depends: 0037_previous_release_helpers_contract
 
@@ -13,6 +13,13 @@ DROP FUNCTION IF EXISTS boardready.waiver_create;
 DROP FUNCTION IF EXISTS boardready.token_verify;
 DROP FUNCTION IF EXISTS boardready.supply_check_apply;
 DROP FUNCTION IF EXISTS boardready.supply_board_refreshed;
+
+-- 0.7.0's helpers nothing current calls: the check run completion with
+-- words, and SQL's words for a check run closed without a result (this
+-- release's completions carry the reason code; app/host/publication.py has
+-- the words)
+DROP FUNCTION IF EXISTS boardready_private.release_run_enqueue_check_run_completion;
+DROP FUNCTION IF EXISTS boardready_private.release_run_closed_words;
 
 -- 0.6.0's, which 0.7.0 kept
 DROP FUNCTION IF EXISTS boardready.queue_complete;
