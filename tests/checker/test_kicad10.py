@@ -143,3 +143,34 @@ def test_a_pin_named_tilde_before_20250318_is_unnamed_as_kicad10_saves_it():
     outcome = check(RunOptions(path=pro, root=pro.parent, run_kicad_cli=False))
     mismatched = {f.message.split("'")[1] for f in outcome.findings if f.rule_id == "erc.lib-symbol-mismatch"}
     assert not mismatched & {"R", "C"}
+
+
+_ONE_PAD_ONE_HOLE = """(kicad_pcb
+	(version 20260206)
+	(generator "pcbnew")
+	(generator_version "10.0")
+	(general (thickness 1.6))
+	(paper "A4")
+	(layers (0 "F.Cu" signal) (2 "B.Cu" signal) (25 "Edge.Cuts" user))
+	(setup (pad_to_mask_clearance 0))
+	(footprint "Connector:Test" (layer "F.Cu") (uuid "00000000-0000-0000-0000-0000000000f0") (at 30 30 90)
+		(property "Reference" "J1" (at 0 -3 0) (layer "F.Fab") (uuid "00000000-0000-0000-0000-0000000000f1"))
+		(attr smd)
+		(pad "3" smd roundrect (at -21.59 2.85 180) (size 2 1.02) (layers "F.Cu" "F.Mask" "F.Paste")
+			(roundrect_rratio 0.1) (net "A") (uuid "00000000-0000-0000-0000-0000000000f3"))
+		(pad "" np_thru_hole circle (at -21.59 1.27 90) (size 1.02 1.02) (drill 1.02) (layers "*.Cu" "*.Mask")
+			(uuid "00000000-0000-0000-0000-0000000000f4"))
+	)
+	(gr_rect (start 0 0) (end 60 60) (stroke (width 0.1) (type default)) (fill no) (layer "Edge.Cuts")
+		(uuid "00000000-0000-0000-0000-0000000000e1"))
+)
+"""
+
+
+def test_a_kicad10_board_tests_a_hole_against_its_own_footprints_pads(tmp_path):
+    # A connector's pad 0.07 mm from the connector's own NPTH hole (the corpus's caravel breakout's
+    # CON2 pad 3, redrawn): kicad-cli 10.0.7 reports hole_clearance, "actual 0.0700 mm".
+    (tmp_path / "j.kicad_pcb").write_text(_ONE_PAD_ONE_HOLE, encoding="utf-8")
+    outcome = check(RunOptions(path=tmp_path, run_kicad_cli=False))
+    [finding] = [f for f in outcome.findings if f.kicad_type == "hole_clearance"]
+    assert "0.07 mm" in finding.message and finding.severity == "error"
