@@ -90,9 +90,12 @@ class BoardRules:
     min_track_width: float = 0.0
     min_hole_to_hole: float = _DEFAULT_HOLE_TO_HOLE
     min_copper_edge_clearance: float = DEFAULT_COPPER_EDGE_CLEARANCE
-    min_via_diameter: float = 0.0
-    min_through_hole: float = 0.0
-    min_via_annular: float = 0.0
+    # KiCad 9's own values where the project sets none (a new project's .kicad_pro, and what
+    # kicad-cli 9.0.8 reports on a board without one: "board setup constraints min diameter
+    # 0.5000 mm", "min hole 0.3000 mm").
+    min_via_diameter: float = 0.5
+    min_through_hole: float = 0.3
+    min_via_annular: float = 0.1
     netclasses: dict[str, NetClass] = field(default_factory=lambda: {DEFAULT_NETCLASS: NetClass(DEFAULT_NETCLASS)})
     assignments: dict[str, str] = field(default_factory=dict)        # net name -> class name
     patterns: list[tuple[str, str]] = field(default_factory=list)     # KiCad 7+: (wildcard, class)
