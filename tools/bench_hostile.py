@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
                 row = run_check(broken)
                 ok = row["typed"] and row["seconds"] <= TIME_BOUND and row["rss_mib"] * 1024 ** 2 <= MEMORY_BOUND
                 failed += not ok
-                name = folder.name[:40]
+                name = f"{folder.parent.name}/{folder.name}"[-40:]
                 print(f"{name:40} {case:10} {row['exit']:>4} {row['answer'][:28]:28} {row['seconds']:7.2f} "
                       f"{row['cpu']:6.2f} {row['rss_mib']:5.0f} MiB{'' if ok else '  FAIL'}", flush=True)
                 if not row["typed"]:
