@@ -132,8 +132,9 @@ def _same_part(holes: Holes, hole: int, copper: Copper, item: int, own_pads_test
     if isinstance(owner, tuple):
         if copper.kind[item] == SHAPE:
             return other.footprint is owner[0]
-        if own_pads_tested:
-            return copper.kind[item] == PAD and other[0] is owner[0] and other[1] is owner[1]
+        if own_pads_tested:     # but the pads of its own number: one pad to KiCad (SameLogicalPadAs)
+            return copper.kind[item] == PAD and other[0] is owner[0] and (
+                other[1] is owner[1] or bool(owner[1].number) and other[1].number == owner[1].number)
         return copper.kind[item] == PAD and other[0] is owner[0]
     return other is owner
 

@@ -174,3 +174,14 @@ def test_a_kicad10_board_tests_a_hole_against_its_own_footprints_pads(tmp_path):
     outcome = check(RunOptions(path=tmp_path, run_kicad_cli=False))
     [finding] = [f for f in outcome.findings if f.kicad_type == "hole_clearance"]
     assert "0.07 mm" in finding.message and finding.severity == "error"
+
+
+def test_a_kicad10_mounting_holes_pads_of_one_number_are_one_pad(tmp_path):
+    # A mounting hole drawn as an NPTH pad "1" with a copper ring pad "1" round it (the corpus's
+    # bms-c1 H2): one pad to KiCad, which reports nothing; the hole is not tested against its ring.
+    board = _ONE_PAD_ONE_HOLE.replace('(pad "3" smd roundrect (at -21.59 2.85 180) (size 2 1.02)',
+                                      '(pad "1" smd circle (at -21.59 1.27 90) (size 3 3)')
+    board = board.replace('(pad "" np_thru_hole', '(pad "1" np_thru_hole')
+    (tmp_path / "h.kicad_pcb").write_text(board, encoding="utf-8")
+    outcome = check(RunOptions(path=tmp_path, run_kicad_cli=False))
+    assert not [f for f in outcome.findings if f.kicad_type == "hole_clearance"]
