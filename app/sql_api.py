@@ -1128,26 +1128,6 @@ def person_reach(conn: Connection, *, person_id: int, account_id: int, installat
                 p_repository_ids=repository_ids)
 
 
-class SessionAuthenticateRow(TypedDict):
-    outcome: str
-    retry_after_seconds: int
-    session_id: UUID
-    viewer_id: int
-    viewer_login: str
-    repository_ids: list[int]
-    expires_at: datetime
-
-
-def session_authenticate(conn: Connection, *, token_sha256: bytes, client_key: str, limit: int,
-                         now: datetime = DEFAULT) -> list[SessionAuthenticateRow]:
-    """One round trip per session request: the client's failed-authentication
-    limiter first (outcome limited, before the cookie is looked at), then the
-    session; an unknown cookie counts as a failure, like a wrong bearer token.
-    """
-    return call(conn, "session_authenticate", p_token_sha256=token_sha256, p_client_key=client_key, p_limit=limit,
-                **given(p_now=now))
-
-
 class SessionAuthenticateV2Row(TypedDict):
     outcome: SessionAuthenticateV2Outcome
     retry_after_seconds: int
@@ -1258,20 +1238,6 @@ def sign_in_finish(conn: Connection, *, cookie_sha256: bytes, state: str, now: d
     (no such pre-session), expired, state_mismatch.
     """
     return call_one(conn, "sign_in_finish", p_cookie_sha256=cookie_sha256, p_state=state, **given(p_now=now))
-
-
-class TokenRevokeWithinRow(TypedDict):
-    outcome: str
-    revoked_at: datetime
-
-
-def token_revoke_within(conn: Connection, *, token_id: UUID | str, repository_ids: list[int], reason: str,
-                        now: datetime = DEFAULT) -> list[TokenRevokeWithinRow]:
-    """DELETE /api/v1/tokens for a caller who may act on several repositories (a
-    session) or one (a bearer token): a token outside them is not_found.
-    """
-    return call(conn, "token_revoke_within", p_token_id=token_id, p_repository_ids=repository_ids, p_reason=reason,
-                **given(p_now=now))
 
 
 # -- slo.sql ---------------------------------------------------------------------------------------------------------
@@ -1638,7 +1604,6 @@ PUBLIC_FUNCTIONS: dict[str, str] = {
     "schedule_complete": "p_schedule_id bigint, p_lease_token uuid, p_interval_ms integer, p_outcome text, p_reason_code text, p_error_class text, p_now timestamp with time zone",
     "schedule_release": "p_schedule_id bigint, p_lease_token uuid, p_now timestamp with time zone",
     "schedule_renew_leases": "p_ids bigint[], p_lease_tokens uuid[], p_lease_seconds integer, p_now timestamp with time zone",
-    "session_authenticate": "p_token_sha256 bytea, p_client_key text, p_limit integer, p_now timestamp with time zone",
     "session_authenticate_v2": "p_token_sha256 bytea, p_client_key text, p_limit integer, p_now timestamp with time zone",
     "session_canceled_accounts": "p_session_id uuid",
     "session_create": "p_token_sha256 bytea, p_viewer_id bigint, p_viewer_login text, p_installation_ids bigint[], p_repository_ids bigint[], p_ttl_hours integer, p_now timestamp with time zone",
@@ -1658,7 +1623,6 @@ PUBLIC_FUNCTIONS: dict[str, str] = {
     "token_repository_within": "p_token_id uuid, p_repository_ids bigint[]",
     "token_revoke": "p_token_id uuid, p_repository_id bigint, p_reason text, p_now timestamp with time zone",
     "token_revoke_v2": "p_token_id uuid, p_admin_repository_ids bigint[], p_own_repository_ids bigint[], p_person_id bigint, p_actor text, p_now timestamp with time zone",
-    "token_revoke_within": "p_token_id uuid, p_repository_ids bigint[], p_reason text, p_now timestamp with time zone",
     "token_verify_v2": "p_token_sha256 bytea, p_now timestamp with time zone",
     "waiver_create_v2": "p_repository_id bigint, p_repository_ids bigint[], p_fingerprint text, p_reason text, p_expires_at timestamp with time zone, p_actor text, p_max_days integer, p_limit integer, p_now timestamp with time zone",
     "waiver_delete": "p_repository_id bigint, p_repository_ids bigint[], p_waiver_id bigint, p_actor text, p_now timestamp with time zone",

@@ -88,56 +88,12 @@ BEGIN
   END IF;
 END $$;
 
--- One round trip per session request: the client's failed-authentication
--- limiter first (outcome limited, before the cookie is looked at), then the
--- session; an unknown cookie counts as a failure, like a wrong bearer token.
-CREATE OR REPLACE FUNCTION boardready.session_authenticate(
-  p_token_sha256 bytea, p_client_key text, p_limit integer, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text, retry_after_seconds integer, session_id uuid, viewer_id bigint, viewer_login text,
-               repository_ids bigint[], expires_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_limit   record;
-  v_session record;
-BEGIN
-  SELECT * INTO v_limit FROM auth_throttle_check('bearer', p_client_key, p_limit, p_now);
-  IF v_limit.limited THEN
-    RETURN QUERY SELECT 'limited'::text, v_limit.retry_after_seconds, NULL::uuid, NULL::bigint, NULL::text,
-                        NULL::bigint[], NULL::timestamptz;
-    RETURN;
-  END IF;
-  SELECT * INTO v_session FROM boardready_private.session_verify(p_token_sha256, p_now);
-  IF v_session.outcome = 'unknown' THEN
-    PERFORM auth_throttle_record_failure('bearer', p_client_key, p_now);
-  END IF;
-  RETURN QUERY SELECT v_session.outcome, NULL::integer, v_session.session_id, v_session.viewer_id,
-                      v_session.viewer_login, v_session.repository_ids, v_session.expires_at;
-END $$;
-
 CREATE OR REPLACE FUNCTION boardready.session_delete(p_token_sha256 bytea)
 RETURNS TABLE (outcome text)
 LANGUAGE sql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
   WITH gone AS (DELETE FROM sessions s WHERE s.token_sha256 = p_token_sha256 RETURNING 1)
   SELECT CASE WHEN EXISTS (SELECT 1 FROM gone) THEN 'deleted' ELSE 'not_found' END
 $$;
-
--- DELETE /api/v1/tokens for a caller who may act on several repositories (a
--- session) or one (a bearer token): a token outside them is not_found.
-CREATE OR REPLACE FUNCTION boardready.token_revoke_within(
-  p_token_id uuid, p_repository_ids bigint[], p_reason text, p_now timestamptz DEFAULT now())
-RETURNS TABLE (outcome text, revoked_at timestamptz)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
-DECLARE
-  v_repository bigint;
-BEGIN
-  SELECT t.repository_id INTO v_repository FROM api_tokens t
-   WHERE t.id = p_token_id AND t.repository_id = ANY (p_repository_ids);
-  IF v_repository IS NULL THEN
-    RETURN QUERY SELECT 'not_found'::text, NULL::timestamptz;
-    RETURN;
-  END IF;
-  RETURN QUERY SELECT * FROM token_revoke(p_token_id, v_repository, p_reason, p_now);
-END $$;
 
 -- For operators: sessions without their cookie hashes.
 CREATE OR REPLACE VIEW ops.sessions AS

@@ -1,10 +1,12 @@
 -- Release 0.7.0's layer goes, once its processes have stopped
--- (bin/migrate --contract): what sql/compat/0_7.sql defines, and what 0.7.0
--- still had for 0.6.0's processes (an upgrade from 0.6.0 passes through
--- 0.7.0, whose contract ran first): the queue functions that took a table
--- name with their private helpers, 0.6.0's supply claim and defer, and its
--- lifecycle handler; and 0.7.0's helpers that nothing current calls. After this migration app/migrations.py no longer applies
--- sql/compat/0_7.sql. A database migrated from empty runs it at once.
+-- (bin/migrate --contract): what sql/compat/0_7.sql defines, 0.7.0's
+-- helpers that nothing current calls, and what 0.7.0 still had for 0.6.0's
+-- processes (an upgrade from 0.6.0 passes through 0.7.0, whose contract ran
+-- first): the queue functions that took a table name with their private
+-- helpers, 0.6.0's supply claim and defer, its lifecycle handler, its session
+-- authentication and token revocation. After this migration
+-- app/migrations.py no longer applies sql/compat/0_7.sql. A database migrated
+-- from empty runs it at once.
 -- depends: 0037_previous_release_helpers_contract
 
 -- sql/compat/0_7.sql
@@ -35,3 +37,5 @@ DROP FUNCTION IF EXISTS boardready_private.queue_check_table;
 DROP FUNCTION IF EXISTS boardready.supply_work_claim;
 DROP FUNCTION IF EXISTS boardready.supply_work_defer;
 DROP FUNCTION IF EXISTS boardready.lifecycle_job_process;
+DROP FUNCTION IF EXISTS boardready.session_authenticate;
+DROP FUNCTION IF EXISTS boardready.token_revoke_within;
