@@ -282,8 +282,14 @@ def _label_rules(sub: Subgraph, graph: Connectivity, report: _Report) -> None:
     instance = sub.instance
     for label in labels:
         if id(label) in graph.dangling:
-            report.add("label_dangling", f"Label not connected to anything: {describe(label, graph, instance)}",
-                       [(label, instance)])
+            # CONNECTION_GRAPH::ercCheckLabels: a floating global label is ERCE_GLOBLABEL_DANGLING
+            # (a warning), any other floating label ERCE_LABEL_NOT_CONNECTED.
+            if label.kind == "global_label":
+                report.add("global_label_dangling", "Global label not connected anywhere else in the schematic: "
+                           f"{describe(label, graph, instance)}", [(label, instance)])
+            else:
+                report.add("label_dangling", f"Label not connected to anything: {describe(label, graph, instance)}",
+                           [(label, instance)])
             return
     pin_count = len(sub.pins)
     if pin_count > 1:
@@ -293,6 +299,11 @@ def _label_rules(sub: Subgraph, graph: Connectivity, report: _Report) -> None:
     has_nc = sub.no_connect is not None or net_no_connect
     if all_pins == 0 or (all_pins == 1 and not has_nc):
         for label in labels:
+            if label.kind == "global_label" and _named_elsewhere(sub, label.text):
+                # CONNECTION_GRAPH::ercCheckLabels: a global label whose name other subgraphs carry
+                # has "other connections", even when that other label floats (KiCad reports the
+                # floating one only: the cut erc-global-label-floating).
+                continue
             kicad_type = "global_label_dangling" if label.kind == "global_label" else "label_dangling"
             if all_pins == 1 and label.kind != "global_label" and report.kicad_major >= 10:
                 # KiCad 10 reports a local or hierarchical label whose net reaches one pin as its own
@@ -303,6 +314,13 @@ def _label_rules(sub: Subgraph, graph: Connectivity, report: _Report) -> None:
             text = "Global label only connects to one pin" if label.kind == "global_label" \
                 else "Label connected to only one pin" if all_pins else "Label not connected to any pins"
             report.add(kicad_type, f"{text}: {describe(label, graph, instance)}", [(label, instance)])
+
+
+def _named_elsewhere(sub: Subgraph, text: str) -> bool:
+    """Whether another subgraph of the net carries a global label ``text``."""
+    return sub.net is not None and any(
+        other is not sub and any(item.kind == "global_label" and item.text == text for item in other.items)
+        for other in sub.net.subgraphs)
 
 
 # -- hierarchy ------------------------------------------------------------------------
@@ -412,6 +430,12 @@ def _net_rules(graph: Connectivity, report: _Report, pin_map) -> None:
                 finding.severity = "error" if level >= PIN_MAP_ERROR else "medium"
                 finding.extra["pin_map_level"] = level
         if needs is not None and not has_driver and not has_no_connect:
+            if report.kicad_major >= 10 and power_net:
+                # kicad-cli 10.0.7 marks a power symbol's pin of the net where it has one (#PWR06's
+                # hidden +5F pin where kicad-cli 9.0.8 marks U3's visible VI pin, on the corpus's
+                # bluescsi boards); without one, the pin KiCad 9 marks.
+                needs = next(((pin, instance) for pin, instance in pins
+                              if pin.is_power_symbol_pin and pin.type in _DRIVEN), needs)
             pin, instance = needs
             kicad_type = "power_pin_not_driven" if power_net else "pin_not_driven"
             text = ("Input Power pin not driven by any Output Power pins" if power_net

@@ -17,6 +17,7 @@ CUTS = FIXTURES / "kicad-corpus-cuts"
 # cut -> the KiCad types compared (what the cut is about)
 COMPARED = {
     "erc-pin-conflict-ground": ("pin_to_pin",),
+    "erc-global-label-floating": ("global_label_dangling", "label_dangling"),
 }
 
 
