@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from app import database, sql_api
+from app import database, queries, sql_api
 from app.host.client import HostClient
 from app.host.errors import HostPermanent, HostRetryable, HostUncertain
 from app.host.workflow_runs import find_attempt_run
@@ -135,8 +135,11 @@ class OutboxQueue(SqlQueue):
             raise LeaseLost()
         if row["outcome"] != "publish":
             return self._report(pool, row["outcome"], item)
+        with database.connection(pool) as conn:   # what the pull request relaxed (reviews_relaxed.sql)
+            relaxed = [{"relaxed": r["relaxed"]} for r in queries.fetch_all(
+                conn, "release_run_relaxed", release_run_id=item["release_run_id"])]
         self._update_check_run(item, {"status": "completed", "conclusion": row["conclusion"],
-                                      "output": decision_output(row, self.review_url(item))})
+                                      "output": decision_output(row, self.review_url(item), relaxed)})
         return self._report(pool, "decision_published", item, decision=row["decision"])
 
     def _update_check_run(self, item: dict, body: dict) -> None:
