@@ -185,3 +185,44 @@ def test_a_kicad10_mounting_holes_pads_of_one_number_are_one_pad(tmp_path):
     (tmp_path / "h.kicad_pcb").write_text(board, encoding="utf-8")
     outcome = check(RunOptions(path=tmp_path, run_kicad_cli=False))
     assert not [f for f in outcome.findings if f.kicad_type == "hole_clearance"]
+
+
+def _block(text: str, start: int) -> str:
+    """The balanced s-expression of ``text`` starting at ``start`` (strings skipped)."""
+    depth, i = 0, start
+    while i < len(text):
+        if text[i] == '"':
+            i = text.index('"', i + 1)
+            while text[i - 1] == "\\":
+                i = text.index('"', i + 1)
+        elif text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+        i += 1
+    raise ValueError("unbalanced")
+
+
+def test_kicad10_marks_the_power_symbols_pin_of_an_undriven_power_net(tmp_path):
+    # multi_unit_7400 as KiCad 10 saved it, with a GND power symbol whose pin is hidden (as older
+    # power libraries draw it) placed on U1's GND pin. kicad-cli 10.0.7 marks "#PWR02 Hidden pin 1"
+    # (KiCad 9 would mark U1's visible pin 7); the checker marks the pin of the release that wrote the file.
+    import re
+
+    folder = KICAD10 / "kicad/v9/kicad_sch_api_reference_projects"
+    base = (folder / "multi_unit_7400/multi_unit_7400.kicad_sch").read_text(encoding="utf-8")
+    power = (folder / "power_symbols/power_symbols.kicad_sch").read_text(encoding="utf-8")
+    library = _block(power, power.index('(symbol "power:GND"')).replace("(pin power_in line",
+                                                                        "(pin power_in line (hide yes)", 1)
+    symbol = _block(power, power.rindex("(symbol", 0, power.index('(lib_id "power:GND")')))
+    root, power_root = (re.search(r'\(uuid "([^"]+)"\)', t).group(1) for t in (base, power))
+    symbol = (symbol.replace("(at 154.94 69.85 0)", "(at 111.76 124.46 0)", 1).replace(power_root, root)
+              .replace('(project "power_symbols"', '(project "multi_unit_7400"'))
+    text = base.replace("(lib_symbols", "(lib_symbols\n" + library, 1)
+    (tmp_path / "multi_unit_7400.kicad_sch").write_text(text[:text.rindex(")")] + symbol + "\n)\n", encoding="utf-8")
+    shutil.copy(folder / "multi_unit_7400/multi_unit_7400.kicad_pro", tmp_path)
+    outcome = check(RunOptions(path=tmp_path / "multi_unit_7400.kicad_pro", root=tmp_path, run_kicad_cli=False))
+    marked = sorted(f.message.split(": ", 1)[1] for f in outcome.findings if f.rule_id == "erc.power-pin-not-driven")
+    assert marked == ["#PWR02 pin 1 [Power input] (sheet /)", "U1 pin 14 (VCC) [Power input] (sheet /)"]
