@@ -109,6 +109,9 @@ def normalize(event: str, payload: dict) -> LifecycleDelivery:
                 "id": positive_id(payload, "repository.id"),
                 "fullName": text(payload, "repository.full_name", FULL_NAME),
                 "private": flag(payload, "repository.private"),
+                # The readiness workflow is dispatched on the default branch, whatever the
+                # pull request targets: its author does not choose the judge (issue 36).
+                "defaultBranch": text(payload, "repository.default_branch", max_length=255, optional=True),
             },
             "pullRequest": {
                 "number": number,

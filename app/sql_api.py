@@ -839,6 +839,15 @@ def repository_settings_update(conn: Connection, *, repository_id: int, token_pu
 # -- results.sql -----------------------------------------------------------------------------------------------------
 
 
+def release_attempt_dispatch_ref(conn: Connection, *, attempt_ref: str) -> str:
+    """The branch the readiness workflow of an attempt ("<attempt id>-<nonce>") was
+    dispatched on (the repository's default branch), or NULL for an unknown
+    attempt: the workflow result callback accepts an OIDC token only when its
+    job_workflow_ref is readiness-runner.yml at that branch (app/web/runs.py).
+    """
+    return call_one(conn, "release_attempt_dispatch_ref", p_attempt_ref=attempt_ref)["release_attempt_dispatch_ref"]
+
+
 class ReleaseResultAcceptRow(TypedDict):
     outcome: ReleaseResultAcceptOutcome
     run_result_id: int
@@ -1591,6 +1600,7 @@ PUBLIC_FUNCTIONS: dict[str, str] = {
     "reconciliation_detect": "p_kind text, p_observation_seconds integer, p_deadline_seconds integer, p_now timestamp with time zone",
     "reconciliation_report": "p_item_id bigint, p_lease_token uuid, p_observation text, p_next_check_seconds integer, p_conclusion text, p_workflow_run_id bigint, p_now timestamp with time zone",
     "reconciliation_status": "p_now timestamp with time zone",
+    "release_attempt_dispatch_ref": "p_attempt_ref text",
     "release_decision_publication": "p_item_id bigint, p_lease_token uuid, p_now timestamp with time zone",
     "release_result_accept": "p_attempt_ref text, p_repository_id bigint, p_workflow_run_id bigint, p_source text, p_result jsonb, p_digest text, p_api_token_id text, p_oidc_jti text, p_now timestamp with time zone",
     "repository_settings_get": "p_repository_id bigint",

@@ -75,6 +75,22 @@ def _answer(resp, row: dict, **extra) -> None:
                   "decision": row["decision"], "conclusion": row["conclusion"], **extra}
 
 
+def require_default_branch_workflow(pool, config, claims: dict, attempt_ref: str) -> None:
+    """403 `workflow_ref_mismatch` unless the token's job ran readiness-runner.yml as it is on the
+    branch the attempt was dispatched on (the default branch): a pull request into a branch its
+    author controls cannot choose the workflow that judges it. An unknown attempt is left to
+    release_result_accept (404)."""
+    with db.connection(pool, config) as conn:
+        branch = sql_api.release_attempt_dispatch_ref(conn, attempt_ref=attempt_ref)
+    if branch is None:
+        return
+    expected = f"{claims['repository']}/{WORKFLOW_PATH}@refs/heads/{branch}"
+    if claims.get("job_workflow_ref") != expected:
+        log("runs.workflow_ref_mismatch", expected=expected, presented=str(claims.get("job_workflow_ref"))[:300])
+        raise ApiError(403, "workflow_ref_mismatch",
+                       f"only {WORKFLOW_PATH} on the repository's default branch ({branch}) decides a release run")
+
+
 class RunIngest:
     """Bearer `runs:write`; the repository comes from the token, never the body."""
 
@@ -173,6 +189,7 @@ class WorkflowResultCallback:
         if not isinstance(body.get("result"), dict) or run_results.digest(body["result"]) != body["digest"]:
             raise ApiError(400, "digest_mismatch", "digest is not the SHA-256 of the result's RFC 8785 form")
         result = _validated(body["result"])
+        require_default_branch_workflow(self.pool, self.config, claims, ref)
         row = _accept(self.pool, self.config, attempt_ref=ref, repository_id=int(claims["repository_id"]),
                       workflow_run_id=int(claims["run_id"]), source="workflow_callback", result=Jsonb(result),
                       digest=body["digest"], api_token_id=None, oidc_jti=str(claims["jti"])[:200])

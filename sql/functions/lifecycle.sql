@@ -166,7 +166,10 @@ BEGIN
 
   SELECT o.outcome INTO v_opened
     FROM boardready_private.release_run_open(v_repo_id, p_installation_id, v_number, v_pr ->> 'headSha',
-                                     coalesce(v_pr ->> 'baseRef', 'main'), p_action, p_now) o;
+                                     -- The default branch's workflow judges every pull request; only a
+                                     -- delivery normalized by 0.7.0 lacks it.
+                                     coalesce(v_repo ->> 'defaultBranch', v_pr ->> 'baseRef', 'main'), p_action,
+                                     p_now) o;
   RETURN v_opened;
 END $$;
 

@@ -281,3 +281,19 @@ LANGUAGE sql ROWS 1 STABLE SECURITY DEFINER SET search_path = boardready, pg_tem
     FROM run_results r CROSS JOIN LATERAL (SELECT boardready_private.run_result_completion_decision(r.id) AS decision) shown
    WHERE r.id = p_run_result_id
 $$;
+
+-- The branch the readiness workflow of an attempt ("<attempt id>-<nonce>") was
+-- dispatched on (the repository's default branch), or NULL for an unknown
+-- attempt: the workflow result callback accepts an OIDC token only when its
+-- job_workflow_ref is readiness-runner.yml at that branch (app/web/runs.py).
+CREATE OR REPLACE FUNCTION boardready.release_attempt_dispatch_ref(p_attempt_ref text)
+RETURNS text LANGUAGE sql STABLE SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  SELECT o.params ->> 'dispatchRef'
+    FROM release_run_attempts a
+    JOIN outbox_items o ON o.release_run_id = a.release_run_id
+   WHERE p_attempt_ref ~ '^[0-9]{1,18}-[0-9a-f]{32}$'
+     AND a.id = split_part(p_attempt_ref, '-', 1)::bigint AND a.nonce = split_part(p_attempt_ref, '-', 2)
+     AND o.params ? 'dispatchRef'
+   ORDER BY o.id DESC
+   LIMIT 1
+$$;
