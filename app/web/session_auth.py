@@ -1,7 +1,10 @@
 """Browser sessions: the cookie, who it speaks for, and CSRF.
 
-A session is an opaque random cookie (`HttpOnly`, `SameSite=Lax`, `Secure`
-when SERVICE_PUBLIC_URL is https); the database keeps only its SHA-256, the
+A session is an opaque random cookie (`HttpOnly`, `SameSite=Lax`; when
+SERVICE_PUBLIC_URL is https, `Secure` and named with the `__Host-` prefix, so
+no other host, a sibling subdomain included, can set or shadow it; a request
+carrying two values of a cookie is taken as carrying none, so a planted
+duplicate cannot win); the database keeps only its SHA-256, the
 viewer and the repositories resolved at sign-in with the viewer's permission
 on each as the code host reported it (sql/functions/sessions.sql). The scopes
 are per repository (docs/security.md): admin or maintain -> `admin` and the
@@ -34,6 +37,7 @@ because of other clients' failures.
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import hmac
 import secrets
@@ -46,6 +50,7 @@ from app.web.bodies import read_bounded
 from app.web.errors import ApiError
 
 SESSION_COOKIE = "boardready_session"
+SECURE_SESSION_COOKIE = "__Host-" + SESSION_COOKIE
 ALL_SCOPES = frozenset({"runs:write", "reviews:read", "reviews:write", "admin"})
 ADMIN_SCOPES = frozenset({"admin", "reviews:read", "reviews:write"})
 WRITE_SCOPES = frozenset({"reviews:read", "reviews:write"})
@@ -75,20 +80,35 @@ def csrf_token(session_value: str) -> str:
     return derived(session_value, "csrf")
 
 
+def session_cookie(config) -> str:
+    """The session cookie's name: `__Host-` prefixed when served over HTTPS."""
+    return SECURE_SESSION_COOKIE if config.public_url.startswith("https://") else SESSION_COOKIE
+
+
 def set_cookie(resp, config, name: str, value: str, max_age: int, path: str = "/") -> None:
     resp.set_cookie(name, value, max_age=max_age, path=path, http_only=True, same_site="Lax",
                     secure=config.public_url.startswith("https://"))
 
 
 def clear_cookie(resp, config, name: str, path: str = "/") -> None:
-    """Expire the cookie now (Falcon drops max_age=0, so set_cookie cannot)."""
-    resp.unset_cookie(name, path=path, same_site="Lax")
+    """Expire the cookie now, with the attributes it was set with (a `__Host-` cookie is only
+    replaced by a Secure one; Falcon drops max_age=0 and unset_cookie sets no Secure)."""
+    resp.set_cookie(name, "", expires=EXPIRED, path=path, http_only=True, same_site="Lax",
+                    secure=config.public_url.startswith("https://"))
+
+
+EXPIRED = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def cookie_value(req, name: str) -> str | None:
-    values = req.get_cookie_values(name) or []
+    values = set(req.get_cookie_values(name) or [])
+    if len(values) != 1:
+        # None, or two of them: one may have been planted (a sibling host, a narrower
+        # path listed first); neither is trusted.
+        return None
+    value = values.pop()
     # Only values shaped like ours are looked up: anything else is no cookie.
-    return next((v for v in values if 20 <= len(v) <= 100 and v.replace("-", "").replace("_", "").isalnum()), None)
+    return value if 20 <= len(value) <= 100 and value.replace("-", "").replace("_", "").isalnum() else None
 
 
 @dataclass(frozen=True)
@@ -185,7 +205,7 @@ class SessionAuth:
             return
         if req.get_header("Authorization") is not None:
             return  # a bearer token speaks for itself
-        value = cookie_value(req, SESSION_COOKIE)
+        value = cookie_value(req, session_cookie(self.config))
         if value is None:
             return
         actor = self.authenticate(req, value)

@@ -33,8 +33,8 @@ from app.jsonlog import log
 from app.web import auth_throttle, db
 from app.web.errors import ApiError
 from app.web.session_auth import (
-    SESSION_COOKIE, SessionAuth, check_csrf, clear_cookie, cookie_value, derived, digest, new_secret_value,
-    read_form, session_of, set_cookie,
+    SessionAuth, check_csrf, clear_cookie, cookie_value, derived, digest, new_secret_value, read_form,
+    session_cookie, session_of, set_cookie,
 )
 from app.web.tokens import iso
 
@@ -67,7 +67,16 @@ class _SignInRoute:
 
 
     def take_turn(self, req) -> None:
-        """One sign-in step for the client address, or 429 past the limit."""
+        """One sign-in step for the client address, or 429 past the limit.
+
+        Only a top-level navigation takes a turn: what another site's page can
+        make a browser fetch on its own (an image, a script, a frame, a fetch)
+        says so in Sec-Fetch-Dest / Sec-Fetch-Mode and is refused (403
+        `sign_in_not_navigation`) before it is counted, so it cannot use up the
+        address's sign-ins and lock its people out."""
+        dest, mode = req.get_header("Sec-Fetch-Dest"), req.get_header("Sec-Fetch-Mode")
+        if (dest is not None and dest.lower() != "document") or (mode is not None and mode.lower() != "navigate"):
+            raise ApiError(403, "sign_in_not_navigation", "sign in by opening this address in the browser")
         row = db.call(self.pool, self.config, sql_api.rate_take, idempotent=False, limiter="sign_in",
                       subject=auth_throttle.client_key(req), limit=self.config.sign_in_per_minute,
                       now=auth_throttle.now())
@@ -127,7 +136,7 @@ class Callback(_SignInRoute):
                           ttl_hours=self.settings.session_ttl_hours)
         log("session.created", sessionId=str(created["session_id"]), viewerId=viewer.id,
             installations=len(viewer.installation_ids), repositories=len(viewer.repository_ids))
-        set_cookie(resp, self.config, SESSION_COOKIE, value, self.settings.session_ttl_hours * 3600)
+        set_cookie(resp, self.config, session_cookie(self.config), value, self.settings.session_ttl_hours * 3600)
         resp.status = falcon.HTTP_302
         resp.location = row["return_to"]
 
@@ -148,7 +157,7 @@ class SignOut(_SignInRoute):
     """Not in session_methods: an unknown or expired cookie is simply cleared."""
 
     def on_post(self, req, resp):
-        value = cookie_value(req, SESSION_COOKIE)
+        value = cookie_value(req, session_cookie(self.config))
         form = read_form(req)
         if value is not None:
             try:
@@ -161,7 +170,7 @@ class SignOut(_SignInRoute):
                 deleted = db.call(self.pool, self.config, sql_api.session_delete, idempotent=True,
                                   token_sha256=digest(value))
                 log("session.deleted", sessionId=actor.session_id, outcome=deleted["outcome"])
-        clear_cookie(resp, self.config, SESSION_COOKIE)
+        clear_cookie(resp, self.config, session_cookie(self.config))
         if form is not None:
             resp.status = falcon.HTTP_303
             resp.location = "/"

@@ -162,3 +162,40 @@ def test_a_permission_edit_on_the_code_host_ends_what_was_lost(stack, owner, poo
     assert repo not in stored["admin_repository_ids"] and repo not in stored["write_repository_ids"]
     refused = person.send("PUT", f"/api/v1/repositories/{repo}/settings", {"tokenPublishedResults": True})
     assert refused.status_code == 403 and refused.json()["code"] == "insufficient_scope"
+
+
+# ---- sign-in and the session cookie ------------------------------------------------------------------
+
+def test_cross_site_image_loads_of_sign_in_cannot_lock_a_victim_out(stack, owner):
+    image = {"Sec-Fetch-Dest": "image", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Site": "cross-site"}
+    for path in ("/auth/sign-in", "/auth/callback?code=x&state=" + "y" * 20):
+        for _ in range(15):   # 30 in all, past SERVICE_SIGN_IN_PER_MINUTE (20)
+            answer = httpx.get(stack.base + path, headers=image, follow_redirects=False, timeout=10)
+            assert answer.status_code == 403 and answer.json()["code"] == "sign_in_not_navigation"
+    assert count(owner, "sign_in_attempts") == 0
+    # The victim, from the same address, signs in (a navigation) as usual.
+    victim = stack.sign_in("victim")
+    assert victim.get("/api/v1/session").status_code == 200
+
+
+def test_over_https_the_session_cookie_is_host_prefixed_and_a_duplicate_never_wins(pool, owner):
+    from falcon import testing
+    from app.web.session_auth import SECURE_SESSION_COOKIE, SESSION_COOKIE
+    from app.web.wsgi import create_app
+    from tests.helpers.service import make_config
+    from tests.helpers.sessions import Session
+    client = testing.TestClient(create_app(make_config(SERVICE_PUBLIC_URL="https://boardready.example"), pool))
+    mine, planted = Session(pool, [], viewer_id=11), Session(pool, [], viewer_id=12)
+    who = lambda cookie: client.simulate_get("/api/v1/session", headers={"Cookie": cookie})
+    assert who(f"{SECURE_SESSION_COOKIE}={mine.value}").json["viewer"]["id"] == 11
+    # The unprefixed name, which any sibling host could set, is no session over HTTPS.
+    assert who(f"{SESSION_COOKIE}={mine.value}").status_code == 401
+    # Two values (one planted on a narrower path comes first): neither is taken.
+    both = who(f"{SECURE_SESSION_COOKIE}={planted.value}; {SECURE_SESSION_COOKIE}={mine.value}")
+    assert both.status_code == 401
+    # Signing out clears it with the attributes a __Host- cookie needs.
+    out = client.simulate_post("/auth/sign-out", headers={"Cookie": f"{SECURE_SESSION_COOKIE}={mine.value}",
+                                                          "X-CSRF-Token": mine.csrf})
+    cleared = out.headers["set-cookie"]
+    assert out.status_code == 204 and cleared.startswith(f"{SECURE_SESSION_COOKIE}=")
+    assert "Secure" in cleared and "Path=/" in cleared and "Domain" not in cleared

@@ -20,7 +20,7 @@ import jinja2
 
 from app.web import errors
 from app.web.errors import ApiError
-from app.web.session_auth import SESSION_COOKIE, SessionActor
+from app.web.session_auth import SessionActor, clear_cookie, session_cookie
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 PAGE_CSP = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
@@ -99,7 +99,7 @@ class PageErrors:
             return errors.handle_api_error(req, resp, ex, params)
         if ex.status == 401 and ex.code in SESSION_REFUSALS:
             # A stale cookie is dropped; the viewer comes back here after signing in.
-            resp.unset_cookie(SESSION_COOKIE, path="/", same_site="Lax")
+            clear_cookie(resp, self.config, session_cookie(self.config))
             resp.status = falcon.HTTP_303
             resp.location = req.path if req.path in PUBLIC_PAGES else sign_in_location(_return_to(req))
             return
