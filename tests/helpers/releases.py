@@ -136,13 +136,17 @@ NOT_CALLS = {"release_decision": "a column of the row app/web/reviews.py answers
 
 def functions_called_by(tree: Path, signatures: dict[str, str]) -> dict[str, str]:
     """The entries of `signatures` (function_signatures of the database
-    `tree`'s release built) whose function `tree`'s code calls: its name quoted
-    ("name", as app/database.py's callers and app/sql_api.py pass it) or
-    called as boardready.name( in its app, workers, tools and bin, and in its
-    named queries (sql/queries, tools/queries)."""
+    `tree`'s release built) whose function `tree`'s code calls: through its
+    client (sql_api.name), its name quoted ("name", as app/database.py's
+    callers pass it) or called as boardready.name( in its app, workers, tools
+    and bin, and in its named queries (sql/queries, tools/queries). The client
+    itself, app/sql_api.py, is not read: it defines a function for every
+    public one and names the ones kept for the release before it, calling none."""
     files = [path for folder in ("app", "workers", "tools", "bin", "sql/queries") for path in (tree / folder).rglob("*")
-             if path.is_file() and (path.suffix in (".py", ".sql") or path.parent.name == "bin")]
+             if path.is_file() and (path.suffix in (".py", ".sql") or path.parent.name == "bin")
+             and path != tree / "app" / "sql_api.py"]
     code = "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in files)
-    called = set(re.findall(r"""["']([a-z][a-z0-9_]*)["']|boardready\.([a-z][a-z0-9_]*)\(""", code))
-    names = {quoted or qualified for quoted, qualified in called} - set(NOT_CALLS)
+    called = set(re.findall(r"""["']([a-z][a-z0-9_]*)["']|boardready\.([a-z][a-z0-9_]*)\(|sql_api\.([a-z][a-z0-9_]*)""",
+                            code))
+    names = {quoted or qualified or client for quoted, qualified, client in called} - set(NOT_CALLS)
     return {signature: shape for signature, shape in signatures.items() if signature.split("(")[0] in names}
