@@ -894,6 +894,20 @@ def build(screens: dict[str, Screen], instances: list[SheetInstance], references
             key = _name_key(item, instance, child_of)
             if key is not None:
                 uf.union(i, key)
+    # A local label named as a power net that a power symbol of the same sheet instance drives is
+    # that net (kicad-cli 9.0.8 on the corpus entry keyboard-labs-keyboard-wabble-60: a "GND"
+    # label joins the GND power symbols, a "VBUS" label the VBUS one; cut erc-label-power-net).
+    power_here: dict[int, set[str]] = defaultdict(set)
+    labels_here: dict[int, set[str]] = defaultdict(set)
+    for sub in subgraphs:
+        for item in sub.items:
+            if item.kind == "pin" and item.is_global_power:
+                power_here[id(sub.instance)].add(power_net_name(item))
+            elif item.kind == "label":
+                labels_here[id(sub.instance)].add(item.text)
+    for instance in instances:
+        for name in power_here[id(instance)] & labels_here[id(instance)]:
+            uf.union(("local", instance.key, name), ("global", name))
     aliases: dict[str, list[str]] = {}
     for screen in screens.values():
         for name, members in screen.bus_aliases.items():
