@@ -20,7 +20,7 @@ import falcon
 
 from app import api_tokens, sql_api
 from app.jsonlog import log
-from app.web import db, keyset
+from app.web import authority, db, keyset
 from app.web.bearer_auth import require
 from app.web.bodies import SMALL_MAX_BYTES, read_json_object
 from app.web.errors import ApiError
@@ -108,6 +108,8 @@ class WatchedBoard(DatabaseResource):
         body = read_json_object(req, SMALL_MAX_BYTES)
         # Unknown properties are dropped, as the spec's versioning section says.
         path = project_path(body.get("path"))
+        # A change: the caller's admin right re-read from the code host first, as for every change.
+        auth = authority.current(self.pool, self.config, auth, repository, "admin")
         row = db.call(self.pool, self.config, sql_api.watched_board_watch, idempotent=False,
                       repository_id=repository, path=path, actor=auth.actor)
         if row["outcome"] in _WATCH_REFUSALS:
@@ -122,6 +124,7 @@ class WatchedBoard(DatabaseResource):
     def on_delete(self, req, resp, repository_id: str):
         repository = _repository(repository_id)
         auth = require(req, scope="admin", repository_id=repository)
+        auth = authority.current(self.pool, self.config, auth, repository, "admin")
         row = db.call(self.pool, self.config, sql_api.watched_board_unwatch, idempotent=False,
                       repository_id=repository, actor=auth.actor)
         if row["outcome"] != "unwatched":

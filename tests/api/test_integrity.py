@@ -199,3 +199,22 @@ def test_over_https_the_session_cookie_is_host_prefixed_and_a_duplicate_never_wi
     cleared = out.headers["set-cookie"]
     assert out.status_code == 204 and cleared.startswith(f"{SECURE_SESSION_COOKIE}=")
     assert "Secure" in cleared and "Path=/" in cleared and "Domain" not in cleared
+
+
+@pytest.fixture
+def rereading_stack(pool, owner):
+    yield from _stack(pool, owner, SERVICE_PERMISSION_TTL_SECONDS="0")
+
+
+def test_the_watched_board_routes_read_rights_again_before_a_change(rereading_stack, owner):
+    stack = rereading_stack
+    repo, full_name = stack.repos[0]["id"], stack.repos[0]["full_name"]
+    person = stack.sign_in("wanda", default_role="admin")
+    path = f"/api/v1/repositories/{repo}/watched-board"
+    assert person.send("POST", path, {"path": "power/power.kicad_pro"}).status_code == 201
+    asked = len(stack.host.requests(operation_id="repos/get-collaborator-permission-level"))
+    assert asked == 1
+    stack.host.set_permission("wanda", repository=full_name, role="push")
+    for method, body in (("POST", {"path": "other/other.kicad_pro"}), ("DELETE", None)):
+        refused = person.send(method, path, body)
+        assert refused.status_code == 403 and refused.json()["code"] == "insufficient_scope", method
