@@ -83,6 +83,7 @@ def test_a_pull_request_that_relaxes_its_own_gate_needs_another_persons_approval
     assert page.status_code == 200
     assert "Policy relaxed by this pull request" in page.text and SETTING in page.text
     assert "relaxed by this pull request</span>" in page.text
+    assert "they count until a person other than the author approves." in page.text
 
     # The author's own approval is refused as today: the gate still fails.
     refused = post_form(author, f"/release-runs/{run['id']}/approvals", {"status": "approved"})
@@ -94,6 +95,8 @@ def test_a_pull_request_that_relaxes_its_own_gate_needs_another_persons_approval
     approved = post_form(reviewer, f"/release-runs/{run['id']}/approvals", {"status": "approved"})
     assert approved.status_code == 200, approved.text
     assert owner.execute("SELECT decision FROM release_runs WHERE id = %s", (run["id"],)).fetchone()["decision"] == "PASS"
+    after = reviewer.get(f"/release-runs/{run['id']}").text
+    assert "the review approved the relaxation." in after and "they block the release" not in after
     details = owner.execute("SELECT details FROM audit_events WHERE event_type = 'review.approval_recorded' "
                             "ORDER BY id DESC LIMIT 1").fetchone()["details"]
     assert details["status"] == "approved"

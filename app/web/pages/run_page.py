@@ -121,8 +121,10 @@ def decision_reasons(detail: dict, relaxed: int = 0) -> list[str]:
         reasons.append(f"This pull request relaxes the project's policy for {relaxed} finding(s) that block under "
                        "the base commit's: " + ("the review approved the relaxation." if review_decision == "approved"
                                                else "they count until a person other than the author approves."))
-    if counts["unwaivedBlocking"]:
-        reasons.append(f"{counts['unwaivedBlocking']} error or high finding(s) are not waived: they block the release.")
+    # An approval accepts the relaxed findings (they are blocking and unwaived until then).
+    unaccepted = max(0, counts["unwaivedBlocking"] - (relaxed if review_decision == "approved" else 0))
+    if unaccepted:
+        reasons.append(f"{unaccepted} error or high finding(s) are not waived: they block the release.")
     elif counts["waived"] and run["readinessDecision"] == "FAIL":
         reasons.append("Every blocking finding is waived" + (
             ", and the review approved it." if review_decision == "approved" else "; an approval makes it pass."))
