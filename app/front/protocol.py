@@ -8,7 +8,9 @@ gets 408 and the connection is closed; the application never saw that request
 A connection that opened and sent nothing is closed without an answer.
 
 The header block is capped too: without a cap a client could stream headers
-into memory until the deadline.
+into memory until the deadline. The cap is checked on what arrives, before
+the parser sees it: a header block past the cap sent in one write is refused
+too (checked after parsing, the parser would already have taken it whole).
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._read_deadline = None
         self._reading_headers = True
         self._header_bytes = 0
+        self._header_tail = b""
         self._request_bytes = 0
         self._arm_read_deadline()
 
@@ -60,7 +63,15 @@ class DeadlineProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         self._request_bytes += len(data)
         if self._reading_headers:
-            self._header_bytes += len(data)
+            # Only the bytes up to the blank line that ends the header block count
+            # (the rest of this write is body); the terminator may span two writes.
+            seen = self._header_tail + data
+            end = seen.find(b"\r\n\r\n")
+            self._header_bytes += len(data) if end < 0 else max(0, end + 4 - len(self._header_tail))
+            self._header_tail = seen[-3:]
+            if self._header_bytes > self.max_header_bytes:
+                self._refuse(431, "headers_too_large", f"the request's headers exceed {self.max_header_bytes} bytes")
+                return
         super().data_received(data)
         if self._reading_headers and self._header_bytes > self.max_header_bytes and not self.transport.is_closing():
             self._refuse(431, "headers_too_large", f"the request's headers exceed {self.max_header_bytes} bytes")
@@ -80,6 +91,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._cancel_read_deadline()
         self._reading_headers = True
         self._header_bytes = 0
+        self._header_tail = b""
         self._request_bytes = 0
         super().on_message_complete()
 
