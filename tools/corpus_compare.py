@@ -42,6 +42,7 @@ from . import corpus, drc_compare, erc_compare
 CHILD_TIMEOUT_S = 600
 CHILD_MEMORY_BYTES = 4 * 1024 ** 3          # the issue's bound is 2 GB; above 4 GiB the child is stopped
 BOARD_RULE_PREFIXES = ("board.", "parity.")  # the checker's board findings (KiCad's DRC report's scope)
+MAX_EXAMPLES = 200                           # KiCad errors missed, kept per project for the findings list
 
 
 @dataclass
@@ -79,8 +80,8 @@ class EntryResult:
     checker_verdict: str = "?"
     drc: dict[str, TypeCounts] = field(default_factory=dict)
     erc: dict[str, TypeCounts] = field(default_factory=dict)
-    missed: list[str] = field(default_factory=list)        # examples, for the findings file
-    beyond_examples: list[str] = field(default_factory=list)
+    missed: list[dict] = field(default_factory=list)        # KiCad errors not found: check, type, place, text
+    beyond_examples: list[dict] = field(default_factory=list)   # per type beyond KiCad's count: one example
     custom_rules: int = 0
     custom_rules_skipped: list[str] = field(default_factory=list)
 
@@ -180,9 +181,9 @@ def compare_drc(drc: dict, findings: list[Finding], result: EntryResult) -> None
                 row.errors_found += 1
             else:
                 row.warnings_found += 1
-        elif error and len(result.missed) < 200:
-            where = violation.places[0] if violation.places else None
-            result.missed.append(f"drc {violation.type} at {where}: {violation.description}")
+        elif error and len(result.missed) < MAX_EXAMPLES:
+            result.missed.append({"check": "drc", "type": violation.type, "description": violation.description,
+                                  "place": violation.places[0] if violation.places else None})
     for finding in findings:
         if _is_board(finding) and _blocking(finding) and _type_of(finding) not in drc_compare.NOT_COMPARED:
             counts.setdefault(_type_of(finding), TypeCounts()).blocking_places += _places(finding)
@@ -191,8 +192,10 @@ def compare_drc(drc: dict, findings: list[Finding], result: EntryResult) -> None
         if row.beyond:
             example = next(f for f in findings if _type_of(f) == kind and _is_board(f) and _blocking(f))
             where = example.all_locations()[0] if example.all_locations() else {}
-            result.beyond_examples.append(f"drc {kind}: {row.beyond} beyond KiCad's {row.kicad_errors}; e.g. "
-                                          f"({where.get('x')}, {where.get('y')}) {example.message[:160]}")
+            result.beyond_examples.append({"check": "drc", "type": kind, "count": row.beyond,
+                                           "kicad_errors": row.kicad_errors, "rule": example.rule_id,
+                                           "place": (where.get("x"), where.get("y")),
+                                           "description": example.message[:240]})
     result.drc = counts
 
 
@@ -216,9 +219,10 @@ def compare_erc(erc: dict | None, findings: list[Finding], result: EntryResult) 
                 row.errors_found += 1
             else:
                 row.warnings_found += 1
-        elif error and len(result.missed) < 200:
-            where = violation.places[0] if violation.places else None
-            result.missed.append(f"erc {violation.type} at {where} [{violation.sheet}]: {violation.description}")
+        elif error and len(result.missed) < MAX_EXAMPLES:
+            result.missed.append({"check": "erc", "type": violation.type, "description": violation.description,
+                                  "place": violation.places[0] if violation.places else None,
+                                  "sheet": violation.sheet})
     for finding in native:
         if _blocking(finding) and finding.kicad_type not in erc_compare.NOT_COMPARED:
             counts.setdefault(finding.kicad_type, TypeCounts()).blocking_places += 1
@@ -226,8 +230,10 @@ def compare_erc(erc: dict | None, findings: list[Finding], result: EntryResult) 
         row.beyond = max(0, row.blocking_places - row.kicad_errors)
         if row.beyond:
             example = next(f for f in native if f.kicad_type == kind and _blocking(f))
-            result.beyond_examples.append(f"erc {kind}: {row.beyond} beyond KiCad's {row.kicad_errors}; e.g. "
-                                          f"{example.message[:160]}")
+            result.beyond_examples.append({"check": "erc", "type": kind, "count": row.beyond,
+                                           "kicad_errors": row.kicad_errors, "rule": example.rule_id,
+                                           "place": (example.extra.get("x"), example.extra.get("y")),
+                                           "description": example.message[:240]})
     result.erc = counts
 
 
@@ -395,12 +401,41 @@ def print_report(results: list[EntryResult], verbose: bool) -> dict:
     for refusal in facts["refused"]:
         print(f"REFUSED {refusal['id']}: {refusal['refused'][:200]}")
     if verbose:
-        for r in results:
-            for line in r.missed:
-                print(f"  {r.id}: missed {line}")
-            for line in r.beyond_examples:
-                print(f"  {r.id}: beyond {line}")
+        print()
+        print(disagreement_classes(results))
     return facts
+
+
+def _place(place) -> str:
+    if not place or place[0] is None:
+        return "-"
+    return f"({place[0]:.3f}, {place[1]:.3f})"
+
+
+def disagreement_classes(results: list[EntryResult]) -> str:
+    """One line per class of disagreement (check, KiCad type, which way): the projects, an example, the count."""
+    classes: dict[tuple[str, str, str], list] = {}
+    for r in results:
+        if r.crash:
+            classes.setdefault(("checker", "crash", "crash"), []).append((r.id, "-", r.crash.strip().splitlines()[-1]
+                                                                          if r.crash.strip() else "", 1))
+        for miss in r.missed:
+            classes.setdefault((miss["check"], miss["type"], "missed"), []).append(
+                (r.id, _place(miss["place"]), miss["description"], 1))
+        for beyond in r.beyond_examples:
+            classes.setdefault((beyond["check"], beyond["type"], "beyond"), []).append(
+                (r.id, _place(beyond["place"]), f"[{beyond['rule']}] {beyond['description']}", beyond["count"]))
+    lines = []
+    for (check, kind, way), rows in sorted(classes.items(), key=lambda item: -sum(r[3] for r in item[1])):
+        count = sum(row[3] for row in rows)
+        projects = sorted({row[0] for row in rows})
+        first = max(rows, key=lambda row: row[3]) if way == "beyond" else rows[0]
+        what = {"missed": "KiCad errors the checker does not find",
+                "beyond": "checker blocking places beyond KiCad's count", "crash": "checker crashes"}[way]
+        lines.append(f"- {check} `{kind}`: {what}: {count} on {len(projects)} project(s) "
+                     f"({', '.join(projects[:6])}{', ...' if len(projects) > 6 else ''}); e.g. {first[0]} at "
+                     f"{first[1]}: {first[2][:200]}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -414,8 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kicad-cli", default="kicad-cli", metavar="CMD",
                         help="kicad-cli for --live: a path or a command (e.g. 'chroot /opt/kicad10-sid kicad-cli')")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the machine-readable summary here")
-    parser.add_argument("--verbose", "-v", action="store_true", help="list KiCad's errors missed and the places "
-                                                                     "beyond KiCad's count")
+    parser.add_argument("--verbose", "-v", action="store_true", help="list the classes of disagreement (KiCad's "
+                                                                     "errors missed, places beyond KiCad's count)")
+    parser.add_argument("--classes", type=Path, metavar="FILE", help="write the classes of disagreement here "
+                                                                      "(Markdown, one line each)")
     args = parser.parse_args(argv)
     entries = corpus.load_manifest()
     if args.only:
@@ -443,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{entry.id}: {state}; checker {result.checker_seconds:.1f} s, KiCad {result.kicad_seconds:.1f} s",
               flush=True)
     facts = print_report(results, args.verbose)
+    if args.classes:
+        args.classes.write_text(disagreement_classes(results) + "\n", encoding="utf-8")
     if args.json:
         args.json.write_text(json.dumps({"summary": facts, "projects": [asdict(r) for r in results]}, indent=1)
                              + "\n", encoding="utf-8")
