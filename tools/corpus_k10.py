@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"kicad-cli 10: a path or 'chroot DIR kicad-cli' (default {DEFAULT_CLI!r})")
     parser.add_argument("--only", action="append", metavar="ID", help="only this entry (repeatable)")
     parser.add_argument("--missing", action="store_true",
-                        help="only entries not yet saved (upgrade) or without KiCad 10's reports (oracle)")
+                        help="only entries whose board is not saved yet (upgrade) or without KiCad 10's reports "
+                             "(oracle)")
     args, rest = parser.parse_known_args(argv)
     if args.action == "compare":
         from . import corpus_compare
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     entries = [e for e in corpus.load_manifest() if not args.only or e.id in args.only]
     if args.action == "upgrade":
         if args.missing:
-            entries = [e for e in entries if not (CACHE_K10 / e.id).is_dir()]
+            entries = [e for e in entries if saved_in_kicad10_form(e)]
         failed = 0
         for entry in entries:
             problem = upgrade(entry, cli)
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{'FAILED' if problem else 'saved '} .corpus-k10/{entry.id}{': ' + problem if problem else ''}",
                   flush=True)
         return 1 if failed else 0
-    absent = [e.id for e in entries if not (CACHE_K10 / e.id).is_dir()]
+    absent = [e.id for e in entries if saved_in_kicad10_form(e)]
     for entry_id in absent:
         print(f"skipped {entry_id}: not saved in KiCad 10's form yet (upgrade first)", flush=True)
     entries = [e for e in entries if e.id not in absent
