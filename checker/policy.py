@@ -2,8 +2,8 @@
 
 What decides how a finding counts — ``.boardready.toml`` (profile, severity
 overrides, waived fingerprints, MPN field names), the ``.kicad_pro``'s
-``rule_severities``, ``drc_exclusions``, ``erc_exclusions`` and ``erc.pin_map``,
-and the ``.kicad_dru`` custom rules — is the project's policy. The head's
+``rule_severities``, ``drc_exclusions``, ``erc_exclusions``, ``erc.pin_map`` and
+the board's minimums (``board.design_settings.rules``), and the ``.kicad_dru`` custom rules — is the project's policy. The head's
 design is judged under its own policy (the result as always) and, when the
 base's policy differs, under the base's too: the rules run again on the head's
 models (no file is read twice) with the base's settings. A finding that blocks
@@ -45,6 +45,9 @@ _PRO_POLICY = (
     (("erc", "rule_severities"), "erc.rule_severities"),
     (("erc", "erc_exclusions"), "erc.erc_exclusions"),
     (("erc", "pin_map"), "erc.pin_map"),
+    # The board's minimums (track width, clearance, edge clearance ...): lowering one relaxes
+    # what the board rules hold the board to, as a looser .kicad_dru rule does.
+    (("board", "design_settings", "rules"), "board.design_settings.rules"),
 )
 BASE_UNREADABLE_RULE = "base.unreadable"
 

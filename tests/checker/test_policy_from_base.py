@@ -79,7 +79,12 @@ def _erc_exclusion(d):
 
 
 _DRU = '(version 1)\n(rule "wide tracks"\n\t(constraint track_width (min {minimum})))\n'
-BASE_SETUP = {"kicad_dru": lambda b: (b / "drc-violation.kicad_dru").write_text(_DRU.format(minimum="0.3mm"))}
+BASE_SETUP = {"kicad_dru": lambda b: (b / "drc-violation.kicad_dru").write_text(_DRU.format(minimum="0.3mm")),
+              "board minimum": lambda b: _edit_pro(b, _min_track_width(0.3))}
+
+
+def _min_track_width(mm):
+    return lambda d: d["board"]["design_settings"]["rules"].update({"min_track_width": mm})
 
 WAYS = {
     "boardready.toml severity": (DRC, "board.edge-clearance", lambda b: (b.parent / ".boardready.toml").write_text(
@@ -92,6 +97,9 @@ WAYS = {
     # The base's custom rule holds the 0.25 mm tracks to 0.3 mm; the head loosens it.
     "kicad_dru": (DRC, "board.track-width", lambda b: (b / "drc-violation.kicad_dru").write_text(
         _DRU.format(minimum="0.2mm")), "board/drc-violation.kicad_dru", "rules", "ignored"),
+    # The base holds the 0.25 mm tracks to a 0.3 mm board minimum; the head lowers it.
+    "board minimum": (DRC, "board.track-width", lambda b: _edit_pro(b, _min_track_width(0.2)),
+                      "board/drc-violation.kicad_pro", "board.design_settings.rules", "ignored"),
     "erc_exclusions": (ERC, "erc.pin-to-pin", lambda b: _edit_pro(b, _erc_exclusion),
                        "board/multi_unit_7400.kicad_pro", "erc.erc_exclusions", "excluded"),
     "pin_map": (ERC, "erc.pin-to-pin", lambda b: _edit_pro(b, _pin_map_allows_two_outputs),
