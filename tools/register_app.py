@@ -6,7 +6,8 @@
         serves the manifest flow on 127.0.0.1: open the printed address in a
         browser signed in to the code host, confirm, and the code host sends the
         browser back here; the app's id, private key, webhook secret and OAuth
-        client are then written to the env file (mode 0600, the key beside it)
+        client are then written to the env file (mode 0640, group of its folder,
+        the key beside it); both are checked before the code host creates anything
     bin/register-app --public-url ... --code CODE --env-file ...
         converts a code obtained by hand (the flow's last step alone)
 
@@ -101,21 +102,54 @@ def convert(api_url: str, code: str, timeout: float = 30) -> dict:
     return body
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Create `path` readable by its owner only; never replace an existing file."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(path, 0o600)   # whatever the umask was
+def _write_secret(path: Path, text: str, replace: bool = False) -> None:
+    """Create `path` with mode 0640, group the directory's (root:boardready
+    /etc/boardready makes it readable by the service's group and no one else).
+    Never replace an existing file unless `replace`: then a new file is renamed
+    over it, so a reader sees the old or the new one, never half of either."""
+    target = path if not replace else path.with_name(f".{path.name}.{secrets.token_hex(4)}.new")
+    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        group = path.parent.stat().st_gid
+        if group != os.getegid():
+            os.chown(target, -1, group)
+        os.chmod(target, 0o640)   # whatever the umask was
+        if replace:
+            os.replace(target, path)
+    except BaseException:
+        if replace:
+            target.unlink(missing_ok=True)
+        raise
 
 
-def write_env_file(env_file: Path, app: dict, public_url: str, api_url: str, web_url: str) -> Path:
+def key_file_for(env_file: Path) -> Path:
+    return env_file.with_name(env_file.name + ".private-key.pem")
+
+
+def check_outputs(env_file: Path, force: bool = False) -> None:
+    """Refuse (OSError) before anything is created on the code host when the
+    files could not be written: a one-time code spent on an app whose
+    credentials are then lost leaves an orphan the code host will not let you
+    register again under the same name."""
+    folder = env_file.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} does not exist: create it first (docs/deploy.md, section 1)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"{folder} is not writable by this user")
+    for path in (env_file, key_file_for(env_file)):
+        if path.exists() and not force:
+            raise FileExistsError(f"{path} exists; not replacing secrets (--force replaces them)")
+
+
+def write_env_file(env_file: Path, app: dict, public_url: str, api_url: str, web_url: str,
+                   force: bool = False) -> Path:
     """The app's part of the service's environment; the key goes to a file beside
     it (an env file holds one line per variable, a PEM has many)."""
-    key_file = env_file.with_name(env_file.name + ".private-key.pem")
-    if env_file.exists() or key_file.exists():
-        raise FileExistsError(f"{env_file} or {key_file} exists; not replacing secrets")
-    _write_private(key_file, app["pem"])
+    key_file = key_file_for(env_file)
+    check_outputs(env_file, force)
+    _write_secret(key_file, app["pem"], replace=force)
     lines = [
         f"# The code host app {app.get('slug') or app.get('name')} (id {app['id']}), written by bin/register-app.",
         "# The marketplace secret is new: enter it as the webhook secret of the marketplace listing.",
@@ -130,7 +164,7 @@ def write_env_file(env_file: Path, app: dict, public_url: str, api_url: str, web
         f"SERVICE_PUBLIC_URL={public_url.rstrip('/')}",
         "",
     ]
-    _write_private(env_file, "\n".join(lines))
+    _write_secret(env_file, "\n".join(lines), replace=force)
     return key_file
 
 
@@ -140,8 +174,9 @@ class ManifestFlow:
     once the env file is written (or the flow failed: `error`)."""
 
     def __init__(self, public_url: str, env_file: Path, web_url: str, api_url: str, org: str | None,
-                 name: str, port: int = 0):
+                 name: str, port: int = 0, force: bool = False):
         self.public_url, self.env_file, self.web_url, self.api_url = public_url, env_file, web_url, api_url
+        self.force = force
         self.org, self.name = org, name
         self.state = secrets.token_urlsafe(24)
         self.done = threading.Event()
@@ -188,8 +223,9 @@ class ManifestFlow:
         if query.get("state", [""])[0] != self.state or not query.get("code"):
             return self._answer(request, 400, "This is not the answer to the form this tool showed.")
         try:
+            check_outputs(self.env_file, self.force)
             self.app = convert(self.api_url, query["code"][0])
-            write_env_file(self.env_file, self.app, self.public_url, self.api_url, self.web_url)
+            write_env_file(self.env_file, self.app, self.public_url, self.api_url, self.web_url, self.force)
         except (OSError, ValueError, urllib.error.URLError) as exc:
             self.error = f"{type(exc).__name__}: {exc}"
             self._answer(request, 502, "Registering failed: " + html.escape(self.error))
@@ -222,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", default="boardready", help="the app's name on the code host")
     parser.add_argument("--web-url", default=os.environ.get("HOST_WEB_URL", DEFAULT_WEB_URL))
     parser.add_argument("--api-url", default=os.environ.get("HOST_API_URL", DEFAULT_API_URL))
-    parser.add_argument("--env-file", help="where to write the app's settings (created with mode 0600)")
+    parser.add_argument("--env-file", help="where to write the app's settings (mode 0640, group of its folder)")
+    parser.add_argument("--force", action="store_true", help="replace an existing env file and key")
     parser.add_argument("--port", type=int, default=0, help="local port of the flow (default: any free one)")
     parser.add_argument("--print", action="store_true", help="print the manifest and exit")
     parser.add_argument("--code", help="convert this manifest code instead of serving the flow")
@@ -237,16 +274,22 @@ def main(argv: list[str] | None = None) -> int:
     if not args.env_file:
         parser.error("--env-file is needed to keep the app's credentials")
     env_file = _resolve(args.env_file, args.cwd)
+    try:
+        check_outputs(env_file, args.force)
+    except OSError as exc:
+        print(f"register-app: {type(exc).__name__}: {exc}; nothing was created on the code host", file=sys.stderr)
+        return 1
     if args.code:
         try:
             app = convert(args.api_url, args.code)
-            write_env_file(env_file, app, args.public_url, args.api_url, args.web_url)
+            write_env_file(env_file, app, args.public_url, args.api_url, args.web_url, args.force)
         except (OSError, ValueError, urllib.error.URLError) as exc:
             print(f"register-app: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 1
         print(f"app {app['id']} registered; settings written to {env_file}")
         return 0
-    flow = ManifestFlow(args.public_url, env_file, args.web_url, args.api_url, args.org, args.name, args.port).start()
+    flow = ManifestFlow(args.public_url, env_file, args.web_url, args.api_url, args.org, args.name, args.port,
+                        args.force).start()
     print(f"Open {flow.url}/ in a browser signed in to the code host, and confirm.", flush=True)
     try:
         flow.done.wait()

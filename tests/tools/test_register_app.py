@@ -97,10 +97,11 @@ def test_the_flow_registers_the_app_and_the_service_works_with_what_it_wrote(hos
     assert (status, flow.error) == (200, None), page
     assert "registered" in page
 
-    # The env file and the key beside it: the owner's alone.
+    # The env file and the key beside it: the owner's, readable by the folder's group (the service's).
     key_file = env_file.with_name("app.env.private-key.pem")
     for path in (env_file, key_file):
-        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.stat().st_mode) == 0o640
+        assert path.stat().st_gid == tmp_path.stat().st_gid
     written = _env(env_file)
     assert written["HOST_APP_ID"] == str(flow.app["id"])
     assert written["HOST_APP_PRIVATE_KEY_FILE"] == str(key_file.resolve())
@@ -203,3 +204,37 @@ def test_the_command_converts_a_code_got_by_hand(host, tmp_path):
     again = subprocess.run(run[:-4] + ["--env-file", str(tmp_path / "other.env"), "--code", code],
                            capture_output=True, text=True)
     assert again.returncode == 1 and "HTTPError" in again.stderr    # a code converts once
+
+
+@pytest.mark.parametrize("case", ["folder_missing", "env_file_exists", "key_exists"])
+def test_the_outputs_are_checked_before_the_code_host_creates_the_app(host, tmp_path, case):
+    """A code spent on an app whose credentials cannot be written leaves an
+    orphan app the code host refuses to register again under its name."""
+    env_file = tmp_path / "app.env"
+    if case == "folder_missing":
+        env_file = tmp_path / "not-yet" / "app.env"
+    elif case == "env_file_exists":
+        env_file.write_text("kept\n")
+    else:
+        register_app.key_file_for(env_file).write_text("kept\n")
+    apps_before = set(host.state.apps)
+    manifest = register_app.manifest(PUBLIC_URL, "http://127.0.0.1:9/callback")
+    answer = _posted_manifest(host, {"manifest": json.dumps(manifest)})
+    code = parse_qs(urlsplit(answer.headers["Location"]).query)["code"][0]
+    done = subprocess.run([str(ROOT / "bin" / "register-app"), "--public-url", PUBLIC_URL, "--api-url", host.url,
+                           "--env-file", str(env_file), "--code", code], capture_output=True, text=True)
+    assert done.returncode == 1 and "nothing was created on the code host" in done.stderr, done.stderr
+    # The code is still good: the tool did not spend it.
+    assert register_app.convert(host.url, code)["id"] not in apps_before
+    if case != "folder_missing":
+        assert "kept" in (env_file if case == "env_file_exists" else register_app.key_file_for(env_file)).read_text()
+
+
+def test_force_replaces_the_files_whole(host, tmp_path):
+    manifest = register_app.manifest(PUBLIC_URL, "http://127.0.0.1:9/callback")
+    answer = _posted_manifest(host, {"manifest": json.dumps(manifest)})
+    app = register_app.convert(host.url, parse_qs(urlsplit(answer.headers["Location"]).query)["code"][0])
+    (tmp_path / "app.env").write_text("old\n")
+    register_app.write_env_file(tmp_path / "app.env", app, PUBLIC_URL, host.url, host.url, force=True)
+    assert _env(tmp_path / "app.env")["HOST_APP_ID"] == str(app["id"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.env", "app.env.private-key.pem"]
