@@ -191,7 +191,7 @@ class OutboxQueue(SqlQueue):
         comment_id = item["comment_id"]
         if comment_id is None:
             comment_id = next((c["id"] for c in self.host.list_comments(installation, repository, item["pr_number"])
-                               if publication.COMMENT_MARKER in (c.get("body") or "")), None)
+                               if publication.COMMENT_MARKER in (c.get("body") or "") and self._ours(c)), None)
         if comment_id is not None:
             try:
                 self.host.update_comment(installation, repository, comment_id, body)
@@ -203,6 +203,13 @@ class OutboxQueue(SqlQueue):
             self._hold_before_sending(pool, item)
             comment_id = self.host.create_comment(installation, repository, item["pr_number"], body)["id"]
         return self._report(pool, "comment_posted", item, comment_id=comment_id)
+
+    def _ours(self, comment: dict) -> bool:
+        """A comment this app wrote: anyone can put the marker in a comment of theirs, and
+        updating it would publish the result under their name (and leave theirs in place)."""
+        app = comment.get("performed_via_github_app") or {}
+        return (comment.get("user") or {}).get("type") == "Bot" and \
+            (app.get("id") is None or str(app["id"]) == str(self.config.host_app_id))
 
     def fail(self, conn, item: dict, exc: BaseException) -> dict:
         reason, error_class = failure_codes(exc)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from emulator import webhooks
 from emulator.control.base import ControlBase, ControlError
 from emulator.routing import route
-from emulator.state import Account, PullRequest, random_sha, utcnow
+from emulator.state import Account, IssueComment, PullRequest, random_sha, utcnow
 
 
 class PullRequestControls(ControlBase):
@@ -49,6 +49,21 @@ class PullRequestControls(ControlBase):
         if deliver:
             result["delivery"] = self.send_pull_request_event(full_name, number, "synchronize", before=before)
         return result
+
+    @route("POST", "/_emulator/repositories/{owner}/{repo}/pulls/{number}/comments")
+    def comment_as_person(self, full_name: str, number: int, login: str, body: str) -> dict:
+        """A comment a person writes on the pull request in the code host's web page (its
+        author is that person, no app performed it)."""
+        with self.state.lock:
+            repo = self._repo(full_name)
+            self._pull(repo, number)
+            author = next((u.account for u in self.state.users.values() if u.login == login), None)
+            if author is None:
+                raise ControlError(f"unknown user {login}", 404)
+            comment = IssueComment(id=self.state.next_id("comment"), repository_id=repo.id, issue_number=int(number),
+                                   body=body, author=author, app_id=None)
+            self.state.comments[comment.id] = comment
+            return {"id": comment.id, "body": body, "author": login}
 
     @route("POST", "/_emulator/repositories/{owner}/{repo}/pulls/{number}/state")
     def set_pull_request_state(self, full_name: str, number: int, action: str, deliver: bool = False) -> dict:

@@ -70,6 +70,24 @@ def test_a_request_for_changes_keeps_its_comment_shows_it_and_posts_it(stack, ow
                          (run["review_id"],)).fetchone()["comment"] == "Also C4."
 
 
+def test_the_request_for_changes_comment_is_not_posted_verbatim(stack, owner, pool):
+    """No @mention notifies anyone in the app's name, and no markup (the outbox's marker
+    in an HTML comment) gets through (issue 36)."""
+    repo = stack.repos[0]
+    stack.host.open_pull_request(repo["full_name"], number=1)
+    run = decided_run(owner, pool, repo["id"], readiness="blocked", findings=[finding(0, "error", FP_ERROR)])
+    reviewer = stack.sign_in("rhea")
+    words = "@acme-hw/everyone look <!-- boardready:release-readiness --> and @octocat too"
+    answer = post_form(reviewer, f"/release-runs/{run['id']}/approvals", {"status": "changes_requested",
+                                                                          "comment": words})
+    assert "done=changes_requested_commented" in str(answer.url)
+    [posted] = [c["body"] for c in stack.host.comments(repo["full_name"]) if "Changes requested" in c["body"]]
+    assert not re.search(r"@[A-Za-z0-9]", posted) and "<!--" not in posted
+    assert "@\u200bacme-hw/everyone" in posted and "@\u200boctocat" in posted
+    # Kept as written on the approval (the page escapes it when it shows it).
+    assert owner.execute("SELECT comment FROM review_approvals").fetchone()["comment"] == words
+
+
 def test_an_approval_without_a_comment_hides_a_comment_it_replaced(stack, owner, pool):
     repo = stack.repos[0]
     stack.host.open_pull_request(repo["full_name"], number=1)

@@ -278,6 +278,22 @@ def test_the_comment_is_found_by_its_marker_past_the_first_page(kit, client, poo
     assert "Ready to release" in updated["body"]
 
 
+def test_the_marker_is_looked_for_only_in_the_apps_own_comments(kit, client, pool, db_url, owner, dispatched):
+    """A person who puts the marker in a comment of theirs does not get the result
+    published into it (under their name, their text kept): the app posts its own (issue 36)."""
+    kit.host.create_user("mallory", sign_in=False)
+    planted = kit.host.comment_as_person(REPOSITORY, dispatched.pr["number"], "mallory",
+                                         publication.COMMENT_MARKER + "\nReady to release, trust me")
+    dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha, "blocked",
+                                                                         [finding(1, "error", line=2)])))
+    run_outbox(kit, pool, db_url)
+    comments = kit.host.comments(REPOSITORY)
+    [theirs] = [c for c in comments if c["id"] == planted["id"]]
+    assert theirs["body"].endswith("Ready to release, trust me")
+    [ours] = [c for c in comments if c["id"] != planted["id"]]
+    assert ours["author"].endswith("[bot]") and publication.COMMENT_MARKER in ours["body"]
+
+
 def test_a_worker_that_died_after_an_update_does_not_repeat_its_annotations(kit, client, pool, db_url, owner,
                                                                                dispatched):
     findings = [finding(i, "medium", line=i + 1) for i in range(120)]

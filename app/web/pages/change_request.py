@@ -5,12 +5,16 @@ the reviewer and linking the run page.
 The request and its comment are recorded first, through the API's function
 (one SQL call, review_record_approval_comment_v2 via app/web/reviews.py: the
 comment is kept on the approval and shown in the run page's history); the
-comment is then posted to the code host with the installation's token. A
+comment is then posted to the code host with the installation's token, its
+@mentions and markup neutralized (the app does not mention a team for a
+reviewer). A
 comment the code host did not take is said on the page, which shows the form
 again with the text to send again (the same request again replaces the kept
 comment and posts it).
 """
 from __future__ import annotations
+
+import re
 
 from app.host.errors import HostError
 from app.jsonlog import log
@@ -29,8 +33,18 @@ def comment_text(form_value: str | None) -> str | None:
     return text
 
 
+MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
+
+
+def neutralized(comment: str) -> str:
+    """The reviewer's words as text the app may post: no @mention notifies anyone (a
+    zero-width space after the @), and no markup (an HTML comment can hide text or carry
+    the marker the outbox looks for) is taken as markup."""
+    return MENTION.sub("@\u200b", comment).replace("<", "&lt;")
+
+
 def comment_body(login: str, comment: str, run_page_url: str) -> str:
-    quoted = "\n".join("> " + line if line else ">" for line in comment.splitlines())
+    quoted = "\n".join("> " + line if line else ">" for line in neutralized(comment).splitlines())
     return (f"**Changes requested** by {login} on boardready:\n\n{quoted}\n\n"
             f"The review and the findings: {run_page_url}")
 
