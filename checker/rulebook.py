@@ -150,8 +150,18 @@ def _number(value) -> float | None:
     return float(value)
 
 
-def read_rules(pro: dict, dru: Node | None, board_setup: dict[str, float] | None = None) -> BoardRules:
+# KiCad 10's minimum track width where the project sets none: kicad-cli 10.0.7 reports "board setup
+# constraints min width 0.2000 mm" on a board without a project file, kicad-cli 9.0.8 nothing (KiCad 9's
+# default is 0); seen on the corpus's esp32s3-nanos3-carrier (199 tracks of 0.154 mm) and a one-track board.
+KICAD10_MIN_TRACK_WIDTH = 0.2
+
+
+def read_rules(pro: dict, dru: Node | None, board_setup: dict[str, float] | None = None,
+               kicad_major: int | None = None) -> BoardRules:
+    """The board's rules; ``kicad_major``, the KiCad that saved the board, picks the defaults."""
     rules = BoardRules()
+    if (kicad_major or 0) >= 10:
+        rules.min_track_width = KICAD10_MIN_TRACK_WIDTH
     settings = ((pro.get("board") or {}).get("design_settings") or {}) if isinstance(pro.get("board"), dict) else {}
     values = settings.get("rules") if isinstance(settings, dict) else None
     if isinstance(values, dict):

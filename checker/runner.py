@@ -248,7 +248,8 @@ def _load(files: ProjectFiles, config: CheckerConfig, profile, reader: InputRead
             from .board import load_board
 
             model.board = load_board(files.board, reader)
-    model.rules = read_rules(model.pro, model.dru, model.board.setup if model.board else None)
+    model.rules = read_rules(model.pro, model.dru, model.board.setup if model.board else None,
+                             major_for("board", model.board.version) if model.board else None)
     if model.schematic is None and model.board is None and files.pro is None:
         raise NoProjectFound("the project has no schematic and no board", path=files.name)
     if options.bom:

@@ -226,3 +226,21 @@ def test_kicad10_marks_the_power_symbols_pin_of_an_undriven_power_net(tmp_path):
     outcome = check(RunOptions(path=tmp_path / "multi_unit_7400.kicad_pro", root=tmp_path, run_kicad_cli=False))
     marked = sorted(f.message.split(": ", 1)[1] for f in outcome.findings if f.rule_id == "erc.power-pin-not-driven")
     assert marked == ["#PWR02 pin 1 [Power input] (sheet /)", "U1 pin 14 (VCC) [Power input] (sheet /)"]
+
+
+def test_kicad10s_default_minimum_track_width_is_0_2_mm(tmp_path):
+    # A board without a project file: kicad-cli 10.0.7 holds its 0.15 mm track to "board setup
+    # constraints min width 0.2000 mm"; kicad-cli 9.0.8 (default 0) reports nothing of the same board
+    # in KiCad 9's format.
+    track = '(segment (start 5 5) (end 15 5) (width 0.15) (layer "F.Cu") {net} (uuid "00000000-0000-0000-0000-0000000000a1"))'
+    kicad10 = _ONE_PAD_ONE_HOLE.split("\t(footprint")[0] + "\t" + track.format(net='(net "A")') + "\n)\n"
+    kicad9 = (kicad10.replace("(version 20260206)", "(version 20241229)").replace('(net "A")', "(net 1)")
+              .replace("(setup (pad_to_mask_clearance 0))", '(setup (pad_to_mask_clearance 0))\n\t(net 0 "")\n\t(net 1 "A")'))
+    widths = {}
+    for name, text in (("10", kicad10), ("9", kicad9)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "t.kicad_pcb").write_text(text, encoding="utf-8")
+        outcome = check(RunOptions(path=folder, run_kicad_cli=False))
+        widths[name] = [f.message for f in outcome.findings if f.rule_id == "board.track-width"]
+    assert len(widths["10"]) == 1 and "0.2 mm" in widths["10"][0] and widths["9"] == []
