@@ -1,5 +1,6 @@
-"""`bin/psql`: psql on the service's database (the embedded one unless
-SERVICE_DATABASE_URL is set), with search_path set to the ops views."""
+"""`bin/psql`: psql on the service's database (SERVICE_DATABASE_URL, or the
+demo's embedded one when it exists), with search_path set to the ops views.
+It never creates a database nor migrates one."""
 from __future__ import annotations
 
 import os
@@ -25,7 +26,7 @@ def psql_binary() -> str:
 
 
 def main() -> None:
-    url = runtime.database_url(config_module.load())
+    url = runtime.configured_database_url(config_module.load(), "bin/psql")
     env = dict(os.environ, PGOPTIONS="-c search_path=ops,boardready")
     # A child, not exec: the embedded server stops when this process exits.
     raise SystemExit(subprocess.call([psql_binary(), url, *sys.argv[1:]], env=env))

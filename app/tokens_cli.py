@@ -98,14 +98,22 @@ COMMANDS = {"create": _create, "list": _list, "revoke": _revoke}
 def main(argv: list[str] | None = None, url: str | None = None) -> int:
     args = _parser().parse_args(argv)
     if url is None:
-        url = runtime.database_url(config_module.load())
-        runtime.migrate(url)
+        # Never migrates: during an upgrade window that would apply the new
+        # release's migrations behind the operator's back (bin/migrate does).
+        url = runtime.configured_database_url(config_module.load(), "bin/token")
     try:
         with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
             return COMMANDS[args.command](conn, args)
     except api_tokens.InvalidTokenRequest as exc:
         sys.stderr.write(f"error: {exc.code}: {exc.message}\n")
         return 2
+    except psycopg.errors.InsufficientPrivilege:
+        sys.stderr.write("error: this role may not manage tokens: use the migration role's "
+                         "SERVICE_DATABASE_URL (/etc/boardready/migrate.env)\n")
+        return 1
+    except (psycopg.errors.UndefinedFunction, psycopg.errors.InvalidSchemaName):
+        sys.stderr.write("error: the database is not migrated to this release: run bin/migrate first\n")
+        return 1
 
 
 if __name__ == "__main__":
