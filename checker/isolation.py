@@ -15,6 +15,7 @@ minimum of its own (beyond KiCad, no KiCad type).
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Callable
 
 from .errors import HostileInputError
@@ -23,6 +24,9 @@ from .model import ProjectModel
 from .rules.catalogue import RULES
 
 RULE_FAILED = "checker.rule-failed"
+# Re-running a failed module rule by rule is skipped (the module reported as one failure) when
+# it would take longer than this, judged by how long the failed run took.
+RERUN_BUDGET_S = 5.0
 
 # The rules of each module, by id prefix: what a module is re-run for, one at a time.
 _MODULE_PREFIXES = {
@@ -76,6 +80,7 @@ def without(model: ProjectModel, skipped: frozenset[str]) -> None:
 
 def run_module(name: str, check: Callable[[ProjectModel], list[Finding]], model: ProjectModel) -> list[Finding]:
     """``check(model)``; when it fails, each of its rules alone, the failing ones reported."""
+    started = time.perf_counter()
     try:
         return check(model)
     except HostileInputError:
@@ -85,6 +90,8 @@ def run_module(name: str, check: Callable[[ProjectModel], list[Finding]], model:
     except Exception as exc:          # noqa: BLE001 - any bug in a rule: reported, never a traceback
         first = exc
     rules = [r for r in RULES if r.startswith(_MODULE_PREFIXES.get(name, ("",))) and model.wants(r)]
+    if (time.perf_counter() - started) * len(rules) > RERUN_BUDGET_S:
+        return [_failed(name, None, first, model)]     # one rule at a time would take too long
     findings: list[Finding] = []
     failed: list[tuple[str, BaseException]] = []
     for rule_id in rules:
