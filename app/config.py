@@ -248,6 +248,10 @@ class _Reader:
         try:
             with open(self.text(name + "_FILE"), encoding="utf-8") as handle:
                 return handle.read(64 * 1024).strip() or None, name + "_FILE"
+        except PermissionError:
+            # The file is there but not this process's to read (its owner or
+            # group is not the service user's): say so, not "missing".
+            return None, name + "_FILE (unreadable)"
         except OSError:
             return None, name + "_FILE"
 

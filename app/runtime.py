@@ -1,6 +1,7 @@
 """Process start-up shared by bin/serve, bin/worker, bin/migrate and bin/demo."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +16,39 @@ def database_url(config) -> str:
     except embedded_pg.DataDirectoryUnusable as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(2) from None
+
+
+#: The variables that name a file holding a secret (app/config.py reads them).
+SECRET_FILE_VARIABLES = ("HOST_APP_PRIVATE_KEY_FILE", "HOST_OAUTH_CLIENT_SECRET_FILE",
+                         "SERVICE_COMPONENT_PROVIDER_CLIENT_SECRET_FILE")
+
+
+def exposed_secret_files(env) -> list[tuple[str, str, str]]:
+    """(variable, path, mode) of each secret file that users other than its
+    owner and group may read or write: 0640 (owner root, group the service's)
+    is the stated mode (docs/deploy.md)."""
+    exposed = []
+    for name in SECRET_FILE_VARIABLES:
+        path = env.get(name)
+        if not path:
+            continue
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue     # missing or unreadable: readiness names it
+        if mode & 0o007:
+            exposed.append((name, path, oct(mode & 0o777)))
+    return exposed
+
+
+def refuse_exposed_secret_files(env) -> None:
+    exposed = exposed_secret_files(env)
+    for name, path, mode in exposed:
+        log("serve.secret_file_exposed", level="error", variable=name, path=path, mode=mode)
+    if exposed:
+        names = ", ".join(f"{name} ({path}, mode {mode})" for name, path, mode in exposed)
+        sys.stderr.write(f"error: others may read {names}: chmod 0640 (owner root, group of the service)\n")
+        raise SystemExit(2)
 
 
 def configured_database_url(config, tool: str) -> str:

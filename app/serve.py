@@ -150,6 +150,7 @@ def main(argv: list[str] | None = None) -> None:
                              "role, and this process's role may only execute functions (docs/deploy.md)")
     args = parser.parse_args(argv)
     capture_library_logs()
+    runtime.refuse_exposed_secret_files(os.environ)
     config = config_module.load()
     url = runtime.database_url(config)
     if not args.no_migrate:

@@ -90,7 +90,8 @@ def build_workers(config, url: str, stop: threading.Event) -> list[QueueWorker]:
         workers.append(loop(queues.outbox, config.worker_concurrency, config.worker_poll_ms))
     else:
         # Readiness reports the missing variables; lifecycle jobs still run.
-        log("worker.outbox_disabled", level="warning", reason="host app configuration missing")
+        log("worker.outbox_disabled", level="warning", reason="host app configuration missing",
+            missing=list(config.missing))
     workers.append(loop(queues.reconciliation, config.reconciliation.concurrency, config.reconciliation.poll_ms))
     if queues.supply.settings.enabled:
         workers.append(loop(queues.supply, 1, queues.supply.settings.poll_ms))
