@@ -174,7 +174,8 @@ def run(projects: list[kicad_oracle.KicadProject], cli: KicadCli | None, release
             continue
         drc, drc_source = kicad_report(project, "drc", cli, release)
         if drc is None:
-            print(f"skipped {shown(project)}: no KiCad DRC report (KiCad cannot load the board)")
+            print(f"skipped {shown(project)}: no KiCad {release} DRC report (KiCad {release} cannot load the "
+                  "board, or its reports were not made)")
             continue
         erc, _ = kicad_report(project, "erc", cli, release) if project.schematic else (None, "none")
         target = project.folder / f"{project.name}.kicad_pro"
