@@ -803,9 +803,13 @@ class _KeyedUnion:
 
 
 def _name_key(item: Item, instance: SheetInstance, child_of: dict) -> tuple | None:
+    # Local names are qualified by the sheet's path of names, as KiCad names the net
+    # (/SHEET/LABEL): two sheets of one parent named alike (duplicate_sheet_names) share their
+    # local nets, as kicad-cli 9.0.8 merges them (corpus hellen-ep91-starlet: a pin conflict
+    # between the two instances of one symbol).
     kind = item.kind
     if kind == "label":
-        return ("local", instance.key, item.text)
+        return ("local", instance.path, item.text)
     if kind == "global_label":
         return ("global", item.text)
     if kind == "pin":
@@ -813,10 +817,10 @@ def _name_key(item: Item, instance: SheetInstance, child_of: dict) -> tuple | No
     # A hierarchical label names its net like a local label of its sheet (/sheet/NAME),
     # so the two join by name; a sheet pin reaches the labels of its sheet's instance.
     if kind == "hierarchical_label":
-        return ("local", instance.key, item.text)
+        return ("local", instance.path, item.text)
     if kind == "sheet_pin":
         child = child_of.get((id(instance), item.sheet_uuid))
-        return ("local", child.key, item.text) if child is not None else None
+        return ("local", child.path, item.text) if child is not None else None
     return None
 
 
@@ -907,7 +911,7 @@ def build(screens: dict[str, Screen], instances: list[SheetInstance], references
                 labels_here[id(sub.instance)].add(item.text)
     for instance in instances:
         for name in power_here[id(instance)] & labels_here[id(instance)]:
-            uf.union(("local", instance.key, name), ("global", name))
+            uf.union(("local", instance.path, name), ("global", name))
     aliases: dict[str, list[str]] = {}
     for screen in screens.values():
         for name, members in screen.bus_aliases.items():
@@ -927,7 +931,7 @@ def build(screens: dict[str, Screen], instances: list[SheetInstance], references
             continue
         bus_net = uf.find(i)
         for key, member in _bus_members(sub, aliases) or members_of.get(bus_net, ()):
-            joins.append((("local", sub.instance.key, member), ("member", bus_net, key)))
+            joins.append((("local", sub.instance.path, member), ("member", bus_net, key)))
     for local, member in joins:
         uf.union(local, member)
     nets_by_root: dict[int, Net] = {}
