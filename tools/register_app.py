@@ -23,6 +23,7 @@ import argparse
 import html
 import json
 import os
+import re
 import secrets
 import sys
 import threading
@@ -96,9 +97,34 @@ def convert(api_url: str, code: str, timeout: float = 30) -> dict:
                  "User-Agent": "boardready-register-app"})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         body = json.load(response)
+    return checked_app(body)
+
+
+# What the env file may hold of the code host's answer: one line each, nothing
+# that could end a line and start another setting.
+SECRET_VALUE = re.compile(r"[\x21-\x7e]{1,512}")
+SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+PEM = re.compile(r"-----BEGIN [A-Z ]{1,40}-----\r?\n[A-Za-z0-9+/=\r\n]{1,16384}-----END [A-Z ]{1,40}-----\r?\n?")
+
+
+def checked_app(body) -> dict:
+    """The conversion's answer, each value the env file or the key file takes checked
+    (ValueError otherwise): a value with a newline would write a setting of its own."""
+    if not isinstance(body, dict):
+        raise ValueError("the code host's answer is not an object")
     missing = [k for k in ("id", "pem", "webhook_secret", "client_id", "client_secret") if not body.get(k)]
     if missing:
         raise ValueError("the code host's answer lacks " + ", ".join(missing))
+    if isinstance(body["id"], bool) or not isinstance(body["id"], int) or not 0 < body["id"] < 2**63:
+        raise ValueError("the code host's answer has an id that is not a positive integer")
+    for name in ("webhook_secret", "client_id", "client_secret"):
+        if not isinstance(body[name], str) or not SECRET_VALUE.fullmatch(body[name]):
+            raise ValueError(f"the code host's answer has a {name} that is not 1-512 visible ASCII characters")
+    if not isinstance(body["pem"], str) or not PEM.fullmatch(body["pem"]):
+        raise ValueError("the code host's answer has a pem that is not a PEM block")
+    label = body.get("slug") or body.get("name")
+    if label is not None and (not isinstance(label, str) or not SLUG.fullmatch(label)):
+        raise ValueError("the code host's answer has a slug that is not a plain name")
     return body
 
 
@@ -204,6 +230,11 @@ class ManifestFlow:
         self.server.server_close()
 
     def handle(self, request: BaseHTTPRequestHandler) -> None:
+        # Only to its own address: a page elsewhere cannot read the form (and its
+        # state) through a name it points at 127.0.0.1 (DNS rebinding).
+        port = self.server.server_address[1]
+        if request.headers.get("Host") not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            return self._answer(request, 421, "This tool answers only at " + html.escape(self.url))
         parts = urlsplit(request.path)
         if parts.path == "/":
             document = manifest(self.public_url, self.url + "/callback", self.name)

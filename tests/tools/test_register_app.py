@@ -74,7 +74,8 @@ def test_the_manifest_asks_for_what_the_service_uses_and_never_contents():
     assert {"checks": "write", "actions": "write", "metadata": "read"}.items() <= permissions.items()
     assert "contents" not in permissions and "administration" not in permissions
     # Every event the intake handles that must be asked for, and nothing else.
-    assert set(document["default_events"]) == (set(HANDLED_EVENTS) | {"organization", "member"}) - register_app.ALWAYS_DELIVERED
+    assert set(document["default_events"]) == (set(HANDLED_EVENTS) | {"organization", "member", "membership"}) \
+        - register_app.ALWAYS_DELIVERED
     for event in document["default_events"]:
         assert register_app.EVENT_PERMISSION[event] in permissions
 
@@ -238,3 +239,42 @@ def test_force_replaces_the_files_whole(host, tmp_path):
     register_app.write_env_file(tmp_path / "app.env", app, PUBLIC_URL, host.url, host.url, force=True)
     assert _env(tmp_path / "app.env")["HOST_APP_ID"] == str(app["id"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.env", "app.env.private-key.pem"]
+
+
+@pytest.mark.parametrize("field, value", [
+    ("webhook_secret", "s3cret\nSERVICE_OPERATOR_API_TOKEN=" + "x" * 40),
+    ("client_secret", "a b"),
+    ("client_id", "Iv1.\r\nHOST_API_URL=https://evil.example"),
+    ("slug", "boardready\nSERVICE_TRUSTED_PROXIES=0.0.0.0/0"),
+    ("id", "12\nX=1"),
+    ("pem", "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\nHOST_APP_ID=1\n"),
+])
+def test_the_code_hosts_answer_is_checked_before_anything_is_written(host, tmp_path, field, value):
+    """A value with a newline would write a setting of its own into the env file (issue 36)."""
+    manifest = register_app.manifest(PUBLIC_URL, "http://127.0.0.1:9/callback")
+    code = parse_qs(urlsplit(_posted_manifest(host, {"manifest": json.dumps(manifest), "state": "s"})
+                             .headers["Location"]).query)["code"][0]
+    app = register_app.convert(host.url, code)
+    app[field] = value
+    host.add_fault(operation_id="apps/create-from-manifest", status=201, body=app, count=1)
+    with pytest.raises(ValueError):
+        register_app.convert(host.url, "another-code")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_page_is_served_only_to_its_own_host(host, tmp_path):
+    flow = register_app.ManifestFlow(PUBLIC_URL, tmp_path / "app.env", web_url=host.url, api_url=host.url,
+                                     org=None, name="boardready").start()
+    try:
+        port = urlsplit(flow.url).port
+        for name in ("attacker.example", f"attacker.example:{port}", f"127.0.0.1:{port + 1}"):
+            request = urllib.request.Request(flow.url + "/", headers={"Host": name})
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request)
+            assert refused.value.code == 421, name
+            assert b"manifest" not in refused.value.read()
+        for name in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            page = urllib.request.urlopen(urllib.request.Request(flow.url + "/", headers={"Host": name}))
+            assert page.status == 200 and b"name=manifest" in page.read()
+    finally:
+        flow.stop()
