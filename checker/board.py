@@ -751,7 +751,9 @@ def _via(node: Node, board: Board) -> Via:
     at = _leaf_xy(fields.get("at")) or (0.0, 0.0)
     layers = fields.get("layers")
     atoms = node.atoms()
-    via_type = "micro" if "micro" in atoms else "blind" if "blind" in atoms else "through"
+    # KiCad 10 writes a buried via as (via buried ...) (board format 20250926, "Split via types into
+    # blind/buried/through"; KiCad 9 wrote it as blind): both span only their layers.
+    via_type = "micro" if "micro" in atoms else "blind" if "blind" in atoms or "buried" in atoms else "through"
     net = fields.get("net")
     removed = fields.get("remove_unused_layers")
     return Via(x=at[0], y=at[1], diameter=_leaf_number(fields.get("size")), drill=_leaf_number(fields.get("drill")),

@@ -244,3 +244,14 @@ def test_kicad10s_default_minimum_track_width_is_0_2_mm(tmp_path):
         outcome = check(RunOptions(path=folder, run_kicad_cli=False))
         widths[name] = [f.message for f in outcome.findings if f.rule_id == "board.track-width"]
     assert len(widths["10"]) == 1 and "0.2 mm" in widths["10"][0] and widths["9"] == []
+
+
+def test_a_kicad10_buried_via_spans_only_its_layers(tmp_path):
+    # KiCad 10's parser reads (via buried ...) since board format 20250926 (blind, buried and
+    # through split); read as a through via it would be copper on every layer.
+    text = _ONE_PAD_ONE_HOLE.split("\t(footprint")[0] + (
+        '\t(via buried (at 5 5) (size 0.6) (drill 0.3) (layers "In1.Cu" "In2.Cu") (net "A")'
+        ' (uuid "00000000-0000-0000-0000-0000000000b1"))\n)\n')
+    (tmp_path / "v.kicad_pcb").write_text(text, encoding="utf-8")
+    board = load_board(tmp_path / "v.kicad_pcb", InputReader(tmp_path, DEFAULT_LIMITS))
+    assert [(via.via_type, via.layers) for via in board.vias] == [("blind", ["In1.Cu", "In2.Cu"])]
