@@ -237,17 +237,3 @@ class QueueWorker:
             self.wake.wait(remaining)
             self.wake.clear()
 
-    def run_until_idle(self, max_seconds: float = 30) -> int:
-        """Claim and process until nothing is claimable (tests, demo). Returns items processed."""
-        deadline = time.monotonic() + max_seconds
-        before = self.processed
-        while time.monotonic() < deadline:
-            claimed = self._claim(self.concurrency)
-            if not claimed:
-                break
-            for item in claimed:
-                with self._inflight_lock:
-                    self._inflight += 1
-                self._run_one(item)
-        return self.processed - before
-

@@ -28,7 +28,7 @@ from typing import Protocol
 from app import database, queries, sql_api
 from app.config import ReconciliationSettings
 from app.jsonlog import log
-from app.queueing import LeaseLost, at, failure_codes, worker_identity
+from app.queueing import LeaseLost, at, worker_identity
 
 # Claims of one item without an observation before it is dead-lettered (an
 # unexpected error each time: a bug or a database that keeps failing).
@@ -95,7 +95,7 @@ def _ids(report: dict) -> dict:
 class Reconciliation:
     """One reconciler with its pool: detection (the reconciliation_detect
     schedule), claims and observations (ReconciliationQueue in the worker
-    loop), and `run_once`, which drives them all in turn (tests, demo)."""
+    loop; tests/helpers/drivers.py drives them in turn)."""
 
     def __init__(self, reconciler: Reconciler, pool, settings: ReconciliationSettings,
                  stop: threading.Event | None = None):
@@ -155,37 +155,3 @@ class Reconciliation:
             self._event("terminal", itemId=item["item_id"], outcome=report["outcome"],
                         reasonCode=report["reason_code"], **_ids(report))
         return report
-
-    def process(self, item: dict, now: dt.datetime | None = None) -> dict | None:
-        """Observe one claimed item; never raises (run_once)."""
-        try:
-            return self.observe(item, now)
-        except LeaseLost:
-            return {"outcome": "lease_lost", "terminal": False}
-        except Exception as exc:
-            self._fail(item, exc, now)
-            return None
-
-    def _fail(self, item: dict, exc: BaseException, now: dt.datetime | None) -> None:
-        reason, error_class = failure_codes(exc)
-        try:
-            with database.connection(self.pool) as conn:
-                row = sql_api.work_fail(conn, item_id=item["item_id"], lease_token=item["lease_token"],
-                                        reason_code=reason, error_class=error_class, max_attempts=MAX_FAILED_CLAIMS,
-                                        **at(now))
-            log("worker.item_failed", level="warning", queue=self.name, itemId=item["item_id"],
-                errorClass=error_class, outcome=row["outcome"])
-        except Exception as report_exc:  # the lease expires and the item is claimed again
-            log("worker.failure_report_failed", level="error", queue=self.name, itemId=item["item_id"],
-                errorClass=error_class, reportErrorClass=type(report_exc).__name__)
-
-    # -- driving it -------------------------------------------------------------
-    def run_once(self, now: dt.datetime | None = None) -> list[dict]:
-        """One detection pass, then every due item in turn (tests, demo). Returns the reports."""
-        self.detect(now)
-        reports = []
-        while True:
-            claimed = self.claim(self.settings.concurrency, now)
-            if not claimed:
-                return reports
-            reports.extend(r for r in (self.process(item, now) for item in claimed) if r is not None)

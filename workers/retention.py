@@ -56,13 +56,10 @@ class SweepReport:
 class RetentionWorker:
     name = "retention"
 
-    def __init__(self, settings: RetentionSettings, pool, url: str | None = None,
-                 stop: threading.Event | None = None):
+    def __init__(self, settings: RetentionSettings, pool, stop: threading.Event | None = None):
         self.settings = settings
         self.pool = pool
-        self.url = url
         self.stop = stop or threading.Event()
-        self.wake = threading.Event()
 
     # -- one call each ----------------------------------------------------------
     def erasure_step(self, now: dt.datetime | None = None) -> dict:

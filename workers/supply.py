@@ -30,7 +30,7 @@ from psycopg.types.json import Jsonb
 
 from app import database, sql_api
 from app.jsonlog import log
-from app.queueing import LeaseLost, SqlQueue, worker_identity
+from app.queueing import LeaseLost, SqlQueue
 from app.supply.client import MAX_PARTS_PER_CALL, PartQuery, ProviderClient, ProviderError
 
 FAILURE_RETRY_MS = 1000          # a failed call: try again soon, the breaker bounds the retries
@@ -72,21 +72,6 @@ class SupplyQueue(SqlQueue):
     def fail(self, conn, item: dict, exc: BaseException, **facts) -> dict:
         """work_fail at this queue's clock (tests drive it): backoff, then a dead letter."""
         return super().fail(conn, item, exc, now=self.now(), **facts)
-
-    def tick(self) -> bool:
-        """Enqueue the boards due, then run one item of work if any is due (tests,
-        demo). Returns whether there was one."""
-        self._call(self.pool, sql_api.supply_boards_enqueue, now=self.now())
-        with database.connection(self.pool) as conn:
-            claimed = self.claim(conn, worker_identity(self.name), 1)
-        if not claimed:
-            return False
-        try:
-            self.handle(self.pool, claimed[0])
-        except Exception as exc:
-            with database.connection(self.pool) as conn:
-                self.fail(conn, claimed[0], exc)
-        return True
 
     # -- the handlers ---------------------------------------------------------
     def _fetch_all(self, pool, item: dict) -> tuple[str, object]:

@@ -571,7 +571,7 @@ $$;
 CREATE OR REPLACE FUNCTION boardready_private.watched_board_refreshed(
   p_board_id bigint, p_refreshed boolean, p_next_after timestamptz, p_now timestamptz)
 RETURNS void LANGUAGE sql AS $$
-  UPDATE boardready.watched_boards SET refresh_after = p_next_after, refresh_leased_until = NULL,
+  UPDATE boardready.watched_boards SET refresh_after = p_next_after,
          refreshed_at = CASE WHEN p_refreshed THEN p_now ELSE refreshed_at END
    WHERE id = p_board_id;
   SELECT boardready_private.work_complete_open('board_refresh', p_board_id,
@@ -696,7 +696,7 @@ BEGIN
 
   UPDATE run_results SET findings_count = findings_count + v_added WHERE id = p_run_result_id;
   UPDATE supply_checks SET status = CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END,
-         completed_at = p_now, leased_until = NULL
+         completed_at = p_now
    WHERE run_result_id = p_run_result_id;
   PERFORM boardready_private.work_complete_open('supply_check', p_run_result_id,
                                                 CASE WHEN v_count > 0 THEN 'unavailable' ELSE 'completed' END, p_now);

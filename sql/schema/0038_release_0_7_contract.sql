@@ -4,10 +4,13 @@
 -- processes (an upgrade from 0.6.0 passes through 0.7.0, whose contract ran
 -- first): the queue functions that took a table name with their private
 -- helpers, 0.6.0's supply claim and defer, its lifecycle handler, its session
--- authentication and token revocation. After this migration
--- app/migrations.py no longer applies sql/compat/0_7.sql. A database migrated
--- from empty runs it at once.
+-- authentication and token revocation; and two dead lease columns. After
+-- this migration app/migrations.py no longer applies sql/compat/0_7.sql. A
+-- database migrated from empty runs it at once.
 -- depends: 0037_previous_release_helpers_contract
+
+-- Every lock it needs first (0032 says why): the tables that lose a column.
+LOCK TABLE boardready.watched_boards, boardready.supply_checks IN ACCESS EXCLUSIVE MODE;
 
 -- sql/compat/0_7.sql
 DROP FUNCTION IF EXISTS boardready.review_record_approval;
@@ -39,3 +42,8 @@ DROP FUNCTION IF EXISTS boardready.supply_work_defer;
 DROP FUNCTION IF EXISTS boardready.lifecycle_job_process;
 DROP FUNCTION IF EXISTS boardready.session_authenticate;
 DROP FUNCTION IF EXISTS boardready.token_revoke_within;
+
+-- Two lease columns only ever set to NULL since the supply work moved to
+-- work_items (0020).
+ALTER TABLE boardready.watched_boards DROP COLUMN IF EXISTS refresh_leased_until;
+ALTER TABLE boardready.supply_checks DROP COLUMN IF EXISTS leased_until;

@@ -13,6 +13,7 @@ from contracts import openapi_response_validator
 from tests.helpers.access import OPERATOR_ENV, OPERATOR_TOKEN, bearer
 from tests.helpers.service import make_config
 from tests.helpers.reconciliation import OBSERVATION, later, lifecycle_loop
+from tests.helpers.drivers import run_once
 
 AUTH = bearer(OPERATOR_TOKEN)
 
@@ -71,7 +72,7 @@ def test_operator_reconciliation_reports_the_fleet(ops, owner, pool):
 
     drift(owner)
     at = later(OBSERVATION + 1)
-    lifecycle_loop(make_config(), pool).run_once(at)   # another replica's worker did the work
+    run_once(lifecycle_loop(make_config(), pool), at)   # another replica's worker did the work
     body = ops.simulate_get("/api/v1/operator/reconciliation", headers=AUTH).json
     openapi_response_validator("/api/v1/operator/reconciliation", "get", 200).validate(body)
     stamp = at.isoformat().replace("+00:00", "Z")
@@ -123,7 +124,7 @@ def test_small_values_are_valid(client, pool):
 
 def test_ops_views_for_the_api_role(pool, owner):
     drift(owner)
-    lifecycle_loop(make_config(), pool).run_once(later(OBSERVATION + 1))
+    run_once(lifecycle_loop(make_config(), pool), later(OBSERVATION + 1))
     with pool.connection() as conn:
         rows = conn.execute("SELECT * FROM ops.reconciliation").fetchall()
         assert [r["reconciler"] for r in rows] == ["workflow", "check_run", "lifecycle"]

@@ -14,6 +14,7 @@ from tests.helpers.service import make_config, post_webhook
 from workers.lifecycle import LifecycleQueue
 from app.host.outbox import OutboxQueue
 from workers.queue_worker import QueueWorker
+from tests.helpers.drivers import run_until_idle
 
 REPOSITORY = "acme-hw/blinky-board"
 
@@ -65,14 +66,14 @@ def make_hostkit(host, public_url: str | None = None, **config_overrides) -> Hos
 
 
 def run_lifecycle(kit: HostKit, pool, db_url) -> int:
-    return QueueWorker(LifecycleQueue(kit.config), pool, db_url, concurrency=2, poll_ms=50).run_until_idle()
+    return run_until_idle(QueueWorker(LifecycleQueue(kit.config), pool, db_url, concurrency=2, poll_ms=50))
 
 
 def run_outbox(kit: HostKit, pool, db_url, client: HostClient | None = None) -> int:
     host_client = client or kit.host_client()
     try:
-        return QueueWorker(OutboxQueue(kit.config, host_client), pool, db_url, concurrency=1,
-                           poll_ms=50).run_until_idle()
+        return run_until_idle(QueueWorker(OutboxQueue(kit.config, host_client), pool, db_url, concurrency=1,
+                                          poll_ms=50))
     finally:
         if client is None:
             host_client.close()

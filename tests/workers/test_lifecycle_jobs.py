@@ -14,6 +14,7 @@ from tests.helpers.paths import webhook_fixture
 from tests.helpers.service import make_lifecycle_jobs, post_webhook
 from workers.lifecycle import LifecycleQueue
 from workers.queue_worker import QueueWorker
+from tests.helpers.drivers import run_until_idle
 
 LEASE = 60
 MAX_ATTEMPTS = 3
@@ -28,7 +29,7 @@ def deliver(client, name: str, delivery_id: str | None = None):
 
 def run_worker(config, pool, db_url) -> int:
     worker = QueueWorker(LifecycleQueue(config), pool, db_url, concurrency=2, poll_ms=50)
-    return worker.run_until_idle()
+    return run_until_idle(worker)
 
 
 def claim(pool, worker="w", limit=10, now=None):
@@ -292,7 +293,7 @@ def test_a_failing_handler_is_reported_by_the_worker_loop(client, owner, pool, c
         def handle(self, pool, item):
             raise ConnectionResetError("peer reset")
 
-    QueueWorker(Exploding(config), pool, db_url, concurrency=1, poll_ms=50).run_until_idle()
+    run_until_idle(QueueWorker(Exploding(config), pool, db_url, concurrency=1, poll_ms=50))
     row = job(owner)
     assert (row["status"], row["reason_code"], row["error_class"], row["attempts"]) == (
         "accepted", "handler_error", "ConnectionResetError", 1)

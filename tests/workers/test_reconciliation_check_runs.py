@@ -15,6 +15,7 @@ from tests.helpers.host import REPOSITORY, make_hostkit, run_outbox
 from tests.helpers.reconciliation import (DEADLINE, NEXT_CHECK, OBSERVATION, audit, check_run_loop, due_now, events,
                                         items, later)
 from tests.helpers.results import DispatchedRun, envelope, finding, make_result
+from tests.helpers.drivers import run_once
 
 FAILED_EVENT = "control_plane.host_check_run_reconciliation_failed"
 
@@ -83,8 +84,8 @@ def test_final_update_failing_five_times_is_dead_lettered_then_reconciled(kit, c
     assert shown(kit, dispatched.check_run_id)["status"] == "queued"
 
     t0 = before["completed_at"]
-    assert loop.run_once(later(OBSERVATION - 1, t0)) == []   # inside the observation window
-    [report] = loop.run_once(later(OBSERVATION + 1, t0))
+    assert run_once(loop, later(OBSERVATION - 1, t0)) == []   # inside the observation window
+    [report] = run_once(loop, later(OBSERVATION + 1, t0))
     assert (report["outcome"], report["reason_code"], report["terminal"]) == \
         ("reconciled", "host_check_run_updated", True)
     check_run = shown(kit, dispatched.check_run_id)
@@ -103,14 +104,14 @@ def test_final_update_failing_five_times_is_dead_lettered_then_reconciled(kit, c
     [detected] = events(capsys, "worker.check_run_reconciliation_detected")
     assert (detected["reasonCode"], detected["subjectId"]) == ("reporting_stale", dispatched.release_run_id)
     # Converged: never looked at again.
-    assert loop.run_once(later(DEADLINE * 2, t0)) == []
+    assert run_once(loop, later(DEADLINE * 2, t0)) == []
 
 
 def test_already_converged_marks_it_reconciled_without_an_update(kit, client, pool, db_url, owner, loop):
     dispatched = decided(kit, client, pool, db_url, owner, readiness="at-risk")
     lose_publication(owner, dispatched.release_run_id)
     sent = updates(kit)
-    [report] = loop.run_once(later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"]))
+    [report] = run_once(loop, later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"]))
     assert (report["outcome"], report["reason_code"]) == ("reconciled", "host_check_run_converged")
     assert updates(kit) == sent
     assert state(owner, dispatched.release_run_id)["published_conclusion"] == "neutral"
@@ -127,7 +128,7 @@ def test_what_the_reconciler_restores_is_recorded_as_shown(kit, client, pool, db
         run_outbox(kit, pool, db_url)
     owner.execute("UPDATE release_runs SET decision = 'PASS', conclusion = 'success' WHERE id = %s",
                   (dispatched.release_run_id,))
-    [report] = loop.run_once(later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"]))
+    [report] = run_once(loop, later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"]))
     assert (report["outcome"], report["reason_code"]) == ("reconciled", "host_check_run_updated")
     assert shown(kit, dispatched.check_run_id)["conclusion"] == "success"
     assert state(owner, dispatched.release_run_id)["published_conclusion"] == "success"
@@ -144,7 +145,7 @@ def test_in_progress_or_another_conclusion_is_updated_to_the_stored_one(kit, cli
     host.update_check_run(kit.installation["id"], REPOSITORY, dispatched.check_run_id,
                           {**host_state, "output": {"title": "changed", "summary": "changed by someone"}})
     host.close()
-    [report] = loop.run_once(later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"]))
+    [report] = run_once(loop, later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"]))
     assert (report["outcome"], report["reason_code"]) == ("reconciled", "host_check_run_updated")
     assert shown(kit, dispatched.check_run_id)["conclusion"] == "failure"
     assert state(owner, dispatched.release_run_id)["decision"] == "FAIL"
@@ -158,7 +159,7 @@ def test_binding_mismatch_is_recorded_and_nothing_sent(kit, client, pool, db_url
     owner.execute("UPDATE release_runs SET check_run_id = %s, check_run_published_at = NULL WHERE id = %s",
                   (other["id"], dispatched.release_run_id))
     sent = updates(kit)
-    [report] = loop.run_once(later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"]))
+    [report] = run_once(loop, later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"]))
     assert (report["outcome"], report["reason_code"]) == ("failed", "host_check_run_binding_mismatch")
     assert updates(kit) == sent
     assert shown(kit, other["id"])["status"] == "queued"
@@ -187,10 +188,10 @@ def test_rechecked_then_recorded_at_the_deadline(kit, client, pool, db_url, owne
     kit.host.add_fault(operation_id=operation, **fault)
     t0 = state(owner, dispatched.release_run_id)["completed_at"]
     for offset in (OBSERVATION + 1, OBSERVATION + 1 + NEXT_CHECK):
-        [report] = loop.run_once(later(offset, t0))
+        [report] = run_once(loop, later(offset, t0))
         assert (report["outcome"], report["reason_code"]) == ("recheck", reason)
     assert audit(owner, FAILED_EVENT) == []
-    [report] = loop.run_once(later(DEADLINE, t0))
+    [report] = run_once(loop, later(DEADLINE, t0))
     assert (report["outcome"], report["reason_code"]) == ("failed", reason)
     after = state(owner, dispatched.release_run_id)
     # A failure to publish never turns a successful release into a failure.
@@ -198,14 +199,14 @@ def test_rechecked_then_recorded_at_the_deadline(kit, client, pool, db_url, owne
         ("completed", "PASS", "success", reason)
     [event] = audit(owner, FAILED_EVENT)
     assert event["details"]["reasonCode"] == reason
-    assert loop.run_once(later(DEADLINE * 2, t0)) == []   # recorded once, never reopened
+    assert run_once(loop, later(DEADLINE * 2, t0)) == []   # recorded once, never reopened
 
 
 def test_a_completion_still_in_the_outbox_is_left_to_it(kit, client, pool, db_url, owner, loop):
     kit.host.add_fault(operation_id="checks/update", status=502, count=1)
     dispatched = decided(kit, client, pool, db_url, owner)   # the first update failed: a retry is scheduled
     assert state(owner, dispatched.release_run_id)["check_run_published_at"] is None
-    assert loop.run_once(later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"])) == []
+    assert run_once(loop, later(OBSERVATION + 1, state(owner, dispatched.release_run_id)["completed_at"])) == []
     assert items(owner) == []
 
 
@@ -217,7 +218,7 @@ def test_a_run_failed_without_a_result_is_restored_as_failure(kit, client, pool,
     host = kit.host_client()
     started = owner.execute("SELECT dispatched_at FROM release_run_attempts WHERE id = %s",
                             (int(dispatched.attempt_ref.split("-")[0]),)).fetchone()["dispatched_at"]
-    workflow_loop(kit.config, pool, host).run_once(later(OBSERVATION + 1, started))
+    run_once(workflow_loop(kit.config, pool, host), later(OBSERVATION + 1, started))
     host.close()
     kit.host.add_fault(operation_id="checks/update", status=502, count=5)
     for _ in range(5):
@@ -226,7 +227,7 @@ def test_a_run_failed_without_a_result_is_restored_as_failure(kit, client, pool,
     run = owner.execute("SELECT * FROM release_runs WHERE id = %s", (dispatched.release_run_id,)).fetchone()
     assert (run["status"], run["check_run_published_at"]) == ("failed", None)
 
-    [report] = loop.run_once(later(OBSERVATION + 1, run["completed_at"]))
+    [report] = run_once(loop, later(OBSERVATION + 1, run["completed_at"]))
     assert (report["outcome"], report["reason_code"]) == ("reconciled", "host_check_run_updated")
     check_run = shown(kit, dispatched.check_run_id)
     assert (check_run["status"], check_run["conclusion"]) == ("completed", "failure")
@@ -241,7 +242,7 @@ def test_a_failure_is_recorded_on_a_run_without_a_result(kit, client, pool, db_u
     host = kit.host_client()
     started = owner.execute("SELECT dispatched_at FROM release_run_attempts WHERE id = %s",
                             (int(dispatched.attempt_ref.split("-")[0]),)).fetchone()["dispatched_at"]
-    workflow_loop(kit.config, pool, host).run_once(later(OBSERVATION + 1, started))
+    run_once(workflow_loop(kit.config, pool, host), later(OBSERVATION + 1, started))
     host.close()
     kit.host.add_fault(operation_id="checks/update", status=502)
     for _ in range(5):
@@ -251,7 +252,7 @@ def test_a_failure_is_recorded_on_a_run_without_a_result(kit, client, pool, db_u
     assert (run["status"], run["check_run_published_at"]) == ("failed", None)
     assert owner.execute("SELECT count(*) AS n FROM run_results WHERE release_run_id = %s",
                          (run["id"],)).fetchone()["n"] == 0
-    [report] = loop.run_once(later(DEADLINE, run["completed_at"]))
+    [report] = run_once(loop, later(DEADLINE, run["completed_at"]))
     assert (report["outcome"], report["reason_code"]) == ("failed", "host_check_run_update_failed")
     assert owner.execute("SELECT last_publication_error FROM release_runs WHERE id = %s",
                          (run["id"],)).fetchone()["last_publication_error"] == "host_check_run_update_failed"

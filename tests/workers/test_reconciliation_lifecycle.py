@@ -14,6 +14,7 @@ from tests.helpers.service import make_lifecycle_jobs, post_webhook
 from tests.helpers.reconciliation import OBSERVATION, events, items, later, lifecycle_loop
 from workers.lifecycle import LifecycleQueue
 from workers.queue_worker import QueueWorker
+from tests.helpers.drivers import run_once, run_until_idle
 
 
 def deliver(client, name: str, delivery_id: str):
@@ -22,7 +23,7 @@ def deliver(client, name: str, delivery_id: str):
 
 
 def run_jobs(config, pool, db_url) -> int:
-    return QueueWorker(LifecycleQueue(config), pool, db_url, concurrency=1, poll_ms=50).run_until_idle()
+    return run_until_idle(QueueWorker(LifecycleQueue(config), pool, db_url, concurrency=1, poll_ms=50))
 
 
 def installed(client, config, pool, db_url):
@@ -47,9 +48,9 @@ def test_a_delivery_awaiting_its_job_past_the_window_gets_it_from_reconciliation
     installed(client, config, pool, db_url)
     deliver(client, "installation_repositories.added.0.json", "d-waiting")
     loop = lifecycle_loop(config, pool)
-    assert loop.run_once(later(OBSERVATION - 30)) == []
+    assert run_once(loop, later(OBSERVATION - 30)) == []
 
-    [report] = loop.run_once(later(OBSERVATION + 1))
+    [report] = run_once(loop, later(OBSERVATION + 1))
     assert report["outcome"] == "job_recreated"
     inbox = owner.execute("SELECT * FROM webhook_inbox WHERE delivery_id = 'd-waiting'").fetchone()
     assert (inbox["state"], inbox["awaiting_job"]) == ("accepted", False)
@@ -65,10 +66,10 @@ def test_missing_job_is_recreated_with_its_key_and_actions(client, owner, pool, 
     loop = lifecycle_loop(config, pool)
 
     # Inside the observation window nothing is detected.
-    assert loop.run_once(later(OBSERVATION - 30)) == []
+    assert run_once(loop, later(OBSERVATION - 30)) == []
     assert items(owner) == []
 
-    [report] = loop.run_once(later(OBSERVATION + 1))
+    [report] = run_once(loop, later(OBSERVATION + 1))
     assert report["outcome"] == "job_recreated" and report["inbox_id"] == inbox["id"]
     job = owner.execute("SELECT * FROM lifecycle_jobs WHERE inbox_id = %s", (inbox["id"],)).fetchone()
     assert (job["idempotency_key"], job["kind"], job["action"], job["status"]) == \
@@ -88,7 +89,7 @@ def test_missing_job_is_recreated_with_its_key_and_actions(client, owner, pool, 
         == "processed"
     assert owner.execute("SELECT count(*) AS n FROM repositories WHERE installation_id = 957387").fetchone()["n"] >= 2
     # Converged: a later pass finds nothing.
-    assert loop.run_once(later(2 * OBSERVATION)) == []
+    assert run_once(loop, later(2 * OBSERVATION)) == []
 
 
 def test_inbox_state_drift_is_corrected_from_the_job(client, owner, pool, config, db_url, capsys):
@@ -97,7 +98,7 @@ def test_inbox_state_drift_is_corrected_from_the_job(client, owner, pool, config
     # A state written behind the trigger's back: the job (completed) is authoritative.
     owner.execute("UPDATE webhook_inbox SET state = 'processing' WHERE id = %s", (inbox["id"],))
 
-    [report] = lifecycle_loop(config, pool).run_once(later(OBSERVATION + 1))
+    [report] = run_once(lifecycle_loop(config, pool), later(OBSERVATION + 1))
     assert report["outcome"] == "inbox_state_corrected"
     assert owner.execute("SELECT state FROM webhook_inbox WHERE id = %s", (inbox["id"],)).fetchone()["state"] \
         == "processed"
@@ -123,7 +124,7 @@ def test_terminal_inboxes_and_unknown_installations_are_left_alone(client, owner
     owner.execute("UPDATE webhook_inbox SET installation_id = 4242424242 WHERE delivery_id = 'd-unknown'")
     lose_job(owner, "d-unknown")
 
-    assert lifecycle_loop(config, pool).run_once(later(OBSERVATION + 1)) == []
+    assert run_once(lifecycle_loop(config, pool), later(OBSERVATION + 1)) == []
     assert items(owner) == []
 
 
@@ -137,7 +138,7 @@ def test_concurrent_repairs_create_one_job(client, owner, pool, config, db_url):
 
     def replica(loop):
         start.wait()
-        loop.run_once(at)
+        run_once(loop, at)
 
     threads = [threading.Thread(target=replica, args=(loop,)) for loop in loops]
     for t in threads:
@@ -160,7 +161,7 @@ def test_a_detection_that_read_its_candidates_before_a_repair_finished_opens_not
     deliver(client, "installation_repositories.added.0.json", "d-stale")
     inbox = lose_job(owner, "d-stale")
     at = later(OBSERVATION + 1)
-    [report] = lifecycle_loop(config, pool).run_once(at)
+    [report] = run_once(lifecycle_loop(config, pool), at)
     assert report["outcome"] == "job_recreated"
 
     stale = [{"subject": inbox["id"], "installation": inbox["installation_id"], "reason": "lifecycle_job_missing",

@@ -14,6 +14,7 @@ from workers.reconcile import Reconciliation
 from workers.reconcile_lifecycle import LifecycleReconciler
 from workers.queue_worker import QueueWorker
 from workers.registry import build_workers
+from tests.helpers.drivers import run_once
 
 FAST = {"SERVICE_RECONCILIATION_OBSERVATION_SECONDS": "1", "SERVICE_RECONCILIATION_DEADLINE_SECONDS": "5",
         "SERVICE_RECONCILIATION_DETECT_INTERVAL_MS": "100", "SERVICE_RECONCILIATION_POLL_MS": "100",
@@ -61,7 +62,7 @@ class Broken:
 
 def test_failed_passes_are_logged_and_not_counted_as_success(pool, owner, capsys):
     loop = Reconciliation(Broken(), pool, make_config().reconciliation)
-    assert loop.run_once() == []
+    assert run_once(loop) == []
     capsys.readouterr()
     assert loop.claim(2) is None
     [claim] = events(capsys, "worker.lifecycle_reconciliation_claim_failed")

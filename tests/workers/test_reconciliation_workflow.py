@@ -18,6 +18,7 @@ from tests.helpers.host import REPOSITORY, make_hostkit, run_lifecycle, run_outb
 from tests.helpers.reconciliation import DEADLINE, NEXT_CHECK, OBSERVATION, due_now, events, items, later, workflow_loop
 from tests.helpers.results import DispatchedRun, envelope, make_result
 from tools.workflow_file import run_name_template
+from tests.helpers.drivers import process, run_once
 
 RUN_GET = "actions/get-workflow-run"
 DISPATCH = "actions/create-workflow-dispatch"
@@ -79,9 +80,9 @@ def test_success_without_the_callback_rechecks_then_fails_at_the_deadline(kit, c
     t0 = started(owner, dispatched)
 
     # Within the observation window: not a candidate.
-    assert loop.run_once(later(OBSERVATION - 10, t0)) == []
+    assert run_once(loop, later(OBSERVATION - 10, t0)) == []
 
-    [report] = loop.run_once(later(OBSERVATION + 1, t0))
+    [report] = run_once(loop, later(OBSERVATION + 1, t0))
     assert (report["outcome"], report["reason_code"], report["terminal"]) == \
         ("recheck", "host_result_callback_pending", False)
     [item] = items(owner, "workflow_attempt")
@@ -91,7 +92,7 @@ def test_success_without_the_callback_rechecks_then_fails_at_the_deadline(kit, c
     # A success from the code host never makes the release successful.
     assert release_run(owner, dispatched.release_run_id)["status"] == "dispatched"
 
-    [report] = loop.run_once(later(DEADLINE, t0))
+    [report] = run_once(loop, later(DEADLINE, t0))
     assert (report["outcome"], report["reason_code"]) == ("failed", "host_result_callback_missing")
     assert_failed_closed(kit, owner, pool, db_url, dispatched, "failed", "host_result_callback_missing")
     [terminal] = events(capsys, "worker.reconciliation_terminal")
@@ -106,7 +107,7 @@ def test_success_without_the_callback_rechecks_then_fails_at_the_deadline(kit, c
 def test_timed_out_run_times_out_before_the_deadline(kit, client, pool, db_url, owner, loop):
     dispatched = DispatchedRun(kit, client, pool, db_url, owner)
     kit.host.complete_run(dispatched.workflow_run_id, "timed_out")
-    [report] = loop.run_once(later(OBSERVATION + 1, started(owner, dispatched)))
+    [report] = run_once(loop, later(OBSERVATION + 1, started(owner, dispatched)))
     assert (report["outcome"], report["reason_code"]) == ("timed_out", "host_workflow_timed_out")
     assert_failed_closed(kit, owner, pool, db_url, dispatched, "timed_out", "host_workflow_timed_out")
 
@@ -115,7 +116,7 @@ def test_timed_out_run_times_out_before_the_deadline(kit, client, pool, db_url, 
 def test_other_conclusions_fail_at_once(kit, client, pool, db_url, owner, loop, conclusion):
     dispatched = DispatchedRun(kit, client, pool, db_url, owner)
     kit.host.complete_run(dispatched.workflow_run_id, conclusion)
-    [report] = loop.run_once(later(OBSERVATION + 1, started(owner, dispatched)))
+    [report] = run_once(loop, later(OBSERVATION + 1, started(owner, dispatched)))
     assert (report["outcome"], report["reason_code"]) == ("failed", f"host_workflow_{conclusion}")
     assert_failed_closed(kit, owner, pool, db_url, dispatched, "failed", f"host_workflow_{conclusion}")
 
@@ -132,12 +133,12 @@ def test_rechecked_until_the_deadline(kit, client, pool, db_url, owner, loop, fa
         kit.host.add_fault(operation_id=RUN_GET, **fault)
     t0 = started(owner, dispatched)
     for offset in (OBSERVATION + 1, OBSERVATION + 1 + NEXT_CHECK):
-        [report] = loop.run_once(later(offset, t0))
+        [report] = run_once(loop, later(offset, t0))
         assert (report["outcome"], report["reason_code"]) == ("recheck", before)
     assert release_run(owner, dispatched.release_run_id)["status"] == "dispatched"
     # Not due before its next check.
-    assert loop.run_once(later(OBSERVATION + NEXT_CHECK + 30, t0)) == []
-    [report] = loop.run_once(later(DEADLINE + 1, t0))
+    assert run_once(loop, later(OBSERVATION + NEXT_CHECK + 30, t0)) == []
+    [report] = run_once(loop, later(DEADLINE + 1, t0))
     assert (report["outcome"], report["reason_code"]) == (status, after)
     [item] = items(owner)
     assert (item["status"], item["outcome"], item["observations"]) == ("completed", status, 3)
@@ -148,10 +149,10 @@ def test_rechecked_until_the_deadline(kit, client, pool, db_url, owner, loop, fa
 def test_a_result_between_checks_closes_the_item(kit, client, pool, db_url, owner, loop):
     dispatched = DispatchedRun(kit, client, pool, db_url, owner)
     t0 = started(owner, dispatched)
-    assert loop.run_once(later(OBSERVATION + 1, t0))[0]["outcome"] == "recheck"
+    assert run_once(loop, later(OBSERVATION + 1, t0))[0]["outcome"] == "recheck"
     accepted = dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha)))
     assert accepted.status_code == 200, accepted.json
-    [report] = loop.run_once(later(DEADLINE + 1, t0))
+    [report] = run_once(loop, later(DEADLINE + 1, t0))
     assert report["outcome"] == "attempt_closed"
     assert release_run(owner, dispatched.release_run_id)["status"] == "completed"
 
@@ -163,7 +164,7 @@ def test_dispatch_answered_204_is_found_by_its_run_name(kit, client, pool, db_ur
     [workflow_run] = kit.host.runs(REPOSITORY)
     assert dispatched.attempt_ref in workflow_run["display_title"].split()
 
-    [report] = loop.run_once(later(OBSERVATION + 1, started(owner, dispatched)))
+    [report] = run_once(loop, later(OBSERVATION + 1, started(owner, dispatched)))
     assert (report["outcome"], report["reason_code"], report["workflow_run_id"]) == \
         ("recheck", "host_workflow_pending", workflow_run["id"])
     assert attempt(owner, dispatched.release_run_id)["workflow_run_id"] == workflow_run["id"]
@@ -197,7 +198,7 @@ def test_a_fast_callback_after_a_204_dispatch_binds_its_run(kit, client, pool, d
     call_back_from_the_started_run(kit, client, owner, dispatched)
     assert release_run(owner, dispatched.release_run_id)["status"] == "completed"
     # A completed run with its run id is nothing reconciliation needs to look at.
-    assert loop.run_once(later(OBSERVATION + 1, started(owner, dispatched))) == []
+    assert run_once(loop, later(OBSERVATION + 1, started(owner, dispatched))) == []
 
 
 def test_no_run_by_that_name_fails_not_found_at_the_deadline(kit, client, pool, db_url, owner, loop):
@@ -205,9 +206,9 @@ def test_no_run_by_that_name_fails_not_found_at_the_deadline(kit, client, pool, 
     kit.host.add_fault(operation_id=DISPATCH, status=204, after=True, count=1)
     dispatched = DispatchedRun(kit, client, pool, db_url, owner)
     t0 = started(owner, dispatched)
-    [report] = loop.run_once(later(OBSERVATION + 1, t0))
+    [report] = run_once(loop, later(OBSERVATION + 1, t0))
     assert (report["outcome"], report["reason_code"]) == ("recheck", "host_workflow_not_found")
-    [report] = loop.run_once(later(DEADLINE, t0))
+    [report] = run_once(loop, later(DEADLINE, t0))
     assert (report["outcome"], report["reason_code"]) == ("failed", "host_workflow_not_found")
     assert_failed_closed(kit, owner, pool, db_url, dispatched, "failed", "host_workflow_not_found")
 
@@ -219,7 +220,7 @@ def test_uncertain_dispatch_is_found_and_its_dead_letter_resolved(kit, client, p
     assert (dead["reason_code"], dead["replay_safe"]) == ("dispatch_uncertain", False)
     assert attempt(owner, dispatched.release_run_id)["dispatch_state"] == "uncertain"
 
-    [report] = loop.run_once(later(OBSERVATION + 1, started(owner, dispatched)))
+    [report] = run_once(loop, later(OBSERVATION + 1, started(owner, dispatched)))
     [workflow_run] = kit.host.runs(REPOSITORY)
     assert (report["outcome"], report["workflow_run_id"]) == ("recheck", workflow_run["id"])
     found = attempt(owner, dispatched.release_run_id)
@@ -241,7 +242,7 @@ def test_a_fast_callback_after_an_uncertain_dispatch_resolves_its_dead_letter(ki
     assert owner.execute("SELECT * FROM ops.dead_letters").fetchall() == []
     assert owner.execute("SELECT outcome FROM outbox_items WHERE kind = 'workflow_dispatch'").fetchone()["outcome"] \
         == "dispatch_reconciled"
-    assert loop.run_once(later(OBSERVATION + 1, started(owner, dispatched))) == []
+    assert run_once(loop, later(OBSERVATION + 1, started(owner, dispatched))) == []
 
 
 def test_a_superseded_attempt_is_never_failed(kit, client, pool, db_url, owner, loop):
@@ -254,7 +255,7 @@ def test_a_superseded_attempt_is_never_failed(kit, client, pool, db_url, owner, 
     pushed = kit.host.synchronize_pull_request(REPOSITORY, dispatched.pr["number"])
     kit.deliver_pull_request(client, pushed, "synchronize")
     run_lifecycle(kit, pool, db_url)
-    report = loop.process(claimed, at)
+    report = process(loop, claimed, at)
     assert (report["outcome"], report["terminal"]) == ("attempt_closed", True)
     run = release_run(owner, dispatched.release_run_id)
     assert (run["status"], run["failure_reason"]) == ("superseded", None)
@@ -271,7 +272,7 @@ def test_two_replicas_apply_one_observation_once(kit, client, pool, db_url, owne
 
     def replica(loop):
         barrier.wait()
-        reports.extend(loop.run_once(at))
+        reports.extend(run_once(loop, at))
 
     threads = [threading.Thread(target=replica, args=(loop,)) for loop in loops]
     for t in threads:
@@ -299,7 +300,7 @@ def test_a_report_under_a_lost_lease_changes_nothing(kit, client, pool, db_url, 
                                               now=later(201, at))
     assert stale["outcome"] == "lease_lost"
     assert release_run(owner, dispatched.release_run_id)["status"] == "dispatched"
-    report = loop.process(second, later(202, at))
+    report = process(loop, second, later(202, at))
     assert report["outcome"] == "recheck"
 
 

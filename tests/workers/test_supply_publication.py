@@ -20,6 +20,7 @@ from tests.helpers.host import REPOSITORY, run_outbox
 from tests.helpers.results import DispatchedRun, envelope, make_result
 from tests.helpers.supply import DEFAULT_BRANCH_BOM, PROJECT, PULL_REQUEST_BOM, provider_settings
 from workers.supply import SupplyQueue
+from tests.helpers.drivers import tick
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ def watched_run(kit, client, pool, db_url, owner, supply_worker):
     sql_api.run_ingest(owner, repository_id=repository_id, api_token_id="tok", result=Jsonb(push))
     assert sql_api.watched_board_watch(owner, repository_id=repository_id, path=PROJECT,
                                        actor="test")["outcome"] == "watched"
-    assert supply_worker.tick() is True        # the board's parts, observed
+    assert tick(supply_worker) is True        # the board's parts, observed
     return run
 
 
@@ -77,7 +78,7 @@ def test_the_held_completion_carries_the_release_decision_at_once(kit, client, p
     send_result(client, watched_run)
     run_outbox(kit, pool, db_url)                   # held for the supply check: nothing is sent yet
     assert check_run(kit, watched_run)["status"] == "queued" and conclusions_sent(kit, watched_run) == []
-    assert supply_worker.tick() is True             # the check: the EOL part is a high finding
+    assert tick(supply_worker) is True             # the check: the EOL part is a high finding
     run_outbox(kit, pool, db_url)
     shown = check_run(kit, watched_run)
     assert (shown["status"], shown["conclusion"]) == ("completed", "failure")
@@ -99,7 +100,7 @@ def test_a_completion_sent_before_the_check_is_updated_after_it(kit, client, poo
     owner.execute("UPDATE boardready.outbox_items SET run_after = now() WHERE status = 'accepted'")
     run_outbox(kit, pool, db_url)
     assert check_run(kit, watched_run)["conclusion"] == "success"
-    assert supply_worker.tick() is True
+    assert tick(supply_worker) is True
     run_outbox(kit, pool, db_url)                   # the decision update the check queued
     assert check_run(kit, watched_run)["conclusion"] == "failure"
     assert conclusions_sent(kit, watched_run) == ["success", "failure"]
@@ -111,7 +112,7 @@ def test_a_completion_sent_before_the_check_is_updated_after_it(kit, client, poo
 def test_a_waiver_after_the_check_but_before_the_completion_is_what_the_completion_shows(
         kit, client, pool, db_url, owner, watched_run, supply_worker):
     send_result(client, watched_run)
-    assert supply_worker.tick() is True             # FAIL, the completion released
+    assert tick(supply_worker) is True             # FAIL, the completion released
     fingerprint = owner.execute("SELECT fingerprint FROM boardready.run_findings WHERE rule_id = 'supply.obsolete'"
                                 ).fetchone()["fingerprint"]
     repository_id = kit.repository["id"]
@@ -149,6 +150,6 @@ def test_a_token_published_result_waits_for_the_supply_check_too(kit, client, po
         "result": make_result(watched_run.head_sha, "ready", bom=PULL_REQUEST_BOM)})
     assert (answer.status_code, answer.json["published"]) == (200, False), answer.json
     assert check_run(kit, watched_run)["status"] == "queued" and conclusions_sent(kit, watched_run) == []
-    assert supply_worker.tick() is True
+    assert tick(supply_worker) is True
     run_outbox(kit, pool, db_url)
     assert conclusions_sent(kit, watched_run) == ["failure"]

@@ -20,6 +20,7 @@ from emulator import provider
 from tests.helpers.access import OPERATOR_ENV, OPERATOR_TOKEN, bearer, seed_repository
 from tests.helpers.service import make_config
 from workers.supply import SupplyQueue
+from tests.helpers.drivers import tick
 
 DEAD_LETTERS = "/api/v1/operator/installations/{installationId}/dead-letters"
 REPLAY = DEAD_LETTERS + "/{itemType}/{itemId}/replay"
@@ -93,7 +94,7 @@ def latest(owner) -> dict:
 
 def test_the_worker_observes_every_keyed_part_of_the_watched_board(owner, pool, settings, board, supply_host):
     worker = SupplyQueue(settings, pool, now=Clock(T0))
-    assert worker.tick() is True
+    assert tick(worker) is True
     seen = latest(owner)
     assert set(seen) == {"RC0603FR-07330RL", "SN74LS00N", "ATMEGA8-16PU", "APHB1608SGEC", "GRM188R61A226ME15D",
                          "NOT-A-REAL-PART-42"}
@@ -112,7 +113,7 @@ def test_the_worker_observes_every_keyed_part_of_the_watched_board(owner, pool, 
     # One call for six parts (batched), one token.
     assert len(supply_host.requests(operation_id="provider/graphql")) == 1
     # Fresh observations are reused: nothing due, nothing fetched.
-    assert worker.tick() is False
+    assert tick(worker) is False
     board_row = owner.execute("SELECT * FROM ops.watched_boards").fetchone()
     assert board_row["refresh_after"] == T0 + dt.timedelta(days=1)
 
@@ -128,7 +129,7 @@ def test_a_malformed_or_failed_answer_is_a_failure_and_stores_nothing(owner, poo
                                                                      fault):
     supply_host.add_fault(operation_id="provider/graphql", count=1, **fault)
     worker = SupplyQueue(settings, pool, now=Clock(T0))
-    assert worker.tick() is True
+    assert tick(worker) is True
     assert latest(owner) == {}
     breaker = owner.execute("SELECT * FROM ops.component_provider_breakers").fetchone()
     assert breaker["consecutive_failures"] == 1 and breaker["state"] == "closed"
@@ -145,16 +146,16 @@ def test_the_breaker_opens_after_five_failures_and_the_board_waits_for_the_coold
     clock = Clock(T0)
     worker = SupplyQueue(settings, pool, now=clock)
     for attempt in range(5):
-        assert worker.tick() is True
+        assert tick(worker) is True
         clock.value += dt.timedelta(seconds=2)
     assert owner.execute("SELECT state FROM ops.component_provider_breakers").fetchone()["state"] == "open"
-    assert worker.tick() is True               # breaker open: no call goes out, the refresh waits the cooldown
+    assert tick(worker) is True               # breaker open: no call goes out, the refresh waits the cooldown
     assert len(supply_host.requests(operation_id="provider/graphql")) == 5
     board_row = owner.execute("SELECT * FROM ops.watched_boards").fetchone()
     assert board_row["refresh_after"] == clock.value + dt.timedelta(minutes=5)
     supply_host.clear_faults()
     clock.value = board_row["refresh_after"] + dt.timedelta(minutes=1)
-    assert worker.tick() is True               # half-open trial succeeds: closed, observations stored
+    assert tick(worker) is True               # half-open trial succeeds: closed, observations stored
     assert owner.execute("SELECT state FROM ops.component_provider_breakers").fetchone()["state"] == "closed"
     assert len(latest(owner)) == 6
 
@@ -189,11 +190,11 @@ def pull_request_result(owner, bom) -> tuple[int, int]:
 def test_a_pull_request_that_swaps_in_an_obsolete_part_gets_a_high_finding(owner, pool, settings, board):
     clock = Clock(T0)
     worker = SupplyQueue(settings, pool, now=clock)
-    assert worker.tick() is True                       # the board's parts, observed
+    assert tick(worker) is True                       # the board's parts, observed
     run, result_id = pull_request_result(owner, [
         bom_line("R1", "RC0603FR-07330RL", "Yageo"), bom_line("U1", "SN74LS00N", "Texas Instruments"),
         bom_line("U3", "LM2611BMF/NOPB", "Texas Instruments"), bom_line("U4", "NE555P", "Texas Instruments")])
-    assert worker.tick() is True                       # the pull request's check: fetch what is new, apply
+    assert tick(worker) is True                       # the pull request's check: fetch what is new, apply
     findings = owner.execute("SELECT rule_id, severity, message, path, start_line FROM boardready.run_findings "
                              "WHERE run_result_id = %s ORDER BY ordinal", (result_id,)).fetchall()
     by_rule = {f["rule_id"]: f for f in findings}
@@ -214,7 +215,7 @@ def test_with_the_breaker_open_the_run_says_supply_data_was_unavailable(owner, p
                                           threshold=5, now=T0)
     owner.execute("UPDATE boardready.watched_boards SET refresh_after = %s", (T0 + dt.timedelta(days=9),))
     run, result_id = pull_request_result(owner, [bom_line("U3", "LM2611BMF/NOPB", "Texas Instruments")])
-    assert SupplyQueue(settings, pool, now=Clock(T0)).tick() is True
+    assert tick(SupplyQueue(settings, pool, now=Clock(T0))) is True
     findings = owner.execute("SELECT rule_id, severity FROM boardready.run_findings WHERE run_result_id = %s",
                              (result_id,)).fetchall()
     assert findings == [{"rule_id": "supply.unavailable", "severity": "info"}]
@@ -232,17 +233,17 @@ class BrokenClient:
 def test_supply_work_that_keeps_failing_is_dead_lettered_then_replayed(owner, pool, settings, board):
     clock = Clock(T0)
     worker = SupplyQueue(settings, pool, client=BrokenClient(), max_attempts=2, now=clock)
-    assert worker.tick() is True
+    assert tick(worker) is True
     item = owner.execute("SELECT * FROM ops.work_items WHERE kind = 'board_refresh'").fetchone()
     assert (item["status"], item["attempts"], item["reason_code"]) == ("accepted", 1, "handler_error")
     clock.value = item["run_after"]
-    assert worker.tick() is True                       # the last attempt: a dead letter
+    assert tick(worker) is True                       # the last attempt: a dead letter
     item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
     assert (item["status"], item["attempts"], item["error_class"]) == ("dead_letter", 2, "RuntimeError")
     [dead] = owner.execute("SELECT * FROM ops.dead_letters WHERE item_type = 'supply'").fetchall()
     assert (dead["item_id"], dead["installation_id"], dead["replay_safe"]) == (item["id"], INSTALLATION, True)
     clock.value += dt.timedelta(minutes=5)
-    assert worker.tick() is False                      # the dead board waits for the operator
+    assert tick(worker) is False                      # the dead board waits for the operator
     # The operator lists it and replays it through the operator API.
     api = testing.TestClient(create_app(make_config(**OPERATOR_ENV), pool))
     listed = api.simulate_get(DEAD_LETTERS.format(installationId=INSTALLATION), headers=bearer(OPERATOR_TOKEN))
@@ -257,7 +258,7 @@ def test_supply_work_that_keeps_failing_is_dead_lettered_then_replayed(owner, po
     assert audit["details"]["kind"] == "board_refresh" and audit["details"]["previousAttempts"] == 2
     owner.execute("UPDATE work_items SET run_after = %s WHERE id = %s", (clock.value, item["id"]))
     worker.client = ProviderClient(settings)
-    assert worker.tick() is True                       # replayed: fetched and refreshed
+    assert tick(worker) is True                       # replayed: fetched and refreshed
     item = owner.execute("SELECT * FROM ops.work_items WHERE id = %s", (item["id"],)).fetchone()
     assert (item["status"], item["outcome"]) == ("completed", "refreshed")
     assert len(latest(owner)) == 6
@@ -288,7 +289,7 @@ def test_the_retention_sweep_deletes_finished_work_items_past_retention(owner, p
     from workers.retention import RetentionWorker
 
     worker = SupplyQueue(settings, pool, now=Clock(T0))
-    assert worker.tick() is True                                   # the board refreshed: one completed item
+    assert tick(worker) is True                                   # the board refreshed: one completed item
     owner.execute("INSERT INTO work_items (kind, subject_id, installation_id, status, attempts, run_after, "
                   "failed_at, reason_code, error_class, created_at, updated_at) VALUES ('supply_check', 1, %s, "
                   "'dead_letter', 5, %s, %s, 'handler_error', 'RuntimeError', %s, %s)", (INSTALLATION, T0, T0, T0, T0))
