@@ -7,7 +7,7 @@ from . import TOOL_NAME, TOOL_VERSION
 from .rules.catalogue import RULES
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-# SARIF's level says what blocks: only errors block a release (see scoring.py);
+# SARIF's level says what blocks: only errors block a release (see verdict.py);
 # high and medium put it at risk (warning); low and info are notes. The exact
 # severity is in each result's properties.
 _LEVEL = {"error": "error", "high": "warning", "medium": "warning", "low": "note", "info": "note"}
