@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import traceback
+from pathlib import Path
 from typing import Callable
 
 from .errors import HostileInputError
@@ -117,7 +119,7 @@ def run_module(name: str, check: Callable[[ProjectModel], list[Finding]], model:
 
 def _failed(module: str, rule_id: str | None, exc: BaseException, model: ProjectModel) -> Finding:
     what = rule_id or f"the rules of {module.removeprefix('rules.')}"
-    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+    detail = _detail(exc) + (f", at {_where(exc)}" if _where(exc) else "")
     source = model.board.file if model.board is not None and (rule_id or "board.").startswith("board.") else None
     if source is None and model.schematic is not None:
         source = model.schematic.root_file
@@ -125,4 +127,25 @@ def _failed(module: str, rule_id: str | None, exc: BaseException, model: Project
                    f"{what} could not finish ({type(exc).__name__}{': ' + detail if detail else ''}); "
                    f"the check is incomplete, so the verdict is blocked",
                    identity=(module, rule_id or "", type(exc).__name__), severity="error", path=source,
-                   extra={"rule": rule_id or module, "error": type(exc).__name__})
+                   extra={"rule": rule_id or module, "error": type(exc).__name__, "at": _where(exc)})
+
+
+def stopped(exc: BaseException) -> Finding:
+    """The check stopped outside the rules (reading the project, building the result): the
+    result is this one finding, blocked, where a traceback would have been."""
+    return Finding(RULE_FAILED,
+                   f"the check stopped before its rules finished ({type(exc).__name__}: {_detail(exc)}"
+                   f"{', at ' + _where(exc) if _where(exc) else ''}); the check is incomplete, so the verdict "
+                   f"is blocked", identity=("check", type(exc).__name__), severity="error",
+                   extra={"rule": "check", "error": type(exc).__name__, "at": _where(exc)})
+
+
+def _detail(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else ""
+
+
+def _where(exc: BaseException) -> str:
+    """The innermost frame of the checker's own code: where to look."""
+    package = Path(__file__).resolve().parent
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve().is_relative_to(package)]
+    return f"{Path(frames[-1].filename).resolve().relative_to(package)}:{frames[-1].lineno}" if frames else ""

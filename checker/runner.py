@@ -16,9 +16,9 @@ from .bom import read_bom
 from .bom_export import bom_lines
 from .config import CheckerConfig, load_config
 from .dru_expr import read_dru
-from .errors import NoProjectFound
+from .errors import HostileInputError, NoProjectFound
 from .findings import SEVERITIES, Finding
-from .isolation import RULE_FAILED, run_module, skipped_rules, without
+from .isolation import RULE_FAILED, run_module, skipped_rules, stopped, without
 from .limits import DEFAULT_LIMITS, Limits
 from .model import ProjectModel
 from .profiles import DEFAULT_PROFILE, load_profile
@@ -97,7 +97,28 @@ def check(options: RunOptions) -> RunOutcome:
     # the check only walks them (the trees once or twice each, the models three times on
     # a large board), so none runs: what the caller keeps is walked once by the next one.
     with paused_collection():
-        return _check(options)
+        try:
+            return _check(options)
+        except HostileInputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a checker bug outside the rules: blocked, never a traceback
+            return _incomplete(options, exc)
+
+
+def _incomplete(options: RunOptions, exc: Exception) -> RunOutcome:
+    """The result of a check that stopped outside its rules: one checker.rule-failed finding."""
+    findings = [stopped(exc)]
+    _default_severities(findings)
+    readiness, score = judge(findings, options.gate)
+    result = {"schemaVersion": RUN_RESULT_SCHEMA_VERSION, "triggerKind": options.trigger_kind,
+              "readiness": readiness, "score": score, "tool": {"name": TOOL_NAME, "version": TOOL_VERSION},
+              "project": ".", "profile": options.profile or DEFAULT_PROFILE, "gate": options.gate,
+              "findings": [f.to_json() for f in findings]}
+    for key, value in (("repository", options.repository), ("repositoryId", options.repository_id),
+                       ("headSha", options.head_sha), ("ref", options.ref)):
+        if value:
+            result[key] = value
+    return RunOutcome(result=result, findings=findings)
 
 
 def _check(options: RunOptions, readers: ModelReaders = ModelReaders()) -> RunOutcome:

@@ -229,3 +229,14 @@ def test_a_module_too_slow_to_rerun_rule_by_rule_fails_as_one(tmp_path, monkeypa
     failed = [f for f in outcome.findings if f.rule_id == "checker.rule-failed"]
     assert [f.extra["rule"] for f in failed] == ["rules.board_rules"]
     assert outcome.result["readiness"] == "blocked"
+
+
+def test_a_check_that_stops_outside_the_rules_is_a_blocked_result(tmp_path, capsys, monkeypatch):
+    import checker.board
+
+    monkeypatch.setattr(checker.board, "load_board", _explode)
+    code, result = _answer(_copy(tmp_path), capsys)
+    assert code == 3 and result["readiness"] == "blocked"
+    (failed,) = result["findings"]
+    assert failed["ruleId"] == "checker.rule-failed" and "ValueError: planted failure" in failed["message"]
+    assert "test_never_a_traceback.py" not in failed["message"]        # where in the checker, not in the test
