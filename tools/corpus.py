@@ -396,9 +396,11 @@ def kicad_cli_command(cli: str) -> list[str]:
     return cli.split()
 
 
-def run_kicad(entry: Entry, kind: str, cli: list[str], nice: int = 10) -> tuple[dict | None, float, str]:
+def run_kicad(entry: Entry, kind: str, cli: list[str], nice: int = 10,
+              extra_files: dict[str, bytes] | None = None) -> tuple[dict | None, float, str]:
     """kicad-cli's ``drc``/``erc`` report of the entry, run on a scratch copy of its cache folder
-    (so nothing KiCad writes lands in the cache); with the wall time, process start included."""
+    (so nothing KiCad writes lands in the cache), with ``extra_files`` (repository path -> bytes)
+    written into the copy first; with the wall time, process start included."""
     source = entry.board if kind == "drc" else entry.schematic
     if source is None:
         return None, 0.0, "no source file"
@@ -408,6 +410,8 @@ def run_kicad(entry: Entry, kind: str, cli: list[str], nice: int = 10) -> tuple[
     with tempfile.TemporaryDirectory(prefix="corpus-kicad-", dir=scratch_parent) as scratch:
         copy = Path(scratch) / "p"
         shutil.copytree(entry.folder, copy)
+        for path, data in (extra_files or {}).items():
+            (copy / path).write_bytes(data)
         report = Path(scratch) / "report.json"
         inner = lambda p: ("/" + str(p.relative_to(scratch_parent.parent))) if scratch_parent else str(p)  # noqa: E731
         command = kicad_oracle.command(kind, "KICAD", Path(inner(copy / source)), Path(inner(report)),
@@ -471,6 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     add = sub.add_parser("add", help="take projects of a fetched repository into the corpus")
     add.add_argument("repository")
     add.add_argument("boards", nargs="+", help="the boards' paths in the repository")
+    remove = sub.add_parser("remove", help="take entries out (KiCad cannot load them): manifest, reports, cache")
+    remove.add_argument("ids", nargs="+")
     run = sub.add_parser("oracle", help="run kicad-cli on entries and write their reports")
     run.add_argument("--only", action="append", help="only this entry (repeatable)")
     run.add_argument("--missing", action="store_true", help="only entries without a DRC report yet")
@@ -499,6 +505,12 @@ def main(argv: list[str] | None = None) -> int:
                 entry.features = features_of({p: (entry.folder / p).read_text(encoding="utf-8", errors="replace")
                                               for p in entry.files if not p.endswith(".kicad_sym")})
         write_manifest(entries)
+        return 0
+    if args.command == "remove":
+        for entry in [e for e in entries if e.id in args.ids]:
+            shutil.rmtree(entry.reports, ignore_errors=True)
+            shutil.rmtree(entry.folder, ignore_errors=True)
+        write_manifest([e for e in entries if e.id not in args.ids])
         return 0
     if args.command == "add":
         known = {e.id: e for e in entries}

@@ -39,6 +39,15 @@ from checker.verdict import ENVIRONMENT_DEPENDENT_KICAD_TYPES
 
 from . import corpus, drc_compare, erc_compare
 
+# A fab profile's own published custom rules, for --profile: the profile's verdict is compared with
+# kicad-cli's DRC on the board with that file as its .kicad_dru. Neither JLCPCB nor OSH Park publishes a
+# .kicad_dru of its own; for JLCPCB the rule file below (KiCad 7+, written after JLCPCB's capability page,
+# the page the jlcpcb profiles cite) is the one KiCad users copy; OSH Park has none (docs/benchmarks.md).
+FAB_RULES = {
+    name: ("labtroll/KiCad-DesignRules", "c788e56370ef364dfaa436705e5dea78953ae4c0", "JLCPCB/JLCPCB.kicad_dru",
+           "9e5b6f5f2fd08b8f35bf3b620eee98d51b6102c5f8999a59d500d1ddb5a9dfba")
+    for name in ("jlcpcb-2layer", "jlcpcb-4layer")
+}
 CHILD_TIMEOUT_S = 600
 CHILD_MEMORY_BYTES = 4 * 1024 ** 3          # the issue's bound is 2 GB; above 4 GiB the child is stopped
 BOARD_RULE_PREFIXES = ("board.", "parity.")  # the checker's board findings (KiCad's DRC report's scope)
@@ -96,14 +105,15 @@ class EntryResult:
 
 # -- the checker, in a child process --
 
-def _child(target: str, root: str, output: str) -> int:
+def _child(target: str, root: str, output: str, profile: str = "") -> int:
     """Runs in the child: the check, its findings pickled to ``output``."""
     from checker.errors import HostileInputError
     from checker.runner import RunOptions, check
 
     out: dict = {}
     try:
-        outcome = check(RunOptions(path=Path(target), root=Path(root), run_kicad_cli=False))
+        outcome = check(RunOptions(path=Path(target), root=Path(root), run_kicad_cli=False,
+                                   profile=profile or None))
         out = {"findings": outcome.findings, "readiness": outcome.result["readiness"]}
     except HostileInputError as exc:
         out = {"refused": f"{getattr(exc, 'code', 'invalid_input')}: {exc}"}
@@ -119,11 +129,11 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_BYTES, CHILD_MEMORY_BYTES))
 
 
-def run_checker(entry: corpus.Entry) -> CheckerRun:
+def run_checker(entry: corpus.Entry, profile: str | None = None) -> CheckerRun:
     with tempfile.TemporaryDirectory(prefix="corpus-check-") as scratch:
         output = Path(scratch) / "out.pickle"
         command = [sys.executable, "-m", "tools.corpus_compare", "--child", str(entry.target), str(entry.folder),
-                   str(output)]
+                   str(output), profile or ""]
         start = time.perf_counter()
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S,
@@ -253,13 +263,61 @@ def custom_rules(entry: corpus.Entry, findings: list[Finding]) -> tuple[int, lis
     return total, skipped
 
 
-def compare_entry(entry: corpus.Entry, live: list[str] | None) -> EntryResult | None:
+def fab_rules(profile: str) -> bytes:
+    """The fab's published .kicad_dru for ``profile`` (FAB_RULES), from the cache or the fetched repository."""
+    if profile not in FAB_RULES:
+        raise SystemExit(f"no published .kicad_dru is known for profile {profile!r}: "
+                         f"{', '.join(sorted(FAB_RULES))} have one")
+    repository, commit, path, digest = FAB_RULES[profile]
+    cached = corpus.CACHE / "_fab" / repository.replace("/", "+") / path
+    if cached.is_file() and corpus.sha256(cached.read_bytes()) == digest:
+        return cached.read_bytes()
+    directory = corpus.git_dir(repository)
+    if directory is None:
+        raise SystemExit(f"{repository} is not fetched under {corpus.MIRROR} (its {path} is {profile}'s rules)")
+    data = corpus.blob(directory, commit, path)
+    if corpus.sha256(data) != digest:
+        raise SystemExit(f"{repository}:{path} at {commit[:12]} is not the file recorded for {profile}")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_bytes(data)
+    return data
+
+
+def compare_profile(entry: corpus.Entry, profile: str, cli: list[str]) -> EntryResult | None:
+    """The checker's verdict under ``profile`` against kicad-cli's DRC with the fab's own rule file
+    as the board's .kicad_dru (the board alone: no schematic parity, no ERC)."""
+    from checker.profiles import load_profile
+
+    if not load_profile(profile).fits(entry.copper_layers):
+        return None
+    dru = entry.board[: -len(".kicad_pcb")] + ".kicad_dru"
+    board_only = corpus.Entry(**{**entry.__dict__, "schematic": None})
+    drc, seconds, problem = corpus.run_kicad(board_only, "drc", cli, extra_files={dru: fab_rules(profile)})
+    if drc is None:
+        print(f"skipped {entry.id}: KiCad gave no DRC report ({problem})", flush=True)
+        return None
+    run = run_checker(entry, profile)
+    result = EntryResult(entry.id, f"{' '.join(cli)} with {profile}'s rules (live)", round(seconds, 3),
+                         round(run.seconds, 3), round(run.max_rss_mb, 1), crash=run.crash, refused=run.refused)
+    result.kicad_board_verdict = result.kicad_verdict = "blocked" if kicad_board_blocks(drc) else "passes"
+    if run.crash or run.refused:
+        return result
+    compare_drc(drc, run.findings, result)
+    result.checker_board_verdict = ("blocked" if any(_is_board(f) and _blocking(f) for f in run.findings)
+                                    else "passes")
+    result.checker_verdict = result.checker_board_verdict
+    return result
+
+
+def compare_entry(entry: corpus.Entry, live: list[str] | None, profile: str | None = None) -> EntryResult | None:
     problems = corpus.verify(entry)
     if problems and corpus.git_dir(entry.repository) is not None:
         problems = corpus.materialize(entry) or corpus.verify(entry)
     if problems:
         print(f"skipped {entry.id}: not in the cache ({problems[0]})", flush=True)
         return None
+    if profile:
+        return compare_profile(entry, profile, live or ["kicad-cli"])
     if live:
         drc, drc_s, problem = corpus.run_kicad(entry, "drc", live)
         erc, erc_s, _ = corpus.run_kicad(entry, "erc", live) if entry.schematic else (None, 0.0, "")
@@ -441,13 +499,16 @@ def disagreement_classes(results: list[EntryResult]) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--child"]:
-        return _child(*argv[1:4])
+        return _child(*argv[1:5])
     parser = argparse.ArgumentParser(prog="bin/corpus", description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", metavar="ID", help="only this entry (repeatable)")
     parser.add_argument("--live", action="store_true", help="run kicad-cli now instead of reading the committed "
                                                             "reports")
     parser.add_argument("--kicad-cli", default="kicad-cli", metavar="CMD",
                         help="kicad-cli for --live: a path or a command (e.g. 'chroot /opt/kicad10-sid kicad-cli')")
+    parser.add_argument("--profile", metavar="NAME", help="the checker under this fab profile against kicad-cli's DRC "
+                                                           "with the fab's published .kicad_dru in the project "
+                                                           f"(runs kicad-cli now; {', '.join(sorted(FAB_RULES))})")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the machine-readable summary here")
     parser.add_argument("--verbose", "-v", action="store_true", help="list the classes of disagreement (KiCad's "
                                                                      "errors missed, places beyond KiCad's count)")
@@ -460,10 +521,12 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"no corpus entry {', '.join(sorted(unknown))}")
         entries = [e for e in entries if e.id in args.only]
-    live = corpus.kicad_cli_command(args.kicad_cli) if args.live else None
+    live = corpus.kicad_cli_command(args.kicad_cli) if args.live or args.profile else None
+    if args.profile:
+        fab_rules(args.profile)
     results = []
     for entry in entries:
-        result = compare_entry(entry, live)
+        result = compare_entry(entry, live, args.profile)
         if result is None:
             continue
         results.append(result)
