@@ -49,3 +49,32 @@ def test_the_check_finds_a_file_that_is_gone():
 def test_the_readme_stays_under_250_lines():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
     assert lines < 250, f"README.md has {lines} lines: move detail to docs/*.md"
+
+
+def interface_operations(text: str) -> set[tuple[str, str]]:
+    """(METHOD, path) of every `METHOD /path` docs/interface.md names (a query string or a bracket cut off)."""
+    return {(method, path) for method, path in re.findall(r"`(GET|POST|PUT|PATCH|DELETE) (/[^`?\s\[]*)", text)}
+
+
+def contract_operations() -> set[tuple[str, str]]:
+    import json
+
+    document = json.loads((ROOT / "contracts" / "openapi.json").read_text(encoding="utf-8"))
+    return {(method.upper(), path) for path, item in document["paths"].items() for method in item
+            if method in ("get", "post", "put", "patch", "delete")}
+
+
+def test_interface_names_the_contracts_operations_and_no_other():
+    """docs/interface.md is checked against contracts/openapi.json: it names
+    every operation of the contract, and none the contract does not have."""
+    named, contract = interface_operations((ROOT / "docs" / "interface.md").read_text(encoding="utf-8")), \
+        contract_operations()
+    assert sorted(named - contract) == [], "docs/interface.md names an operation the contract does not have"
+    assert sorted(contract - named) == [], "docs/interface.md does not describe an operation of the contract"
+
+
+def test_interface_says_what_the_contract_says_of_a_wrong_content_type():
+    """The contract answers a wrong content type with 415 on its JSON routes; the page says so too."""
+    text = (ROOT / "docs" / "interface.md").read_text(encoding="utf-8")
+    assert "400 `invalid_content_type`" not in text
+    assert "| 415 | `invalid_content_type` |" in text
