@@ -274,6 +274,15 @@ class _Reader:
         return default
 
 
+def _operator_actor_id(r: _Reader) -> str | None:
+    """SERVICE_OPERATOR_ACTOR_ID, audited as `operator:<id>`: an id written with
+    that prefix already (operator:alice) is taken as alice, not operator:operator:alice."""
+    value = r.matching_text("SERVICE_OPERATOR_ACTOR_ID", OPERATOR_ACTOR_ID)
+    if value and value.startswith("operator:"):
+        value = value[len("operator:"):] or None
+    return value
+
+
 def _host_app(r: _Reader) -> tuple[str | None, Secret | None]:
     """HOST_APP_ID and the app's private key (HOST_APP_PRIVATE_KEY, or a file in
     HOST_APP_PRIVATE_KEY_FILE); both required, the key must be an RSA PEM."""
@@ -482,7 +491,7 @@ def load(env: Mapping[str, str] | None = None) -> Config:
         operator_rate_limit_per_minute=r.integer("SERVICE_OPERATOR_RATE_LIMIT_PER_MINUTE",
                                                  DEFAULT_OPERATOR_RATE_LIMIT_PER_MINUTE, minimum=1, maximum=100_000),
         operator_api_token=_operator_api_token(r),
-        operator_actor_id=r.matching_text("SERVICE_OPERATOR_ACTOR_ID", OPERATOR_ACTOR_ID),
+        operator_actor_id=_operator_actor_id(r),
         request_read_timeout_ms=r.integer("SERVICE_REQUEST_READ_TIMEOUT_MS", DEFAULT_REQUEST_READ_TIMEOUT_MS,
                                           minimum=100, maximum=600_000),
         trusted_proxies=_trusted_proxies(r),

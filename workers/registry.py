@@ -61,18 +61,21 @@ def build_queues(config, url: str, pool, stop: threading.Event) -> Queues:
         return "evaluated" if slo.evaluate_once() is not None else "snapshot_failed"
 
     def enqueue_boards(pool, item) -> str:
-        if not supply_settings.enabled:
-            return "supply_disabled"
         with database.connection(pool) as conn:
             made = sql_api.supply_boards_enqueue(conn)
         return "enqueued" if made else "nothing_due"
 
-    schedules = ScheduleQueue(config, {
+    ticks = {
         "reconciliation_detect": (detect, config.reconciliation.detect_interval_ms),
         "retention_sweep": (sweep, config.retention.interval_ms),
         "slo_evaluate": (evaluate, config.slo_snapshot_interval_ms),
-        "board_refresh": (enqueue_boards, supply_settings.poll_ms),
-    })
+    }
+    if supply_settings.enabled:
+        # Not claimed at all when supply tracking is off: otherwise it fires every
+        # poll interval only to log "supply_disabled" (100,000 lines a day); the
+        # start-up line worker.supply_disabled says it once.
+        ticks["board_refresh"] = (enqueue_boards, supply_settings.poll_ms)
+    schedules = ScheduleQueue(config, ticks)
     return Queues(lifecycle=LifecycleQueue(config), outbox=OutboxQueue(config, host),
                   reconciliation=ReconciliationQueue(config, reconciliations), supply=supply, schedules=schedules,
                   host_configured=host is not None, slo=slo)
