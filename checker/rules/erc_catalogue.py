@@ -20,7 +20,7 @@ ERC_RULES = [
          "A local or hierarchical label on no wire, pin or other label, or whose whole net reaches fewer than "
          "two pins and no no-connect flag.", "Attach the label to its wire, or delete it."),
     _erc("isolated_pin_label", "medium", "Label connected to only one pin",
-         "A local or hierarchical label whose whole net reaches one pin and no no-connect flag, in a "
+         "A label whose whole net reaches one pin and no no-connect flag, in a "
          "schematic written by KiCad 10, whose ERC reports it as this warning (KiCad 9's files: label_dangling).",
          "Connect the net to its other pins, or delete the label."),
     _erc("global_label_dangling", "medium", "Global label not connected",

@@ -9,6 +9,7 @@ but for the last, which runs kicad-cli 10 when its chroot is there and says why 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -209,7 +210,6 @@ def test_kicad10_marks_the_power_symbols_pin_of_an_undriven_power_net(tmp_path):
     # multi_unit_7400 as KiCad 10 saved it, with a GND power symbol whose pin is hidden (as older
     # power libraries draw it) placed on U1's GND pin. kicad-cli 10.0.7 marks "#PWR02 Hidden pin 1"
     # (KiCad 9 would mark U1's visible pin 7); the checker marks the pin of the release that wrote the file.
-    import re
 
     folder = KICAD10 / "kicad/v9/kicad_sch_api_reference_projects"
     base = (folder / "multi_unit_7400/multi_unit_7400.kicad_sch").read_text(encoding="utf-8")
@@ -255,3 +255,20 @@ def test_a_kicad10_buried_via_spans_only_its_layers(tmp_path):
     (tmp_path / "v.kicad_pcb").write_text(text, encoding="utf-8")
     board = load_board(tmp_path / "v.kicad_pcb", InputReader(tmp_path, DEFAULT_LIMITS))
     assert [(via.via_type, via.layers) for via in board.vias] == [("blind", ["In1.Cu", "In2.Cu"])]
+
+
+def test_kicad10s_floating_global_label_is_label_dangling(tmp_path):
+    # The corpus cut of BlueSCSI's root sheet: kicad-cli 9.0.8 reports its floating global labels as
+    # global_label_dangling (warnings), kicad-cli 10.0.7 as label_dangling (errors, "Label not
+    # connected") and its one-pin ones as isolated_pin_label. The same sheet stamped as KiCad 10's
+    # is judged as KiCad 10 judges it.
+    cut = FIXTURES / "kicad-corpus-cuts/erc-global-label-floating"
+    shutil.copytree(cut, tmp_path / "cut")
+    sheet = tmp_path / "cut/Desktop_50_Pin_TopConn.kicad_sch"
+    sheet.write_text(re.sub(r"\(version \d+\)", "(version 20260306)", sheet.read_text(encoding="utf-8"), count=1),
+                     encoding="utf-8")
+    report = json.loads((cut / "kicad10-erc.json").read_text(encoding="utf-8"))
+    kicad = [v for v in erc_compare.read_violations(report) if "label" in v.type]
+    result = erc_compare.compare(tmp_path / "cut/Desktop_50_Pin_TopConn.kicad_pro", kicad)
+    assert result.kicad == {"label_dangling": 9, "isolated_pin_label": 11}
+    assert result.matched == result.kicad and not [f for f in result.extra if "label" in f.kicad_type]
