@@ -24,7 +24,7 @@ from app import config as config_module
 from app import telemetry
 from app.front.bridge import BufferedWsgi
 from app.front.protocol import with_deadline
-from app.jsonlog import capture_library_logs
+from app.jsonlog import capture_library_logs, log
 
 
 class FrontWorker(Worker):
@@ -69,7 +69,22 @@ class FrontWorker(Worker):
     async def _serve(self, server: Server) -> None:
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGQUIT, server.handle_exit, signal.SIGQUIT, None)
-        await server.serve(sockets=self.sockets)
+        watch = asyncio.ensure_future(self._exit_when_orphaned(server))
+        try:
+            await server.serve(sockets=self.sockets)
+        finally:
+            watch.cancel()
+
+    async def _exit_when_orphaned(self, server: Server) -> None:
+        """Leave when the master is gone (killed with SIGKILL, say): gunicorn's
+        own workers check their parent in their loop, uvicorn's server does not,
+        and an orphan would keep the port and answer without its master."""
+        while not server.should_exit:
+            if os.getppid() != self.ppid:
+                log("serve.master_gone", level="error", pid=os.getpid())
+                server.should_exit = True
+                return
+            await asyncio.sleep(1)
 
     async def _notify(self) -> None:
         self.notify()
