@@ -206,6 +206,7 @@ class Zone(Located):
     connect: str = "thermal"
     thermal_gap: float = 0.5
     teardrop: bool = False
+    priority: int = 0                   # (priority N): which of two overlapping zones fills first
     # A rule area's "not_allowed" items: tracks, vias, pads, copperpour, footprints.
     disallowed: frozenset[str] = frozenset()
     # The outline's cutouts: every (polygon ...) after the first. KiCad 9 reads each one as a
@@ -889,6 +890,7 @@ def _zone(node: Node, board: Board) -> Zone:
                 connect=(connect.atom(0) if connect is not None else None) or "thermal",
                 thermal_gap=gap if gap is not None else 0.5,
                 teardrop=attr is not None and attr.first("teardrop") is not None,
+                priority=int(node.number("priority") or 0),
                 holes=[hole for hole in holes if len(hole) >= 3],
                 disallowed=frozenset(flag.name for flag in node.first("keepout").nodes()
                                      if flag.atom(0) == "not_allowed") if keepout else frozenset())

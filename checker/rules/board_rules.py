@@ -58,6 +58,8 @@ def check(model: ProjectModel) -> list[Finding]:
         findings += footprint_rules.check(board)
     if wants("board.item-in-keepout"):
         findings += keepout_rules.check(board, model.copper)
+    if wants("board.zones-intersect"):
+        findings += keepout_rules.zones_intersect(board)
     if wants("board.silk-edge-clearance"):
         findings += silk_edge_findings(board, min_silk_clearance(model.pro))
     if wants("board.silk-over-mask"):
@@ -111,12 +113,19 @@ def _vias(board: Board, model: ProjectModel) -> list[Finding]:
         ("board.annular-ring", "annular ring", rules.min_via_annular, profile.minimum("annular_ring_mm"),
          lambda d, h: (d - h) / 2 if d is not None and h is not None else None),
     )
-    groups: dict[tuple[float | None, float | None], list] = defaultdict(list)
+    # A via a .kicad_dru rule holds to a size is held to that rule alone (checker/dru_checks.py).
+    from ..dru_checks import governed
+
+    ruled = {rule_id: governed(board, model, kind) if model.rules.custom else set()
+             for rule_id, kind in (("board.via-drill", "hole_size"), ("board.via-diameter", "via_diameter"),
+                                   ("board.annular-ring", "annular_width"))}
+    groups: dict[tuple, list] = defaultdict(list)
     for via in board.vias:
         if via.via_type != "micro":
-            groups[(via.diameter, via.drill)].append(via)
+            groups[(via.diameter, via.drill, *(id(via) in ids for ids in ruled.values()))].append(via)
     findings = []
-    for (diameter, drill), vias in sorted(groups.items(), key=lambda item: (item[0][0] or 0, item[0][1] or 0)):
+    for (diameter, drill, *free), vias in sorted(groups.items(), key=lambda item: (item[0][0] or 0, item[0][1] or 0)):
+        by_rule = dict(zip(ruled, free))
         first = vias[0]
         size = f"{diameter:g}/{drill:g} mm" if diameter is not None and drill is not None else "unsized"
         marker = {"x": first.x, "y": first.y, "layer": "", "count": len(vias)}
@@ -125,6 +134,8 @@ def _vias(board: Board, model: ProjectModel) -> list[Finding]:
             value = measure(diameter, drill)
             if value is None:
                 continue
+            if by_rule[rule_id]:
+                board_min = 0.0      # a custom rule governs it
             if board_min and value < board_min - EPSILON:
                 severity, limit, source = "error", board_min, "the board's own minimum"
             elif fab_min is not None and value < fab_min - EPSILON:
@@ -132,7 +143,8 @@ def _vias(board: Board, model: ProjectModel) -> list[Finding]:
             else:
                 continue
             findings.append(Finding(rule_id, f"{count}: {what} {value:.4g} mm, below {source} of {limit:g} mm",
-                                    identity=(board.file, size), severity=severity,
+                                    identity=(board.file, size, *(("ruled", *("1" if f else "0" for f in free)) if any(free) else ())),
+                                    severity=severity,
                                     extra={**marker, "uuids": [first.uuid] if first.uuid else []},
                                     kicad_type=_VIA_TYPES[rule_id] if severity == "error" else "",
                                     locations=[{"x": v.x, "y": v.y, "layer": "", "uuids": [v.uuid] if v.uuid else []}
@@ -149,10 +161,13 @@ def _pad_annular(board: Board, model: ProjectModel) -> list[Finding]:
     to the pad's outline (0 when the hole's centre is outside the pad), and a hole lying inside
     another pad of the same number takes that pad's copper around it when that is wider."""
     minimum = model.rules.min_via_annular
+    from ..dru_checks import governed
+
+    ruled = governed(board, model, "annular_width") if model.rules.custom else set()
     findings = []
     for footprint in board.footprints:
         for pad in footprint.pads:
-            if pad.kind != "thru_hole" or not pad.drill_size or min(pad.drill_size) <= 0:
+            if pad.kind != "thru_hole" or not pad.drill_size or min(pad.drill_size) <= 0 or id(pad) in ruled:
                 continue
             same_number = [other for other in footprint.pads if other is not pad and other.number == pad.number]
             width = _annular_width(pad, same_number, minimum)
@@ -188,18 +203,19 @@ def _annular_width(pad: Pad, same_number: list[Pad], minimum: float) -> float | 
     chamfered = bool(pad.chamfer) and pad.chamfer_ratio > 0
     simple = tuple(pad.drill_offset) == (0.0, 0.0) and pad.shape in ("circle", "oval", "rect", "roundrect") and (
         not chamfered or pad.chamfer_ratio <= 0.30)
-    if simple and not same_number:
-        if pad.shape == "circle":
-            return (pad.width - drill_x) / 2
-        return min(pad.width - drill_x, pad.height - drill_y) / 2
     hole, radius = _hole_shape(pad)
     outline = pad_outline(pad)
+    if simple:
+        # Exact (a polygon of the arcs would lie up to 0.02 um inside them).
+        width = (pad.width - drill_x) / 2 if pad.shape == "circle" else \
+            min(pad.width - drill_x, pad.height - drill_y) / 2
+        if not same_number:
+            return width
     if outline is None:
         return None
-    if not outline.covers(shapely.Point(pad.x, pad.y)):
-        width = 0.0
-    else:
-        width = shapely.distance(outline.boundary, hole) - radius
+    if not simple:
+        width = shapely.distance(outline.boundary, hole) - radius \
+            if outline.covers(shapely.Point(pad.x, pad.y)) else 0.0
     if width >= minimum or not same_number:
         return width
     # The copper of the pad and of the pads of its number that touch it, as one: the hole's

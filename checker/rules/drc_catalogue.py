@@ -30,7 +30,8 @@ DRC_RULES = [
          "solidly; then refill the zones."),
     _drc("board.courtyards-overlap", "courtyards_overlap", "error", "Courtyards overlap",
          "The courtyards (F.CrtYd / B.CrtYd outlines, closed into areas) of two footprints on the same side "
-         "overlap; courtyards that only touch do not.",
+         "overlap, as KiCad 9 measures it: each courtyard shrunk by 0.005 mm still touches the other (an "
+         "overlap 0.01 mm deep or more, whatever its area).",
          "Move the footprints apart, or correct the courtyard."),
     _drc("board.footprint-type-mismatch", "footprint_type_mismatch", "error", "Footprint type contradicts its pads",
          "A footprint typed SMD or through hole whose pads say otherwise, as KiCad guesses it: through hole when "
@@ -40,8 +41,14 @@ DRC_RULES = [
     _drc("board.item-in-keepout", "items_not_allowed", "error", "Item inside a keepout",
          "A track, via, pad or zone fill whose copper overlaps a rule area (keepout) that does not allow "
          "that kind of item on a layer they share, or a footprint whose courtyard overlaps a rule area that "
-         "does not allow footprints.",
+         "does not allow footprints. The outline's second and later polygons are cutouts (as KiCad reads "
+         "them): copper wholly inside one is allowed.",
          "Move the item out of the rule area, or allow it there."),
+    _drc("board.zones-intersect", "zones_intersect", "error", "Zones of one net and priority overlap",
+         "Two copper zones of the same net (no net counts as one) and the same priority whose outlines "
+         "overlap or touch on a layer they share: which one fills the shared area is undefined (KiCad 9's "
+         "zone-to-zone test). Rule areas may overlap at will.",
+         "Give the zones distinct priorities, or merge them."),
     _drc("board.mask-bridge", "solder_mask_bridge", "error", "Solder mask opening bridges two nets",
          "A pad's solder mask opening (its copper grown by its solder mask margin: the pad's, its "
          "footprint's or the board setup's) reaching copper of another net on the same side (track, via, "

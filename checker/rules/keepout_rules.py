@@ -74,3 +74,54 @@ def _finding(board: Board, zone, label: str, uuid: str, at, where, layer: str) -
                    severity="error", path=board.file, line=where[0], column=where[1], kicad_type="items_not_allowed",
                    extra={"x": round(float(at[0]), 4), "y": round(float(at[1]), 4), "layer": layer,
                           "uuids": [u for u in (uuid, zone.uuid) if u]})
+
+
+def zones_intersect(board: Board) -> list[Finding]:
+    """Copper zones of one net (no net being one) and one priority whose outlines (cutouts
+    included) collide on a layer they share, once per pair and layer.
+    KiCad 9: DRC_TEST_PROVIDER_COPPER_CLEARANCE::testZonesToZones, ``Outline()->Collide(other, 0)``
+    (touching counts); rule areas may overlap at will."""
+    zones = [z for z in board.zones if not z.keepout and len(z.polygon) >= 3]
+    if len(zones) < 2:
+        return []
+    areas = [area_of(z) for z in zones]
+    findings = []
+    boxes = shapely.bounds(np.array(areas, dtype=object))
+    for i in range(len(zones)):
+        for j in range(i + 1, len(zones)):
+            a, b = zones[i], zones[j]
+            if a.net != b.net or a.priority != b.priority:
+                continue
+            if boxes[i][0] > boxes[j][2] or boxes[j][0] > boxes[i][2] or boxes[i][1] > boxes[j][3] \
+                    or boxes[j][1] > boxes[i][3]:
+                continue
+            if areas[i].is_empty or areas[j].is_empty or not shapely.intersects(areas[i], areas[j]):
+                continue
+            where = shapely.intersection(areas[i], areas[j])
+            x, y = (shapely.get_coordinates(shapely.point_on_surface(where))[0] if not where.is_empty
+                    else shapely.get_coordinates(shapely.shortest_line(areas[i], areas[j]))[0])
+            copper = board.copper_layers()
+            both = set(_expand(a.layers, copper)) & set(_expand(b.layers, copper))
+            for layer in [l for l in copper if l in both]:
+                findings.append(Finding(
+                    "board.zones-intersect",
+                    f"zones {a.name or a.uuid} and {b.name or b.uuid} of net {a.net or '(no net)'} overlap on "
+                    f"{layer} with the same priority {a.priority}",
+                    identity=(board.file, "zones", *sorted((a.uuid, b.uuid)), layer), severity="error",
+                    path=board.file, line=a.line, column=a.column, kicad_type="zones_intersect",
+                    extra={"x": round(float(x), 4), "y": round(float(y), 4), "layer": layer,
+                           "uuids": [u for u in (a.uuid, b.uuid) if u]}))
+    return findings
+
+
+def _expand(layers: list[str], copper: list[str]) -> list[str]:
+    """A zone's copper layers, KiCad's wildcards (*.Cu, F&B.Cu) spelled out."""
+    out = []
+    for layer in layers:
+        if layer == "*.Cu":
+            out += copper
+        elif layer == "F&B.Cu":
+            out += [l for l in ("F.Cu", "B.Cu") if l in copper]
+        elif layer in copper:
+            out.append(layer)
+    return out
