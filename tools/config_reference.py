@@ -129,7 +129,8 @@ GROUPS: list[tuple[str, dict[str, Variable]]] = [
             "operator token; unset or invalid disables the operator API and `/metrics`",
             values="32-512 visible ASCII characters", secret=True),
         "SERVICE_OPERATOR_ACTOR_ID": Variable(
-            "audit actor of every operator action, recorded as operator:<id> (an id given as operator:alice is alice); required with the token",
+            "audit actor of every operator action, recorded as operator:<id> (an id given as "
+            "operator:alice is alice); required with the token",
             values="letters, digits, `.`, `_`, `:`, `-` (1-200)"),
         "SERVICE_SESSION_TTL_HOURS": Variable("lifetime of a browser session"),
         "SERVICE_PERMISSION_TTL_SECONDS": Variable(
