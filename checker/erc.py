@@ -692,6 +692,10 @@ def _unit_rules(graph: Connectivity, report: _Report, schematic) -> None:
                 first, first_fp = (placement, instance), footprint
         for placement, instance in units:
             footprint = footprints.get(instance.key + placement.uuid, "")
+            # ERC_TESTER::TestMultiunitFootprints looks at multi-unit symbols only
+            # (GetMultiUnitSymbols): two one-unit parts sharing a reference are another matter.
+            if placement.lib.unit_count < 2:
+                continue
             if first is not None and footprint and footprint != first_fp:
                 _placement_finding(report, "different_unit_footprint",
                                    f"Different footprints assigned to units of {reference}: {first_fp} and {footprint}",

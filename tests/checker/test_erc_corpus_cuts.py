@@ -19,6 +19,7 @@ COMPARED = {
     "erc-pin-conflict-ground": ("pin_to_pin",),
     "erc-global-label-floating": ("global_label_dangling", "label_dangling"),
     "erc-label-power-net": ("power_pin_not_driven", "pin_not_driven", "label_dangling"),   # KiCad: none
+    "erc-unit-footprint-single-unit": ("different_unit_footprint",),                          # KiCad: none
 }
 
 
