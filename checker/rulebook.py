@@ -225,6 +225,14 @@ def parse_length(text: str | None) -> float | None:
 
 
 def _read_custom(dru: Node, rules: BoardRules) -> None:
+    # KiCad 9 reads a rule file whole or not at all: DRC_RULES_PARSER throws on a second (layer ...)
+    # in one rule ("has already been defined") and DRC_ENGINE keeps only its implicit rules then
+    # (kicad-cli 9.0.8 on moteus-controller's file: none of its rules applies).
+    for rule in dru.nodes("rule"):
+        if len(list(rule.nodes("layer"))) > 1:
+            rules.unsupported.append((rule.atom(0) or "?", "a second (layer ...) in one rule: KiCad 9 refuses "
+                                      "the whole rule file and applies none of its rules", rule.line))
+            return
     for rule in dru.nodes("rule"):
         name = rule.atom(0) or "?"
         constraints: dict[str, tuple[float | None, float | None, float | None]] = {}

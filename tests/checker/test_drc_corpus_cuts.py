@@ -98,3 +98,43 @@ def test_no_net_copper_over_a_pad_is_a_short():
 def test_every_cut_says_where_it_comes_from(name):
     readme = (CUTS / name / "README.md").read_text()
     assert "commit" in readme.lower() and "licence" in readme.lower()
+
+
+def _pic_programmer_with(tmp_path, dru: str, min_clearance: float | None = None):
+    import shutil
+
+    from checker_fixtures import KICAD
+
+    folder = tmp_path / "pic_programmer"
+    shutil.copytree(KICAD / "v6" / "pic_programmer", folder)
+    (folder / "pic_programmer.kicad_dru").write_text(dru)
+    if min_clearance is not None:
+        pro = folder / "pic_programmer.kicad_pro"
+        data = json.loads(pro.read_text())
+        data["board"]["design_settings"]["rules"]["min_clearance"] = min_clearance
+        pro.write_text(json.dumps(data))
+    return check(RunOptions(path=folder / "pic_programmer.kicad_pro", root=folder, run_kicad_cli=False)).findings
+
+
+def test_a_custom_clearance_rule_is_not_floored_by_the_board_minimum(tmp_path):
+    """DRC_ENGINE::loadImplicitRules floors only the net class clearances by the board minimum; a
+    custom rule's own minimum stands (kicad-cli 9.0.8 on esp32-bus-pirate-dock: 0.1005 mm under a
+    0.1 mm rule and a 0.1016 mm board minimum is silent). pic_programmer's tracks are 0.3 mm or more
+    apart: a 0.01 mm rule with a 1 mm board minimum leaves no clearance violation."""
+    ours = _pic_programmer_with(tmp_path, '(version 1)\n(rule "tight" (constraint clearance (min 0.01mm)))\n',
+                                min_clearance=1.0)
+    assert not [f for f in ours if f.rule_id == "board.clearance" and f.severity == "error"]
+
+
+def test_a_rule_file_kicad_refuses_applies_no_rule(tmp_path):
+    """A second (layer ...) in one rule makes KiCad 9's rule parser throw, and kicad-cli then applies
+    none of the file's rules (measured on a board made for it: a 0.01 mm clearance rule beside such a
+    rule leaves the net class violations reported)."""
+    plain = _pic_programmer_with(tmp_path / "a", '(version 1)\n', min_clearance=1.0)
+    refused = _pic_programmer_with(tmp_path / "b", '(version 1)\n(rule "tight" (constraint clearance (min 0.01mm)))\n'
+                                   '(rule "silk" (constraint track_width (min 0.15mm))\n'
+                                   '  (layer "F.Silkscreen") (layer "B.Silkscreen"))\n', min_clearance=1.0)
+    blocking = [f for f in plain if f.rule_id == "board.clearance" and f.severity == "error"]
+    assert blocking
+    assert len([f for f in refused if f.rule_id == "board.clearance" and f.severity == "error"]) == len(blocking)
+    assert [f for f in refused if f.rule_id == "rules.unsupported" and "refuses" in f.message]
