@@ -167,13 +167,16 @@ def blob(directory: Path, commit: str, path: str) -> bytes:
 
 
 def tree(directory: Path, commit: str) -> dict[str, int]:
-    """Every file of the commit: path -> size (-1 when the snapshot lacks its content)."""
+    """Every file of the commit: path -> size (-1 when the snapshot lacks its content). Symbolic
+    links and submodules are left out: a checkout has no file of theirs to take."""
     out = {}
     for line in _git(directory, "ls-tree", "-r", "-l", "-z", commit).split(b"\0"):
         if not line:
             continue
         meta, path = line.split(b"\t", 1)
-        size = meta.split()[3]
+        mode, _, _, size = meta.split()
+        if mode not in (b"100644", b"100755"):
+            continue
         out[path.decode("utf-8", "surrogateescape")] = int(size) if size.isdigit() else -1
     return out
 
