@@ -40,8 +40,8 @@ from app.web import authority, db
 #: Events the app must subscribe to (besides the lifecycle's) for access to end at once.
 EVENTS = ("organization", "member", "membership")
 #: Removals and edits of one person's access: re-read from the code host before acting.
-PERSONAL = ("organization.member_removed", "member.removed", "member.edited", "membership.added",
-            "membership.removed")
+PERSONAL = ("organization.member_removed", "organization.member_added", "member.removed", "member.edited",
+            "membership.added", "membership.removed")
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,22 @@ def removal(event: str, action: str | None, payload: dict, normalized: dict) -> 
     if event == "organization" and action == "member_removed":
         return AccessRemoval("organization.member_removed", positive_id(payload, "membership.user.id"),
                              positive_id(payload, "organization.id"), optional_id(payload, "installation.id"), None)
-    if event == "member" and action in ("removed", "edited"):
-        return AccessRemoval(f"member.{action}", positive_id(payload, "member.id"), None,
+    if event == "member" and action == "removed":
+        return AccessRemoval("member.removed", positive_id(payload, "member.id"), None,
                              optional_id(payload, "installation.id"), [positive_id(payload, "repository.id")])
-    if event == "membership" and action in ("added", "removed"):
-        return AccessRemoval(f"membership.{action}", positive_id(payload, "member.id"),
-                             positive_id(payload, "organization.id"), optional_id(payload, "installation.id"), None)
+    # Changes that may only have lowered someone's rights: re-read when the ids are there
+    # (organization member_added also comes with a change of a member's role).
+    person, where = {("organization", "member_added"): ("membership.user.id", "organization.id"),
+                     ("member", "edited"): ("member.id", "repository.id"),
+                     ("membership", "added"): ("member.id", "organization.id"),
+                     ("membership", "removed"): ("member.id", "organization.id")}.get((event, action), (None, None))
+    if person is not None:
+        person_id, scope = optional_id(payload, person), optional_id(payload, where)
+        if person_id is None or scope is None:
+            return None
+        repositories = [scope] if event == "member" else None
+        return AccessRemoval(f"{event}.{action}", person_id, None if event == "member" else scope,
+                             optional_id(payload, "installation.id"), repositories)
     if event == "installation_repositories" and normalized.get("repositoriesRemoved"):
         return AccessRemoval("installation_repositories.removed", None, None, normalized["installation"]["id"],
                              [r["id"] for r in normalized["repositoriesRemoved"]])
@@ -83,8 +93,8 @@ def apply(pool, config, change: AccessRemoval, delivery_id: str) -> None:
         except HostError as exc:
             log("access.recheck_unavailable", level="warning", deliveryId=delivery_id, reason=change.reason,
                 error=str(exc)[:200])
-            if not change.reason.endswith("removed"):
-                return
+            if change.reason not in ("organization.member_removed", "member.removed"):
+                return   # an edit the code host could not confirm: the next change re-reads
     if change.reason in ("installation.suspend", "installation.unsuspend"):
         _suspension_from_host(pool, config, change, delivery_id)
         if change.reason == "installation.unsuspend":

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from app.web.pages.artifacts import UPLOAD_PATH
-from tests.api.test_authority import _deliver, _stack, approve, bearer
+from tests.api.test_authority import ORG, _deliver, _stack, approve, bearer
 from tests.helpers.access import OPERATOR_ENV, create_token
 from tests.helpers.paths import webhook_fixture_json
 from tests.helpers.service import count
@@ -218,3 +218,19 @@ def test_the_watched_board_routes_read_rights_again_before_a_change(rereading_st
     for method, body in (("POST", {"path": "other/other.kicad_pro"}), ("DELETE", None)):
         refused = person.send(method, path, body)
         assert refused.status_code == 403 and refused.json()["code"] == "insufficient_scope", method
+
+
+def test_a_team_membership_change_ends_what_the_person_lost(stack, owner, pool):
+    """membership removed (out of a team that gave the access): read again, ended where lost, kept elsewhere."""
+    lost, kept = stack.repos
+    person = stack.sign_in("theo", default_role="push")
+    token = person.mint(lost["id"], scopes=["reviews:read"]).json()["token"]
+    stack.host.set_permission("theo", repository=lost["full_name"], role="pull")   # what the team gave is gone
+    payload = {"action": "removed", "scope": "team", "member": {"id": person.user_id, "login": "theo"},
+               "team": {"id": 1, "name": "hardware", "slug": "hardware"},
+               "organization": {"id": lost["owner"]["id"], "login": ORG},
+               "installation": {"id": stack.installation["id"]}, "sender": {"id": 1, "login": ORG}}
+    assert _deliver(stack, "membership", payload).status_code == 202
+    stored = owner.execute("SELECT write_repository_ids FROM sessions").fetchone()["write_repository_ids"]
+    assert lost["id"] not in stored and kept["id"] in stored
+    assert httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(token), timeout=10).status_code == 200

@@ -67,7 +67,9 @@ def test_real_lifecycle_payloads(client, owner, name):
     if event == "pull_request":
         assert actions["repository"] == {"id": payload["repository"]["id"],
                                          "fullName": payload["repository"]["full_name"],
-                                         "private": payload["repository"]["private"]}
+                                         "private": payload["repository"]["private"],
+                                         # the branch the readiness workflow is dispatched on (issue 36)
+                                         "defaultBranch": payload["repository"]["default_branch"]}
         assert actions["pullRequest"]["number"] == payload["pull_request"]["number"]
         assert actions["pullRequest"]["headSha"] == payload["pull_request"]["head"]["sha"]
 
