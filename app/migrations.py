@@ -38,13 +38,14 @@ from urllib.parse import urlencode
 import psycopg
 from yoyo import get_backend, read_migrations
 
+from app import channels
 from app.jsonlog import log
 from app.queries import QueryFolder
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 SCHEMA_DIR = SQL_DIR / "schema"
 FUNCTIONS_DIR = SQL_DIR / "functions"
-FUNCTIONS = QueryFolder(FUNCTIONS_DIR)
+FUNCTIONS = QueryFolder(FUNCTIONS_DIR, {"channels": channels})
 COMPAT_DIR = SQL_DIR / "compat"
 
 #: The longest a migration step waits for one lock (the docstring says why).

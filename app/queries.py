@@ -22,10 +22,12 @@ class QueryFolder:
     """The named queries of one folder: the service's (sql/queries) or the
     tools' (tools/queries, which the service never reads)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, constants: dict[str, Any] | None = None):
+        """`constants`: names every template of the folder may read (sql/functions' channels)."""
         self.folder = folder
         self._environment = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=False,
                                                undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+        self._environment.globals.update(constants or {})
         self.text = lru_cache(maxsize=256)(self._text)
 
     def _text(self, name: str, /, **shape: Any) -> str:

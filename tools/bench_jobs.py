@@ -30,7 +30,7 @@ import uuid
 
 import psycopg
 
-from app import config as config_module
+from app import channels, config as config_module
 from app import database, embedded_pg, migrations, sql_api
 from app.queueing import SqlQueue
 from workers.lifecycle import LifecycleQueue
@@ -58,7 +58,7 @@ class NoOpWorkQueue(SqlQueue):
     completed without doing the work."""
 
     name = "bench-work"
-    channel = "boardready_supply"
+    channel = channels.SUPPLY
     table = "work_items"
     id_field = "item_id"
     handlers: dict = {}

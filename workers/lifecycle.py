@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 
-from app import database, sql_api
+from app import channels, database, sql_api
 from app.queueing import LeaseLost, SqlQueue
 from app.wakeup import Waker
 from workers.intake_first import IntakeBursts
@@ -19,7 +19,7 @@ from workers.intake_first import IntakeBursts
 
 class LifecycleQueue(SqlQueue):
     name = "lifecycle"
-    channel = "lifecycle_jobs"
+    channel = channels.LIFECYCLE_JOBS
     table = "lifecycle_jobs"
     id_field = "job_id"
     claim_function = staticmethod(sql_api.job_claim)
@@ -62,5 +62,5 @@ class LifecycleQueue(SqlQueue):
     def _outbox_wakeup(self, pool) -> Waker:
         with self._waker_lock:
             if self._outbox_waker is None:
-                self._outbox_waker = Waker(pool, "outbox_items")
+                self._outbox_waker = Waker(pool, channels.OUTBOX)
             return self._outbox_waker

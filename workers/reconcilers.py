@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from app import channels
 from app.queueing import SqlQueue
 from workers.reconcile import LEASE_SECONDS, MAX_FAILED_CLAIMS, Reconciliation
 from workers.reconcile_check_runs import CheckRunReconciler
@@ -26,7 +27,7 @@ class ReconciliationQueue(SqlQueue):
     """The reconciliation kinds of work_items, one handler per kind (the reconciler that observes it)."""
 
     name = "reconcile"
-    channel = "reconciliation_items"
+    channel = channels.RECONCILIATION
     table = "work_items"
     work_queue = "reconciliation"
     id_field = "item_id"

@@ -37,9 +37,6 @@ from app.config import RetentionSettings
 from app.jsonlog import log
 from app.queueing import at
 
-#: A cancellation whose erasure is already due, or a legal hold released from
-#: a due erasure, asks for a sweep now (the retention_sweep schedule listens).
-CHANNEL = "retention_sweep"
 #: Calls per phase of a sweep at most, each deleting at most a batch: a
 #: purge larger than this goes on at the next sweep.
 MAX_CALLS_PER_SWEEP = 10_000

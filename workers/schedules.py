@@ -16,14 +16,14 @@ from __future__ import annotations
 import threading
 
 from app import database, sql_api
+from app.channels import RETENTION_SWEEP, SCHEDULES
 from app.queueing import LeaseLost, SqlQueue, failure_codes
-from workers.retention import CHANNEL as RETENTION_CHANNEL
 
 
 class ScheduleQueue(SqlQueue):
     name = "schedules"
-    channel = "schedules"
-    channels = ("schedules", RETENTION_CHANNEL)
+    channel = SCHEDULES
+    channels = (SCHEDULES, RETENTION_SWEEP)
     table = "schedules"
     release_function = staticmethod(sql_api.schedule_release)
     renew_function = staticmethod(sql_api.schedule_renew_leases)
@@ -45,7 +45,7 @@ class ScheduleQueue(SqlQueue):
         return max(10, min(self.config.worker_poll_ms, *self.intervals.values()))
 
     def notified(self, channel: str) -> None:
-        if channel == RETENTION_CHANNEL:
+        if channel == RETENTION_SWEEP:
             with self._lock:
                 self._due_now.add("retention_sweep")
 

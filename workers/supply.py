@@ -28,7 +28,7 @@ from typing import Callable, TypeVar
 
 from psycopg.types.json import Jsonb
 
-from app import database, sql_api
+from app import channels, database, sql_api
 from app.jsonlog import log
 from app.queueing import LeaseLost, SqlQueue
 from app.supply.client import MAX_PARTS_PER_CALL, PartQuery, ProviderClient, ProviderError
@@ -44,7 +44,7 @@ def _utcnow() -> dt.datetime:
 
 class SupplyQueue(SqlQueue):
     name = "supply"
-    channel = "boardready_supply"
+    channel = channels.SUPPLY
     table = "work_items"
     work_queue = "supply"
     id_field = "item_id"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from app import database, queries, sql_api
+from app import channels, database, queries, sql_api
 from app.host.client import HostClient
 from app.host.errors import HostPermanent, HostRetryable, HostUncertain
 from app.host.workflow_runs import find_attempt_run
@@ -32,7 +32,7 @@ def external_id(release_run_id: int) -> str:
 
 class OutboxQueue(SqlQueue):
     name = "outbox"
-    channel = "outbox_items"
+    channel = channels.OUTBOX
     table = "work_items"
     #: Its kinds in work_items (queue.sql.j2's work_queue_kinds('outbox')).
     work_queue = "outbox"

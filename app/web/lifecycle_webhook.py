@@ -9,6 +9,7 @@ import time
 
 import falcon
 
+from app import channels
 from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.jsonlog import log
 from app.lifecycle_events import normalize
@@ -27,7 +28,7 @@ class LifecycleWebhook:
     def __init__(self, config, pool):
         self.config = config
         self.pool = pool
-        self.waker = Waker(pool, "lifecycle_jobs")
+        self.waker = Waker(pool, channels.LIFECYCLE_JOBS)
         self.batcher = IntakeBatcher(pool, config, PROVIDER)
 
     def on_post(self, req, resp):
