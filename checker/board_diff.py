@@ -3,6 +3,11 @@
 Footprints are matched by uuid, then by reference: one present on one side
 only was added or removed; a matched one whose place, rotation or side
 changed was moved; a changed value or library footprint is a change.
+Inside a matched footprint, pads are matched by number (the n-th pad of a
+number with the n-th): one present on one side only was added or removed; a
+matched one whose size, shape, drill, offset from the footprint's origin (in
+the footprint's own frame, so moving or turning the footprint is not a pad
+edit), rotation, layers or net differ was changed, named "REF.NUMBER".
 Copper without a lasting identity (tracks, vias, zone outlines) is matched
 by its geometry: a track is the same track when its layer, width, net and
 points are (either direction), so a pull request that deletes one track
@@ -21,8 +26,9 @@ from collections import defaultdict
 from operator import attrgetter
 
 from .board import Board, Footprint
-from .board_view import footprint_view, track_view, via_view, zone_view
+from .board_view import footprint_view, pad_view, track_view, via_view, zone_view
 from .findings import Finding
+from .geometry import rotate
 
 _PLACE_TOLERANCE_MM = 1e-4
 
@@ -117,6 +123,50 @@ def _moved(base: Footprint, head: Footprint) -> bool:
             or abs((base.rotation - head.rotation) % 360.0) > 1e-6 or base.layer != head.layer)
 
 
+def _pad_traits(pad, footprint: Footprint) -> dict:
+    """What a reviewer compares between a pad's two versions, rounded as the views are."""
+    offset = rotate((pad.x - footprint.x, pad.y - footprint.y), -footprint.rotation)
+    drill = pad.drill_size or ((pad.drill, pad.drill) if pad.drill else None)
+    return {"size": [round(pad.width, 4), round(pad.height, 4)], "shape": pad.shape,
+            "drill": [round(drill[0], 4), round(drill[1], 4)] if drill else None,
+            "offset": [round(offset[0], 4) + 0.0, round(offset[1], 4) + 0.0],
+            "rotation": round((pad.rotation - footprint.rotation) % 360.0, 4) % 360.0,
+            "layers": sorted(pad.layers), "net": pad.net}
+
+
+def _numbered(pads) -> dict[tuple[str, int], object]:
+    """Pads by (number, n-th of that number): several pads may share a number (a
+    thermal pad's paste windows, unnumbered mounting holes)."""
+    seen: dict[str, int] = defaultdict(int)
+    keyed = {}
+    for index, pad in enumerate(pads):
+        keyed[(pad.number, seen[pad.number])] = (index, pad)
+        seen[pad.number] += 1
+    return keyed
+
+
+def _pad_changes(old: Footprint, new: Footprint, head_index: int) -> list[dict]:
+    """The pads a matched footprint gained, lost or changed. Added and changed name the
+    pad's index in the head footprint's pads; removed and changed carry the base pad
+    (pad_view) so the page draws it under the head's."""
+    before, after = _numbered(old.pads), _numbered(new.pads)
+    changes = []
+    for key in sorted(set(before) | set(after), key=lambda k: (k[0], k[1])):
+        was, now = before.get(key), after.get(key)
+        entry = {"ref": new.reference, "head": head_index, "pad": key[0]}
+        if was is None:
+            changes.append({**entry, "change": "added", "index": now[0]})
+        elif now is None:
+            changes.append({**entry, "change": "removed", "base": pad_view(was[1])})
+        else:
+            a, b = _pad_traits(was[1], old), _pad_traits(now[1], new)
+            fields = {name: [a[name], b[name]] for name in a if a[name] != b[name]}
+            if fields:
+                changes.append({**entry, "change": "changed", "index": now[0], "base": pad_view(was[1]),
+                                "fields": fields})
+    return changes
+
+
 def _pad_nets(footprints) -> dict[tuple[str, str], str]:
     nets = {}
     for footprint in footprints:
@@ -151,9 +201,10 @@ def diff_boards(base: Board | None, head: Board | None) -> dict:
     base = base or Board(file="", version=None, legacy=False)
     head = head or Board(file="", version=None, legacy=False)
     pairs, added, removed = _match_footprints(base.footprints, head.footprints)
-    moved, changed = [], []
+    moved, changed, pads = [], [], []
     for old, index in pairs:
         new = head.footprints[index]
+        pads.extend(_pad_changes(old, new, index))
         if _moved(old, new):
             moved.append({"ref": new.reference, "head": index, "base": footprint_view(old),
                           "distance": round(((new.x - old.x) ** 2 + (new.y - old.y) ** 2) ** 0.5, 4)})
@@ -167,7 +218,7 @@ def diff_boards(base: Board | None, head: Board | None) -> dict:
     zones_added, zones_removed = _match_by_key(live_base, live_head, _zone_key, _NET)
     return {
         "footprints": {"added": added, "removed": [footprint_view(f) for f in removed],
-                       "moved": moved, "changed": changed},
+                       "moved": moved, "changed": changed, "pads": pads},
         "tracks": {"added": tracks_added, "removed": [track_view(t) for t in tracks_removed]},
         "vias": {"added": vias_added, "removed": [via_view(v) for v in vias_removed]},
         "zones": {"added": zones_added, "removed": [zone_view(z) for z in zones_removed]},
@@ -217,6 +268,7 @@ def summary(board: dict, bom: dict | None) -> list[str]:
                      + ", ".join(f"{m['ref']} ({m['distance']:g} mm)" for m in fps["moved"]))
     for change in fps["changed"]:
         lines.append(f"{change['ref']}: {change['field']} {change['from']} → {change['to']}")
+    lines.extend(pad_lines(fps.get("pads", [])))
     for kind, word in (("tracks", "track"), ("vias", "via"), ("zones", "zone")):
         if board[kind]["added"]:
             lines.append(f"{_plural(len(board[kind]['added']), word)} added")
@@ -226,6 +278,40 @@ def summary(board: dict, bom: dict | None) -> list[str]:
     count = len(nets["added"]) + len(nets["removed"]) + len(nets["changed"])
     lines.append(f"{_plural(count, 'net')} changed" if count else "No net changed")
     return lines + (bom_summary(bom) if bom is not None else [])
+
+
+def _shown(name: str, value) -> str:
+    if value is None:
+        return "none"
+    if name == "layers":
+        return " ".join(value)
+    if isinstance(value, list):
+        return " × ".join(f"{v:g}" for v in value) if name != "offset" else "(" + ", ".join(f"{v:g}" for v in value) + ")"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value) or '""'
+
+
+def pad_line(change: dict) -> str:
+    """One pad edit in a reviewer's words: "C2 pad 2 changed: size 1.6 × 1.6 → 2.4 × 2.4 mm"."""
+    name = f"{change['ref']} pad {change['pad'] or '(unnumbered)'}"
+    if change["change"] != "changed":
+        return f"{name} {change['change']}"
+    parts = []
+    for field, (before, after) in change["fields"].items():
+        unit = " mm" if field in ("size", "drill", "offset") else "°" if field == "rotation" else ""
+        parts.append(f"{field} {_shown(field, before)} → {_shown(field, after)}{unit}")
+    return f"{name} changed: " + "; ".join(parts)
+
+
+_PAD_LINES = 20   # a library update can touch every pad of a part: the rest is counted, and drawn
+
+
+def pad_lines(pads: list[dict]) -> list[str]:
+    lines = [pad_line(change) for change in pads[:_PAD_LINES]]
+    if len(pads) > _PAD_LINES:
+        lines.append(f"… and {_plural(len(pads) - _PAD_LINES, 'more pad edit')}")
+    return lines
 
 
 def bom_summary(bom: dict) -> list[str]:

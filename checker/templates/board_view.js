@@ -359,6 +359,16 @@
       note("footprint-changed", c.ref + ": " + c.field + " " + c.from + " \u2192 " + c.to, b,
         frame(b, "bv-mark bv-mark-changed", 0.8));
     });
+    (diff.footprints.pads || []).forEach(function (c) {
+      // A pad edit inside a footprint: the base pad drawn under the head's, the pad framed.
+      var fp = board.footprints[c.head]; var now = c.index !== undefined ? fp.pads[c.index] : null;
+      var b = box();
+      [now, c.base].forEach(function (p) { if (p) { grow(b, num(p[0]), num(p[1]), Math.max(num(p[2]), num(p[3])) / 2); } });
+      if (c.base) { drawPad(baseGroup, c.base, "bv-pad " + (now ? "bv-moved-from" : "bv-removed")); }
+      var cls = c.change === "added" ? "bv-mark-added" : c.change === "removed" ? "bv-mark-removed" : "bv-mark-changed";
+      note("pad-" + c.change, c.ref + " pad " + (c.pad || "(unnumbered)") + " " + c.change +
+        (c.fields ? ": " + Object.keys(c.fields).join(", ") : ""), b, frame(b, "bv-mark " + cls, 0.3));
+    });
     (diff.tracks.added || []).forEach(function (i) {
       var t = board.tracks[i];
       var el = svg("polyline", {points: pairs(t, TRACK_XY), "stroke-width": num(t[1]) + 0.5, "class": "bv-mark bv-mark-added bv-line"}, marks);

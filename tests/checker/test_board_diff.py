@@ -49,6 +49,59 @@ def test_the_diff_names_every_planted_edit_and_nothing_else():
     assert outcome.comparison["summary"][:3] == ["1 footprint moved: P5 (1.7961 mm)", "1 track removed", "1 via added"]
 
 
+def test_an_enlarged_pad_inside_a_footprint_is_named_by_reference_and_number():
+    # kicad-diff/pad-enlarged: the base with pad 2 of C2 grown from 1.6 to 2.4 mm, nothing else.
+    outcome = _compare(PAIR / "pad-enlarged", PAIR / "base")
+    diff = outcome.comparison["boards"][0]["diff"]
+    [pad] = diff["footprints"]["pads"]
+    assert (pad["ref"], pad["pad"], pad["change"]) == ("C2", "2", "changed")
+    assert pad["fields"] == {"size": [[1.6, 1.6], [2.4, 2.4]]}
+    head = outcome.models[0].board
+    assert head.footprints[pad["head"]].pads[pad["index"]].width == 2.4 and pad["base"][2] == 1.6
+    assert change_count(diff) == 1
+    assert outcome.comparison["summary"][0] == "C2 pad 2 changed: size 1.6 × 1.6 → 2.4 × 2.4 mm"
+
+
+def test_pads_added_removed_and_changed_in_every_trait_are_named(tmp_path):
+    changed = tmp_path / "changed"
+    shutil.copytree(PAIR / "base", changed)
+    board = changed / "ecc83-pp.kicad_pcb"
+    text = board.read_text()
+    c2_pad1 = '(pad "1" thru_hole circle locked (at 0 0 90) (size 1.6 1.6) (drill 0.8) (layers *.Cu *.Mask)'
+    c2_pad2 = '(pad "2" thru_hole circle locked (at 5 0 90) (size 1.6 1.6) (drill 0.8) (layers *.Cu *.Mask)'
+    assert text.count(c2_pad1) == 1 and text.count(c2_pad2) == 1
+    text = text.replace(c2_pad1, '(pad "1" thru_hole rect locked (at 0 0.5 90) (size 1.6 1.6) (drill 1) '
+                                 '(layers F.Cu F.Mask)')
+    text = text.replace(c2_pad2, '(pad "3" thru_hole circle locked (at 5 0 90) (size 1.6 1.6) (drill 0.8) '
+                                 '(layers *.Cu *.Mask)')
+    board.write_text(text)
+    outcome = _compare(changed, PAIR / "base")
+    pads = {(p["ref"], p["pad"]): p for p in outcome.comparison["boards"][0]["diff"]["footprints"]["pads"]}
+    assert set(pads) == {("C2", "1"), ("C2", "2"), ("C2", "3")}
+    assert pads[("C2", "2")]["change"] == "removed" and pads[("C2", "3")]["change"] == "added"
+    assert pads[("C2", "1")]["fields"] == {"shape": ["circle", "rect"], "drill": [[0.8, 0.8], [1.0, 1.0]],
+                                           "offset": [[0.0, 0.0], [0.0, 0.5]],
+                                           "layers": [["*.Cu", "*.Mask"], ["F.Cu", "F.Mask"]]}
+    summary = outcome.comparison["summary"]
+    assert "C2 pad 2 removed" in summary and "C2 pad 3 added" in summary
+    assert "C2 pad 1 changed: shape circle → rect; drill 0.8 × 0.8 → 1 × 1 mm; offset (0, 0) → (0, 0.5) mm; " \
+           "layers *.Cu *.Mask → F.Cu F.Mask" in summary
+
+
+def test_moving_and_turning_a_footprint_is_not_a_pad_edit(tmp_path):
+    turned = tmp_path / "turned"
+    shutil.copytree(PAIR / "base", turned)
+    board = turned / "ecc83-pp.kicad_pcb"
+    text = board.read_text()
+    # C2 moved and turned from 90 to 180 degrees: KiCad writes each pad's absolute rotation too.
+    text = text.replace("(at 137.16 125.095 90)", "(at 139.7 125.095 180)", 1)
+    text = text.replace('(at 0 0 90) (size 1.6 1.6)', '(at 0 0 180) (size 1.6 1.6)', 1)
+    text = text.replace('(at 5 0 90) (size 1.6 1.6)', '(at 5 0 180) (size 1.6 1.6)', 1)
+    board.write_text(text)
+    diff = _compare(turned, PAIR / "base").comparison["boards"][0]["diff"]
+    assert [m["ref"] for m in diff["footprints"]["moved"]] == ["C2"] and diff["footprints"]["pads"] == []
+
+
 def test_a_board_against_itself_has_no_change_and_no_new_finding(tmp_path):
     outcome = _compare(PAIR / "head", PAIR / "head")
     assert change_count(outcome.comparison["boards"][0]["diff"]) == 0
@@ -269,6 +322,21 @@ def test_the_report_draws_the_change_and_pins_the_new_finding_offline(browser, t
     assert not page.locator('g[data-layer="through"] .bv-unchanged').first.evaluate(shown)
     page.select_option('select[data-action="severity"]', "error")
     assert page.locator(".bv-findings li:not([hidden])").count() == sum(f.severity == "error" for f in outcome.findings)
+    assert problems == [] and requests == []
+    page.context.close()
+
+
+@pytest.mark.browser
+def test_the_report_draws_the_enlarged_pad_under_its_base_pad(browser, tmp_path):
+    from checker.report_html import render_html
+
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_html(_compare(PAIR / "pad-enlarged", PAIR / "base")), encoding="utf-8")
+    page, problems, requests = offline_page(browser, page_file.as_uri(), viewport={"width": 1200, "height": 900})
+    page.wait_for_selector("[data-board-view][data-ready=true]")
+    assert page.locator("svg .bv-change").evaluate_all("els => els.map(e => e.dataset.change)") == ["pad-changed"]
+    assert page.locator(".bv-changes li").all_inner_texts()[0].startswith("C2 pad 2 changed: size")
+    assert page.locator(".bv-moved-from").count() == 1   # the base pad, drawn under the head's
     assert problems == [] and requests == []
     page.context.close()
 
