@@ -127,8 +127,9 @@ _RULES = [
          "many pairs between the same two nets become one finding; either lists every place.",
          "DRC clearance", "Move the copper apart, or correct the rule."),
     Rule("board.hole-clearance", "error", "Drilled holes too close",
-         "Two drilled holes (vias, plated and non-plated pad holes) closer, edge to edge, than the board's "
-         "hole-to-hole minimum. Holes of one footprint are the footprint's design and are not compared.",
+         "Two round drilled holes (vias but microvias, plated and non-plated pad holes; not slots) closer, "
+         "edge to edge, than the board's hole-to-hole minimum, a footprint's own holes too, as KiCad 9 "
+         "compares them; two holes at one place are not this.",
          "DRC hole_to_hole", "Move the via or footprint.", kicad_type="hole_to_hole"),
     Rule("board.unconnected", "error", "Net not connected",
          "KiCad's missing connections: tracks, arcs, vias bridging layers, pads and zone fills that touch "

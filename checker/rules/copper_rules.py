@@ -936,12 +936,20 @@ def _hole_findings(board: Board, holes: Holes, rules: BoardRules) -> list[Findin
     pairs = np.unique(np.stack([first, second], axis=1), axis=0) if len(first) else np.empty((0, 2), dtype=np.int64)
     first, second = pairs[:, 0], pairs[:, 1]
     keep = first < second
-    keep &= ~((holes.footprint[first] >= 0) & (holes.footprint[first] == holes.footprint[second]))
+    # KiCad 9's DRC_TEST_PROVIDER_HOLE_TO_HOLE: round drilled holes only (slots are milled after
+    # drilling; microvias are lasered), holes of one footprint too (kicad-cli 9.0.8 reports the
+    # rows of 0.1 mm-apart NPTH holes of lily58's J8); two holes at one place are holes_co_located,
+    # another type.
+    drilled = np.array([shapely.get_type_id(core) == 0 and not (not isinstance(owner, tuple)
+                                                               and owner.via_type == "micro")
+                        for core, owner in zip(holes.core, holes.owner)], dtype=bool)
+    keep &= drilled[first] & drilled[second]
     first, second = first[keep], second[keep]
     if not len(first):
         return []
-    gap = shapely.distance(holes.core[first], holes.core[second]) - holes.radius[first] - holes.radius[second]
-    bad = np.flatnonzero(gap < minimum - DRC_EPSILON - FLOAT_NOISE)
+    centres = np.hypot(*(holes.anchor[first] - holes.anchor[second]).T)
+    gap = np.maximum(0.0, centres - holes.radius[first] - holes.radius[second])
+    bad = np.flatnonzero((centres >= DRC_EPSILON) & (gap < minimum - DRC_EPSILON - FLOAT_NOISE))
     findings = []
     for k in bad.tolist():
         i, j = int(first[k]), int(second[k])
@@ -981,5 +989,6 @@ def _hole_label(owner) -> str:
 def _hole_identity(owner) -> str:
     if isinstance(owner, tuple):
         footprint, pad = owner
-        return f"{footprint.uuid or footprint.reference}/pad {pad.number}"
+        # Unnumbered pads (mounting holes) are told apart by their own uuid.
+        return f"{footprint.uuid or footprint.reference}/pad {pad.number}{'/' + pad.uuid if pad.uuid and not pad.number else ''}"
     return owner.uuid or f"via@{owner.x:g},{owner.y:g}"

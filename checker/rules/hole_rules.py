@@ -188,5 +188,6 @@ def _finding(board: Board, copper: Copper, holes: Holes, hit, minimum: float, co
 def _hole_identity(owner) -> str:
     if isinstance(owner, tuple):
         footprint, pad = owner
-        return f"{footprint.uuid or footprint.reference}/pad {pad.number} hole"
+        # Unnumbered pads (mounting holes) are told apart by their own uuid.
+        return f"{footprint.uuid or footprint.reference}/pad {pad.number}{'/' + pad.uuid if pad.uuid and not pad.number else ''} hole"
     return (owner.uuid or f"via@{owner.x:g},{owner.y:g}") + " hole"

@@ -138,3 +138,10 @@ def test_a_rule_file_kicad_refuses_applies_no_rule(tmp_path):
     assert blocking
     assert len([f for f in refused if f.rule_id == "board.clearance" and f.severity == "error"]) == len(blocking)
     assert [f for f in refused if f.rule_id == "rules.unsupported" and "refuses" in f.message]
+
+
+def test_holes_of_one_footprint_are_held_to_the_hole_to_hole_minimum():
+    """Lily58's J8: a row of unnumbered NPTH holes 0.1 mm apart. kicad-cli 9.0.8 reports the 8
+    pairs (hole_to_hole compares every round drilled hole, a footprint's own too)."""
+    kicad, ours = _cut("hole-to-hole-one-footprint-lily58")
+    _agree(_errors(kicad, "hole_to_hole"), _blocking(ours, "hole_to_hole"))
