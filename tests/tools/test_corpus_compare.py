@@ -106,3 +106,49 @@ def test_a_missing_file_skips_the_entry(tiny_corpus, capsys):
     (entry.folder / "hw" / "ecc83-pp.kicad_pcb").unlink()
     assert corpus_compare.compare_entry(entry, live=None) is None
     assert "not in the cache" in capsys.readouterr().out
+
+
+def _repository(root: Path, files: dict[str, bytes], links: dict[str, str] = {}) -> Path:
+    """A fetched repository as tools/corpus.py finds it: <owner>+<name>/repo with a git directory."""
+    import subprocess
+
+    work = root / "owner+name" / "repo"
+    for path, data in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_bytes(data)
+    for path, target in links.items():
+        (work / path).symlink_to(target)
+    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "boards"], check=True)
+    return root
+
+
+BOARD = (b'(kicad_pcb (version 20240108) (generator "pcbnew")\n  (layers\n    (0 "F.Cu" signal)\n'
+         b'    (31 "B.Cu" signal)\n  )\n  (setup)\n)\n')
+
+
+def test_a_project_is_taken_without_symbolic_links(tiny_corpus, tmp_path):
+    mirror = _repository(tmp_path / "mirror", {"hw/b.kicad_pcb": BOARD, "hw/b.kicad_pro": b"{}",
+                                                "rules/JLCPCB.kicad_dru": b"(version 1)\n", "LICENSE": b"MIT License\n"},
+                         links={"hw/b.kicad_dru": "../rules/JLCPCB.kicad_dru"})
+    entry = corpus.take("owner/name", "hw/b.kicad_pcb", mirror=mirror)
+    assert sorted(entry.files) == ["hw/b.kicad_pcb", "hw/b.kicad_pro"]
+    assert (entry.kicad_format, entry.kicad_major, entry.copper_layers, entry.licence) == (20240108, 8, 2, "MIT")
+    assert corpus.verify(entry) == []
+    corpus.write_manifest([entry], corpus.MANIFEST)
+    (entry.folder / "hw" / "b.kicad_pro").unlink()
+    assert corpus.materialize(corpus.load_manifest(corpus.MANIFEST)[0], mirror=mirror) == []
+    assert corpus.verify(entry) == []
+
+
+def test_a_git_lfs_pointer_is_not_taken(tiny_corpus, tmp_path):
+    mirror = _repository(tmp_path / "mirror", {"b.kicad_pcb": b"version https://git-lfs.github.com/spec/v1\noid x\n"})
+    with pytest.raises(RuntimeError, match="Git LFS pointer"):
+        corpus.take("owner/name", "b.kicad_pcb", mirror=mirror)
+
+
+def test_profile_without_a_published_rule_file_is_refused():
+    with pytest.raises(SystemExit, match="no published .kicad_dru"):
+        corpus_compare.fab_rules("oshpark-2layer")
