@@ -10,8 +10,8 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 DEFAULT_ARTIFACT_CAPABILITY_TTL_SECONDS = 900  # 15 minutes: long enough to open a report, short enough to leak little
 DEFAULT_ARTIFACT_MAX_BYTES = 8 * 1024 * 1024   # the run results' body cap: the front buffers no more for /api/v1/runs

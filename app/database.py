@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import select
 import threading
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 import psycopg
@@ -87,7 +88,7 @@ def create_pool(url: str, *, max_size: int, min_size: int = 1, name: str = "api"
     return pool
 
 
-def call(conn: psycopg.Connection, function: str, /, **params: Any) -> list[dict]:
+def call(conn: psycopg.Connection, function: str, /, **params: Any) -> list[Any]:
     """Call `boardready.<function>(p_name => value, ...)` and return its rows.
 
     The function name comes from code, never from a request; values are always
@@ -135,7 +136,7 @@ def _call_query(function: str, names: tuple[str, ...]) -> str:
     return query.as_string(None)
 
 
-def call_one(conn: psycopg.Connection, function: str, /, **params: Any) -> dict:
+def call_one(conn: psycopg.Connection, function: str, /, **params: Any) -> Any:
     rows = call(conn, function, **params)
     if len(rows) != 1:
         raise RuntimeError(f"{function} returned {len(rows)} rows, expected 1")

@@ -39,7 +39,7 @@ def _effective_date(payload: dict) -> dt.datetime:
         # Ordering across deliveries needs an absolute instant.
         raise InvalidPayload("effective_date", "must carry a UTC offset")
     try:
-        utc = value.astimezone(dt.timezone.utc)   # OverflowError past year 9999 in UTC
+        utc = value.astimezone(dt.UTC)   # OverflowError past year 9999 in UTC
     except OverflowError:
         utc = None
     if utc is None or utc.year < 1970:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-
 #: The interoperable integer range of RFC 7493 (I-JSON), ±(2^53 - 1).
 SAFE_INTEGER = 2**53 - 1
 

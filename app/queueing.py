@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import socket
-from typing import Callable
+from collections.abc import Callable
 
 import psycopg
 

@@ -20,9 +20,8 @@ import time
 import httpx
 
 from app import config as config_module
-from app.jsonlog import capture_library_logs, log
 from app import runtime, telemetry
-
+from app.jsonlog import capture_library_logs, log
 
 SERVICE_WSGI_APP = "app.web.wsgi:application"
 
@@ -120,7 +119,7 @@ class Service:
             self.metrics_dir = tempfile.mkdtemp(prefix="boardready-metrics-", dir=memory_folder())
             self.env[telemetry.MULTIPROCESS_DIR] = self.metrics_dir
 
-    def start(self) -> "Service":
+    def start(self) -> Service:
         api = subprocess.Popen(server_command(self.config, self.wsgi_app), env=self.env, stderr=self.log_file)
         self.children.append(api)
         if self.with_workers:

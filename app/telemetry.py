@@ -26,7 +26,7 @@ import os
 import socket
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, multiprocess
 

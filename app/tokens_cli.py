@@ -20,7 +20,7 @@ import sys
 import psycopg
 from psycopg.rows import dict_row
 
-from app import api_tokens, database, runtime, sql_api
+from app import api_tokens, runtime, sql_api
 from app import config as config_module
 from app.web.tokens import iso
 

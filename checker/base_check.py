@@ -10,9 +10,9 @@ import os
 import re
 import stat
 from collections import defaultdict
+from dataclasses import replace
 from itertools import accumulate
 from operator import methodcaller
-from dataclasses import replace
 from pathlib import Path
 
 from . import sexpr

@@ -13,11 +13,11 @@ their points go straight from the parsed atoms into numpy arrays in C
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -162,7 +162,7 @@ class CopperShape(Located):
     filled: bool
     net: str
     uuid: str
-    footprint: "Footprint | None"
+    footprint: Footprint | None
     location: Location = field(repr=False)
 
 
@@ -181,7 +181,7 @@ class SilkText(Located):
     x: float
     y: float
     uuid: str
-    footprint: "Footprint | None"
+    footprint: Footprint | None
     location: Location = field(repr=False)
 
 

@@ -46,7 +46,7 @@ def split_references(cell: str) -> list[str]:
 
 
 def read_bom(path: Path, reader: InputReader) -> list[BomRow]:
-    import csv          # here, not at import: only a run given a BOM reads one
+    import csv  # here, not at import: only a run given a BOM reads one
     import io
 
     csv.field_size_limit(_MAX_CELL)

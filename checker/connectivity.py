@@ -112,7 +112,7 @@ class Item:
     location: Location
     text: str = ""              # label text, sheet pin name, pin name
     # pins
-    symbol: "Placement | None" = None
+    symbol: Placement | None = None
     number: str = ""
     type: str = ""
     hidden: bool = False
@@ -432,7 +432,7 @@ class SheetInstance:
     chain: tuple[str, ...]
     path: str                   # "/" for the root, "/power/" below
     screen: Screen
-    parent: "SheetInstance | None" = None
+    parent: SheetInstance | None = None
     sheet: SheetBox | None = None          # the sheet symbol in the parent that places it
 
     @property
@@ -444,7 +444,7 @@ class SheetInstance:
 class Subgraph:
     instance: SheetInstance
     items: list[Item]
-    net: "Net | None" = None
+    net: Net | None = None
 
     def of_kind(self, *kinds: str) -> list[Item]:
         return [item for item in self.items if item.kind in kinds]

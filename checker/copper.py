@@ -22,14 +22,14 @@ per footprint pad shape only where a pad needs its own polygon.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Callable
 
 import numpy as np
 import shapely
 
-from .board import Board, CopperShape, Footprint, Pad, Track, Via, Zone
+from .board import Board, Pad
 from .geometry import area_polygons, box_pairs, rotate
 from .sexpr import Location
 

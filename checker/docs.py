@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from .profiles import MINIMUM_KEYS, available, load_profile
-from .rules.catalogue import RULES
 from .project_settings import DRC_DEFAULTS, ERC_DEFAULTS
-from .verdict import (BLOCKING_SEVERITIES, CAPS, DECISION_SCORE_CAP, ENVIRONMENT_DEPENDENT_KICAD_TYPES,
-                      WEIGHTS)
+from .rules.catalogue import RULES
+from .verdict import BLOCKING_SEVERITIES, CAPS, DECISION_SCORE_CAP, ENVIRONMENT_DEPENDENT_KICAD_TYPES, WEIGHTS
 
 # Checks where boardready deliberately goes beyond KiCad 9 (or keeps KiCad's error whatever
 # the project's severities say), and why. Every blocking rule that mirrors nothing is listed

@@ -13,7 +13,6 @@ from .board_view import board_geometry
 from .findings import Finding
 from .schematic_view import changed_sheets
 
-
 MAX_NAMED = 16   # items a selected finding outlines
 
 

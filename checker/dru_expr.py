@@ -324,7 +324,7 @@ class ItemSet:
     def value(self, name: str):
         raise KeyError(name)
 
-    def call(self, name: str, args: tuple, other: "ItemSet"):
+    def call(self, name: str, args: tuple, other: ItemSet):
         raise KeyError(name)
 
     def layer(self):

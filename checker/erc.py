@@ -33,8 +33,22 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from .connectivity import (LABEL_KINDS, PRIORITY_HIER_LABEL, PRIORITY_LOCAL_POWER_PIN, PRIORITY_NONE, Connectivity, Item, Net, SegmentIndex,
-                           SheetInstance, Subgraph, bus_members, driver_priority, power_net_name, to_mm)
+from .connectivity import (
+    LABEL_KINDS,
+    PRIORITY_HIER_LABEL,
+    PRIORITY_LOCAL_POWER_PIN,
+    PRIORITY_NONE,
+    Connectivity,
+    Item,
+    Net,
+    SegmentIndex,
+    SheetInstance,
+    Subgraph,
+    bus_members,
+    driver_priority,
+    power_net_name,
+    to_mm,
+)
 from .erc_library import Libraries, available_libraries, signatures_match
 from .findings import Finding
 from .model import ProjectModel

@@ -360,7 +360,7 @@ def installed_library_folder() -> Path | None:
     return None
 
 
-def library_signatures(library: Node) -> "LibrarySignatures":
+def library_signatures(library: Node) -> LibrarySignatures:
     """Every symbol of a ``.kicad_sym`` file, flattened, by name (each worked out when first asked for)."""
     # Old libraries write "nickname:name"; KiCad keeps the item name only.
     definitions = {(node.atom(0) or "").rpartition(":")[2]: node for node in library.nodes("symbol")}
@@ -434,7 +434,7 @@ def _read_library(path: Path | None, reader, installed: bool) -> LibrarySignatur
         return None
     try:
         if installed:
-            from .project import InputReader     # a library outside the repository: its own bounded reader
+            from .project import InputReader  # a library outside the repository: its own bounded reader
 
             reader = InputReader(path.parent, reader.limits)
         return library_signatures(reader.read_sexpr(path))

@@ -17,8 +17,8 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .errors import HostileInputError
 from .findings import Finding

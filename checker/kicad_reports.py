@@ -43,7 +43,7 @@ class KicadCli:
 def find_kicad_cli() -> tuple[KicadCli | None, str | None]:
     """kicad-cli on the PATH: (it, None) when it is KiCad 8 or later; (None, why not)
     when it is older or its version cannot be read; (None, None) when there is none."""
-    import shutil       # here, not at import: a --no-kicad-cli run never starts a process
+    import shutil  # here, not at import: a --no-kicad-cli run never starts a process
     import subprocess
 
     found = shutil.which("kicad-cli")

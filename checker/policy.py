@@ -33,7 +33,7 @@ from .errors import HostileInputError
 from .findings import Finding
 from .profiles import DEFAULT_PROFILE, load_profile
 from .project import InputReader
-from .project_settings import (apply_project_settings, domain_of, read_project_settings)
+from .project_settings import apply_project_settings, domain_of, read_project_settings
 from .rulebook import read_rules
 from .verdict import is_blocking
 

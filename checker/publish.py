@@ -74,7 +74,7 @@ class RunnerContext:
     audience: str
 
     @classmethod
-    def from_environment(cls, env: dict[str, str] | None = None) -> "RunnerContext":
+    def from_environment(cls, env: dict[str, str] | None = None) -> RunnerContext:
         env = dict(os.environ if env is None else env)
         needed = ["GITHUB_EVENT_PATH", "GITHUB_WORKSPACE", "GITHUB_REPOSITORY", "GITHUB_RUN_ID",
                   "GITHUB_RUN_ATTEMPT", "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",

@@ -10,8 +10,8 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
-from .drawing import geometry_document
 from .board_view import too_large
+from .drawing import geometry_document
 from .runner import RunOutcome
 
 _TEMPLATES = resources.files(__package__).joinpath("templates")

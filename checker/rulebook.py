@@ -75,7 +75,7 @@ class NetClass:
 class CustomRule:
     name: str
     layer: str | None                   # None (any), "outer", "inner" or a layer name
-    condition: "Condition | None"       # None: always
+    condition: Condition | None       # None: always
     constraints: dict[str, tuple[float | None, float | None, float | None]]   # kind -> (min, opt, max)
     line: int
     column: int

@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from importlib import import_module
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
-from typing import Callable
 
 from contracts import RUN_RESULT_SCHEMA_VERSION
 
@@ -27,8 +27,8 @@ from .project_settings import apply_project_settings, read_project_settings
 from .rulebook import read_rules
 from .rules.catalogue import RULES
 from .schematic import load_schematic
-from .verdict import cap_environment_dependent, judge
 from .sexpr import paused_collection
+from .verdict import cap_environment_dependent, judge
 from .versions import major_for
 
 # The rule modules, by name under checker/, imported when a project needs them: a
@@ -129,7 +129,7 @@ def _check(options: RunOptions, readers: ModelReaders = ModelReaders()) -> RunOu
     if config.project and target == root:
         target = reader.resolve_inside(root, config.project, what="configured project")
     if options.base:
-        from .base_check import BaseCheck   # a board, and numpy, only when a base is compared
+        from .base_check import BaseCheck  # a board, and numpy, only when a base is compared
     base, base_problem = None, options.base_error
     if options.base:
         try:

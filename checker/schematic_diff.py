@@ -16,7 +16,7 @@ from pathlib import Path
 from .connectivity import LABEL_KINDS
 from .rules.schematic_rules import is_unannotated
 from .schematic import Schematic
-from .schematic_view import mm_point, mm_flat
+from .schematic_view import mm_flat, mm_point
 
 _FIELDS = ("value", "footprint", "lib", "dnp", "in_bom", "on_board")
 

@@ -32,19 +32,27 @@ from __future__ import annotations
 
 import gc
 import re
-import re
 import sys
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import islice, repeat
 from math import isfinite
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
 
-from .errors import AtomTooLong, InvalidUtf8, MalformedSexpr, NestingTooDeep, NonFiniteCoordinate, NulByte, TooManyTokens
+from .errors import (
+    AtomTooLong,
+    InvalidUtf8,
+    MalformedSexpr,
+    NestingTooDeep,
+    NonFiniteCoordinate,
+    NulByte,
+    TooManyTokens,
+)
 from .limits import DEFAULT_LIMITS, Limits
 
 _SPACE = r'\s*+'
@@ -59,7 +67,7 @@ _PLAIN_LEAF = r'\([^()"\s][^()"]*+(?:"[^"\s()\\]++"[^()"]*+)*+\)'   # unrolled, 
 # Leaves taken per run at most: bounds what is built before the token count
 # is checked again, at no cost on real boards (runs there are 1 to 30 long).
 _MAX_RUN = 256
-_PLAIN_LEAVES = "(?:" + _PLAIN_LEAF + _SPACE + "){1,%d}+" % _MAX_RUN
+_PLAIN_LEAVES = "(?:" + _PLAIN_LEAF + _SPACE + f"){{1,{_MAX_RUN}}}+"
 
 # Zone fills are most of a board's text: tens of thousands of (xy x y) lists
 # in (pts ...) lists, written "(xy 12.3 -4.5)". With ``dense_points`` such a
@@ -399,13 +407,13 @@ class Node(tuple):
     # Items are either str or Node, so "type(item) is str" tells them apart.
     # A slice copies a few pointers: cheaper than an islice for lists of a few items,
     # and these two are the readers' most frequent calls (77 000 on the video demo).
-    def nodes(self, name: str | None = None) -> Iterator["Node"]:
+    def nodes(self, name: str | None = None) -> Iterator[Node]:
         """Child lists, optionally only those named ``name``."""
         for item in self[1:-2]:
             if type(item) is not str and (name is None or item[0] == name):
                 yield item
 
-    def first(self, name: str) -> "Node | None":
+    def first(self, name: str) -> Node | None:
         for item in self[1:-2]:
             if type(item) is not str and item[0] == name:
                 return item

@@ -210,11 +210,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{'ours peak MiB':>14} {'sexpdata peak MiB':>18} {'as boards load, ms':>19}")
     for path in [FIXTURES / f for f in READER_FILES]:
         text = path.read_text(encoding="utf-8")
-        ours = _best(lambda: sexpr.parse(text), args.repeat)
-        theirs = _best(lambda: sexpdata.loads(text), args.repeat)
-        dense = _best(lambda: sexpr.parse(text, dense_points=True), args.repeat)
-        ours_peak = _peak(lambda: sexpr.parse(text)) / 2**20
-        theirs_peak = _peak(lambda: sexpdata.loads(text)) / 2**20
+        ours = _best(lambda text=text: sexpr.parse(text), args.repeat)
+        theirs = _best(lambda text=text: sexpdata.loads(text), args.repeat)
+        dense = _best(lambda text=text: sexpr.parse(text, dense_points=True), args.repeat)
+        ours_peak = _peak(lambda text=text: sexpr.parse(text)) / 2**20
+        theirs_peak = _peak(lambda text=text: sexpdata.loads(text)) / 2**20
         print(f"{path.name:<34} {len(text.encode()) // 1024:>6} {ours * 1000:>8.1f} {theirs * 1000:>12.1f} "
               f"{theirs / ours:>5.1f}x {ours_peak:>14.1f} {theirs_peak:>18.1f} {dense * 1000:>19.1f}")
     return 0

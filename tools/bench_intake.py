@@ -47,10 +47,10 @@ from psycopg.rows import dict_row
 
 from app import config as config_module
 from app import embedded_pg, migrations
-from tools import named_queries as queries
 from app.serve import SERVICE_WSGI_APP, Service
 from app.web.wsgi import pool_size_per_web_process
 from tools import intake_db_cost, intake_floor
+from tools import named_queries as queries
 from tools.process_cpu import parent_pid, process_cpu_seconds, tree_cpu_seconds
 
 REPOSITORIES = 12

@@ -30,8 +30,8 @@ import uuid
 
 import psycopg
 
-from app import channels, config as config_module
-from app import database, embedded_pg, migrations, sql_api
+from app import channels, database, embedded_pg, migrations, sql_api
+from app import config as config_module
 from app.queueing import SqlQueue
 from workers.lifecycle import LifecycleQueue
 from workers.queue_worker import QueueWorker

@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 import traceback
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -213,10 +212,11 @@ def compare_erc(erc: dict | None, findings: list[Finding], result: EntryResult) 
     """KiCad's ERC violations against the checker's ERC findings (tools/erc_compare.py's matching)."""
     counts: dict[str, TypeCounts] = {}
     native = [f for f in findings if f.kicad_type in ERC_DEFAULTS and f.source == "boardready" and f.counts]
-    excluded = {(v.get("type"), v.get("description")) for sheet in (erc or {}).get("sheets") or []
-                for v in sheet.get("violations") or [] if v.get("excluded")}
-    for violation in erc_compare.read_violations(erc or {}):
-        if violation.type in erc_compare.NOT_COMPARED or (violation.type, violation.description) in excluded:
+    # erc_compare.read_violations reads the sheets' violations in order and drops the exclusion flag
+    excluded = [bool(v.get("excluded")) for sheet in (erc or {}).get("sheets") or []
+                for v in sheet.get("violations") or []]
+    for violation, is_excluded in zip(erc_compare.read_violations(erc or {}), excluded):
+        if violation.type in erc_compare.NOT_COMPARED or is_excluded:
             continue
         row = counts.setdefault(violation.type, TypeCounts())
         error = violation.severity == "error"

@@ -56,12 +56,12 @@ from psycopg.rows import dict_row
 
 import emulator
 from app import config as config_module
-from app.jsonlog import capture_library_logs
 from app import runtime
-from tools import named_queries as queries
-from tools import demo_board, demo_setup, demo_supply
-from tools.demo_setup import say, step
+from app.jsonlog import capture_library_logs
 from app.serve import Service
+from tools import demo_board, demo_setup, demo_supply
+from tools import named_queries as queries
+from tools.demo_setup import say, step
 
 REPOSITORY = "acme-hw/blinky-board"
 OIDC_AUDIENCE = "boardready-demo"

@@ -93,7 +93,7 @@ def _symbol(ref: str, value: str, lib_id: str, footprint: str, uuid: str, x: flo
 def _labels() -> str:
     """A label on the end of every pin: the pins of a net share its name."""
     labels = []
-    for ref, _value, _lib, _fp, uuid, x, _mpn, nets in PARTS:
+    for _ref, _value, _lib, _fp, uuid, x, _mpn, nets in PARTS:
         for pin, (net, y) in enumerate(((nets[0], SYMBOL_Y - PIN_OFFSET), (nets[1], SYMBOL_Y + PIN_OFFSET)), 1):
             labels.append(f'  (label "{net}" (at {x} {y:.2f} 0) (effects (font (size 1.27 1.27)) (justify left bottom))'
                           f' (uuid "{uuid[:-4]}{uuid[-2:]}c{pin}"))\n')

@@ -88,7 +88,7 @@ class DisposableCluster:
         return subprocess.run([str(self.bindir / program), *args], user=self.user, check=check,
                               capture_output=True, text=True, cwd=self.root)
 
-    def start(self) -> "DisposableCluster":
+    def start(self) -> DisposableCluster:
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
         options += "".join(f" -c {name}={value}" for name, value in self.settings.items())
         self._pg("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "start")
@@ -112,7 +112,7 @@ class DisposableCluster:
         self.stop("immediate")
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> "DisposableCluster":
+    def __enter__(self) -> DisposableCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

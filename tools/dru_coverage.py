@@ -21,8 +21,8 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
-from checker.rulebook import BoardRules, _read_custom
 from checker.dru_expr import without_comments
+from checker.rulebook import BoardRules, _read_custom
 from checker.sexpr import parse
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -35,7 +35,7 @@ class KicadCli:
     chroot: Path | None = None
 
     @classmethod
-    def parse(cls, spec: str) -> "KicadCli":
+    def parse(cls, spec: str) -> KicadCli:
         """``/usr/bin/kicad-cli``, ``kicad-cli`` (on the PATH) or ``chroot DIR kicad-cli``."""
         words = shlex.split(spec)
         if not words:
@@ -51,7 +51,7 @@ class KicadCli:
         return cls((found, *words[1:]))
 
     @classmethod
-    def on_path(cls) -> "KicadCli | None":
+    def on_path(cls) -> KicadCli | None:
         found = shutil.which("kicad-cli")
         return cls((found,)) if found else None
 

@@ -135,7 +135,7 @@ def plant(pcbnew, board, name: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    import pcbnew   # KiCad 6's scripting module: only here, never in the checker
+    import pcbnew  # KiCad 6's scripting module: only here, never in the checker
 
     out = Path(argv[0]) if argv else ROOT / "tests" / "fixtures" / "kicad-planted"
     names = argv[1:] or list(PLANTS)

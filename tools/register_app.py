@@ -221,7 +221,7 @@ class ManifestFlow:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, name="register-app", daemon=True)
 
-    def start(self) -> "ManifestFlow":
+    def start(self) -> ManifestFlow:
         self.thread.start()
         return self
 
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--code", help="convert this manifest code instead of serving the flow")
     parser.add_argument("--cwd", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if not args.public_url or not urlsplit(args.public_url).scheme in ("http", "https"):
+    if not args.public_url or urlsplit(args.public_url).scheme not in ("http", "https"):
         parser.error("--public-url (or SERVICE_PUBLIC_URL) must be the service's http(s) address")
     if args.print:
         redirect = f"http://127.0.0.1:{args.port or 8765}/callback"

@@ -15,7 +15,7 @@ import orjson
 
 def default_report_path(kind: str, data_dir: str | os.PathLike = ".data") -> Path:
     """`.data/<kind>-20261123T142501Z.json`: one new file per run."""
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
     return Path(data_dir) / f"{kind}-{stamp}.json"
 
 

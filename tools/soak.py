@@ -29,8 +29,8 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlsplit
 
 import httpx
@@ -100,7 +100,7 @@ def check_base_url(text: str) -> str:
     if parts.query or parts.fragment or text.endswith(("?", "#")):
         raise ValueError("the base URL holds a query or fragment; give the service's root, e.g. http://host:8000")
     try:
-        parts.port
+        _ = parts.port     # parsed on access: a port that is not a number raises
     except ValueError:
         raise ValueError("the base URL's port is not a number from 0 to 65535") from None
     try:
@@ -241,7 +241,7 @@ def finish(record: SoakRecord, status: str | None = None) -> None:
 
 
 def _utc_now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return datetime.datetime.now(datetime.UTC)
 
 
 def percentile(values: list[float], p: float) -> float | None:
@@ -397,13 +397,14 @@ class Progress:
         self.bar = None
         self.last_line = 0.0
         if self.console.is_terminal:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as Bar
             self.bar = Bar(TextColumn("soak"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                            TextColumn("{task.description}"), console=self.console, transient=True,
                            refresh_per_second=1)  # samples come seconds apart
             self.task = self.bar.add_task("", total=settings.planned_samples)
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         self.console.print(f"soak: GET {READY_PATH} every {format_span(self.settings.interval_s)} "
                            f"for {format_span(self.settings.duration_s)}", highlight=False)
         if self.bar:

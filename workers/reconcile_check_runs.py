@@ -58,7 +58,7 @@ class CheckRunReconciler(SqlReconciler):
         expected = item["expected_conclusion"]
         if check_run.get("status") == "completed" and check_run.get("conclusion") == expected:
             return "converged"
-        completed_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        completed_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         try:
             self.host.update_check_run(installation, repository, check_run_id, {
                 "status": "completed", "conclusion": expected, "completed_at": completed_at,

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import psycopg
 from psycopg.rows import dict_row

@@ -24,7 +24,8 @@ worker.supply_check_applied, worker.supply_board_refreshed.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from psycopg.types.json import Jsonb
 
@@ -39,7 +40,7 @@ T = TypeVar("T")
 
 
 def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 class SupplyQueue(SqlQueue):

@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import io
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 from app.front.header_phase import HEADER_PHASE, HEADERS_ACCEPTED
 from app.front.responses import HARDENING_HEADERS, json_refusal

@@ -34,7 +34,7 @@ class InstallationTokens:
     def get(self, installation_id: int) -> Secret:
         with self._lock:
             cached = self._cache.get(installation_id)
-        if cached and cached[1] - TOKEN_REFRESH_MARGIN > dt.datetime.now(dt.timezone.utc):
+        if cached and cached[1] - TOKEN_REFRESH_MARGIN > dt.datetime.now(dt.UTC):
             return cached[0]
         token, expires_at = self._fetch(installation_id)
         with self._lock:

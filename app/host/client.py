@@ -23,7 +23,7 @@ def _repo_path(full_name: str) -> str:
     return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
 
 
-def from_config(config) -> "HostClient | None":
+def from_config(config) -> HostClient | None:
     """The service's client for the code host, or None when the app is not configured
     (readiness names the missing variables; nothing that needs the host runs)."""
     if not (config.host_app_id and config.host_app_private_key):
@@ -153,7 +153,7 @@ class HostClient:
                            max_pages: int = 5) -> list[dict]:
         """readiness-runner.yml's dispatch runs on `branch` created since `since`, newest first
         (reconciliation finds a run dispatched without a run id by its name)."""
-        created = since.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        created = since.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         runs: list[dict] = []
         for page in range(1, max_pages + 1):
             batch = self._installation_call(

@@ -59,7 +59,7 @@ def _retry_after(headers, now: dt.datetime) -> dt.datetime | None:
         reset = _whole_number(headers.get("x-ratelimit-reset"))
         if reset is not None:
             latest = now + dt.timedelta(hours=1)   # before converting: a year past 9999 would raise
-            return dt.datetime.fromtimestamp(min(reset, latest.timestamp()), dt.timezone.utc)
+            return dt.datetime.fromtimestamp(min(reset, latest.timestamp()), dt.UTC)
     return None
 
 
@@ -68,7 +68,7 @@ def classify_response(response, now: dt.datetime | None = None) -> HostError | N
     status = response.status_code
     if 200 <= status < 300:
         return None
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     not_before = _retry_after(response.headers, now)
     if status == 429:
         return HostRetryable("rate limited", status, not_before, reason_code="host_rate_limited")

@@ -11,11 +11,11 @@ from __future__ import annotations
 import datetime as dt
 
 from app import channels, database, queries, sql_api
+from app.host import publication
 from app.host.client import HostClient
+from app.host.decision_output import decision_output
 from app.host.errors import HostPermanent, HostRetryable, HostUncertain
 from app.host.workflow_runs import find_attempt_run
-from app.host import publication
-from app.host.decision_output import decision_output
 from app.queueing import LeaseLost, SqlQueue, failure_codes
 
 QUEUED_SUMMARY = ("boardready is starting the release-readiness workflow for this commit. "
@@ -23,7 +23,7 @@ QUEUED_SUMMARY = ("boardready is starting the release-readiness workflow for thi
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def external_id(release_run_id: int) -> str:

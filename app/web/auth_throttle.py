@@ -20,7 +20,7 @@ MAX_CLIENT_KEY = 100
 
 def now() -> dt.datetime:
     """The clock the auth paths pass to SQL as p_now (tests replace it)."""
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def client_key(req) -> str:

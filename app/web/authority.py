@@ -140,7 +140,7 @@ def current(pool, config, auth, repository_id: int, scope: str, decision: bool =
             return auth
         return _token_within_person(pool, config, auth, repository_id, scope)
     auth.require_access(None, repository_id)  # 404 for a repository the viewer never reached
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     if _stale(config, auth, now):
         role = _role_from_host(pool, config, auth, repository_id)
         row = db.call(pool, config, sql_api.session_permission_replace, idempotent=True,

@@ -15,9 +15,9 @@ from app.jsonlog import log
 from app.lifecycle_events import normalize
 from app.payload import InvalidPayload
 from app.wakeup import Waker
+from app.web import membership
 from app.web.bodies import parse_strict_json_object
 from app.web.errors import ApiError
-from app.web import membership
 from app.web.intake_batch import Delivery, IntakeBatcher
 from app.web.signed_delivery import read_signed_delivery
 

@@ -12,8 +12,8 @@ import falcon
 from app import sql_api
 from app.config import WEBHOOK_MAX_BODY_BYTES
 from app.jsonlog import log
-from app.payload import InvalidPayload
 from app.marketplace_events import normalize
+from app.payload import InvalidPayload
 from app.web import db
 from app.web.errors import ApiError
 from app.web.signed_delivery import read_signed_delivery

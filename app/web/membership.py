@@ -36,7 +36,6 @@ from app.jsonlog import log
 from app.payload import optional_id, positive_id
 from app.web import authority, db
 
-
 #: Events the app must subscribe to (besides the lifecycle's) for access to end at once.
 EVENTS = ("organization", "member", "membership")
 #: Removals and edits of one person's access: re-read from the code host before acting.

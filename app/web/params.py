@@ -16,8 +16,8 @@ MAX_ID = 2**63 - 1                          # a bigint column
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
 # The instants a request may name: what every layer (Python, PostgreSQL, the
 # JSON we answer with) can hold and print back.
-EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc)
+EARLIEST = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+LATEST = dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.UTC)
 
 
 def positive_id(raw: str | None) -> int | None:
@@ -55,7 +55,7 @@ def utc_instant(raw, max_length: int = 64) -> dt.datetime | None:
         moment = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
         if moment.tzinfo is None:
             return None
-        moment = moment.astimezone(dt.timezone.utc)   # OverflowError past year 9999 in UTC
+        moment = moment.astimezone(dt.UTC)   # OverflowError past year 9999 in UTC
     except (ValueError, OverflowError):
         return None
     return moment if EARLIEST <= moment <= LATEST else None

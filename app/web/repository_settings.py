@@ -21,7 +21,6 @@ from app.web.bodies import SMALL_MAX_BYTES, read_json_object
 from app.web.errors import ApiError
 
 
-
 def _repository_id(value: str) -> int:
     try:
         return api_tokens.repository_id(value)

@@ -120,7 +120,7 @@ def _expires_at(body: dict, max_days: int) -> dt.datetime | None:
     if moment is None:
         raise ApiError(400, "invalid_expires_at",
                        "expiresAt must be an ISO 8601 time with a time zone, 1970-01-01 to 9999-12-31 UTC")
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     if moment <= now:
         raise ApiError(400, "invalid_expires_at", "expiresAt must be in the future")
     if moment > now + dt.timedelta(days=max_days):

@@ -15,8 +15,13 @@ from app.jsonlog import log
 from app.oidc import OidcRefused, workflow_file
 from app.web import auth_throttle, db
 from app.web.bearer_auth import require
-from app.web.bodies import (RESULT_MAX_BYTES, parse_json_object, read_bounded, read_json_object,
-                            require_json_content_type)
+from app.web.bodies import (
+    RESULT_MAX_BYTES,
+    parse_json_object,
+    read_bounded,
+    read_json_object,
+    require_json_content_type,
+)
 from app.web.errors import ApiError, quoted_prefix
 
 WORKFLOW_PATH = ".github/workflows/readiness-runner.yml"

@@ -97,7 +97,7 @@ def clear_cookie(resp, config, name: str, path: str = "/") -> None:
                     secure=config.public_url.startswith("https://"))
 
 
-EXPIRED = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+EXPIRED = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def cookie_value(req, name: str) -> str | None:
@@ -145,7 +145,7 @@ class SessionActor:
     def repositories_with(self, scope: str) -> frozenset[int]:
         return frozenset(r for r in self.repository_ids if scope in self.scopes_for(r))
 
-    def require_access(self, scope: str | None = None, repository_id: str | int | None = None) -> "SessionActor":
+    def require_access(self, scope: str | None = None, repository_id: str | int | None = None) -> SessionActor:
         # A repository the viewer cannot reach does not exist for them; one
         # where the code host gives them less than the scope is 403.
         if repository_id is not None:

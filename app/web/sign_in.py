@@ -33,8 +33,17 @@ from app.jsonlog import log
 from app.web import auth_throttle, db
 from app.web.errors import ApiError
 from app.web.session_auth import (
-    SessionAuth, check_csrf, clear_cookie, cookie_value, derived, digest, new_secret_value, read_form,
-    session_cookie, session_of, set_cookie,
+    SessionAuth,
+    check_csrf,
+    clear_cookie,
+    cookie_value,
+    derived,
+    digest,
+    new_secret_value,
+    read_form,
+    session_cookie,
+    session_of,
+    set_cookie,
 )
 from app.web.tokens import iso
 

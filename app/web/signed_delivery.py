@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
 
 from app.config import Secret
 from app.web.bodies import parse_json_object, read_bounded, require_json_content_type

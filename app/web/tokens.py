@@ -33,7 +33,7 @@ NOT_FOUND_OUTCOMES = ("repository_not_found", "repository_removed")
 def iso(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
-    return value.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 def _invalid(exc: api_tokens.InvalidTokenRequest) -> ApiError:

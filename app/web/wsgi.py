@@ -9,13 +9,14 @@ import orjson
 from app import config as config_module
 from app import database
 from app.host import client as host_client
+
 # POST /api/v1/runs/result publishes its check run in the request with the
 # outbox's own handler, so the API and the worker share one publication path.
 from app.host.outbox import OutboxQueue, SynchronousPublisher
 from app.jsonlog import capture_library_logs
 from app.oidc import OidcVerifier
 from app.queueing import worker_identity
-from app.web import errors, legal_holds, operator, pages, paid, reviews, runs, sign_in, watched_board
+from app.web import checker_index, errors, legal_holds, operator, pages, paid, reviews, runs, sign_in, watched_board
 from app.web.bearer_auth import BearerAuth
 from app.web.bodies import AuthenticateBeforeBody, authenticates_before_body, max_body_bytes
 from app.web.contract import OpenApiDocument
@@ -23,12 +24,12 @@ from app.web.hardening import Hardening
 from app.web.health import Live, Ready
 from app.web.lifecycle_webhook import LifecycleWebhook
 from app.web.marketplace_webhook import MarketplaceWebhook
-from app.web.request_metrics import RequestMetrics
-from app.web.run_listing import RunsCollection
-from app.web.session_auth import SessionAuth
 from app.web.metrics import Metrics
 from app.web.operator_reconciliation import OperatorReconciliation
 from app.web.repository_settings import RepositorySettings
+from app.web.request_metrics import RequestMetrics
+from app.web.run_listing import RunsCollection
+from app.web.session_auth import SessionAuth
 from app.web.tokens import Tokens
 
 # Responses are encoded with orjson: the standard library's encoder was a
@@ -56,6 +57,7 @@ def create_app(config, pool) -> falcon.App:
     app.add_route("/api/health/ready", ready)
     app.add_route("/health/ready", ready)  # the path the spec's operational guidance names
     app.add_route("/api/openapi.json", OpenApiDocument())
+    checker_index.add_routes(app, config)   # the runner's checker, from this service (PEP 503)
     app.add_route("/api/host/webhook", LifecycleWebhook(config, pool))
     add_access_routes(app, config, pool)
     add_result_routes(app, config, pool)

@@ -43,7 +43,7 @@ class FabProfile:
     def fits(self, copper_layers: int) -> bool:
         return not self.layer_counts or copper_layers in self.layer_counts
 
-    def for_board(self, copper_layers: int) -> "FabProfile":
+    def for_board(self, copper_layers: int) -> FabProfile:
         """The profile as it applies to a board with that many copper layers, or ProfileRefused."""
         if not self.fits(copper_layers):
             fitting = [name for name in available() if load_profile(name).fab == self.fab

@@ -19,9 +19,9 @@ from ..findings import Finding, where_in
 from ..model import ProjectModel
 from . import footprint_rules, keepout_rules
 from .copper_rules import grown_boxes
+from .schematic_rules import is_unannotated
 from .silk_rules import min_silk_clearance, silk_edge_findings, silk_mask_findings
 from .text_rules import text_dims_findings
-from .schematic_rules import is_unannotated
 
 # KiCad chains outline items whose ends are within a few micrometres; we use
 # 10 um so hand-drawn outlines that KiCad accepts are not reported as open.

@@ -218,8 +218,8 @@ _RULES = [
          "-", "Report it with the board file; a fix in the checker, not in the board, clears it."),
 ]
 
-from .erc_catalogue import ERC_RULES  # noqa: E402  (it needs Rule, defined above)
 from .drc_catalogue import DRC_RULES  # noqa: E402  (it needs Rule, defined above)
+from .erc_catalogue import ERC_RULES  # noqa: E402  (it needs Rule, defined above)
 
 _RULES += ERC_RULES + DRC_RULES
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}

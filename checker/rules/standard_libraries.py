@@ -2,28 +2,4 @@
 resolves through the global fp-lib-table, so a project need not list them.
 Source: the .pretty folder names in gitlab.com/kicad/libraries/kicad-footprints."""
 
-STANDARD_FOOTPRINT_LIBRARIES = frozenset("""
-Audio_Module Battery Button_Switch_Keyboard Button_Switch_SMD Button_Switch_THT Buzzer_Beeper
-Calibration_Scale Capacitor_SMD Capacitor_THT Capacitor_Tantalum_SMD Connector Connector_AMASS
-Connector_Audio Connector_BarrelJack Connector_Card Connector_Coaxial Connector_Dsub
-Connector_FFC-FPC Connector_Harting Connector_Harwin Connector_HDMI Connector_Hirose
-Connector_IDC Connector_JAE Connector_JST Connector_Molex Connector_PCBEdge Connector_Phoenix_GMSTB
-Connector_Phoenix_MC Connector_Phoenix_MC_HighVoltage Connector_Phoenix_MSTB Connector_Phoenix_SPT
-Connector_Pin Connector_PinHeader_1.00mm Connector_PinHeader_1.27mm Connector_PinHeader_2.00mm
-Connector_PinHeader_2.54mm Connector_PinSocket_1.00mm Connector_PinSocket_1.27mm
-Connector_PinSocket_2.00mm Connector_PinSocket_2.54mm Connector_RJ Connector_SATA_SAS Connector_Samtec
-Connector_Stocko Connector_TE-Connectivity Connector_USB Connector_Wago Connector_Wire Connector_Wuerth
-Converter_ACDC Converter_DCDC Crystal Diode_SMD Diode_THT Display Display_7Segment Fiducial Filter
-Fuse Heatsink Inductor_SMD Inductor_SMD_Wurth Inductor_THT Jumper LED_SMD LED_THT Module
-MountingEquipment MountingHole Mounting_Wuerth Motors NetTie OptoDevice Oscillator Package_BGA
-Package_CSP Package_DFN_QFN Package_DIP Package_DirectFET Package_LCC Package_LGA Package_QFP
-Package_SIP Package_SO Package_SON Package_TO_SOT_SMD Package_TO_SOT_THT Potentiometer_SMD
-Potentiometer_THT Relay_SMD Relay_THT Resistor_SMD Resistor_THT RF RF_Antenna RF_Converter RF_GPS
-RF_GSM RF_Mini-Circuits RF_Module RF_Shielding RF_WiFi Rotary_Encoder Sensor Sensor_Audio
-Sensor_Current Sensor_Distance Sensor_Humidity Sensor_Motion Sensor_Pressure Sensor_Voltage
-Socket Symbol TerminalBlock TerminalBlock_Altech TerminalBlock_CUI TerminalBlock_Dinkle
-TerminalBlock_MetzConnect TerminalBlock_Philmore TerminalBlock_Phoenix TerminalBlock_RND
-TerminalBlock_TE-Connectivity TerminalBlock_WAGO TerminalBlock_Wuerth TerminalBlock_Xinya
-TestPoint Transformer_SMD Transformer_THT Transistor_Power Transistor_Power_Module Valve
-Varistor
-""".split())
+STANDARD_FOOTPRINT_LIBRARIES = frozenset(["Audio_Module", "Battery", "Button_Switch_Keyboard", "Button_Switch_SMD", "Button_Switch_THT", "Buzzer_Beeper", "Calibration_Scale", "Capacitor_SMD", "Capacitor_THT", "Capacitor_Tantalum_SMD", "Connector", "Connector_AMASS", "Connector_Audio", "Connector_BarrelJack", "Connector_Card", "Connector_Coaxial", "Connector_Dsub", "Connector_FFC-FPC", "Connector_Harting", "Connector_Harwin", "Connector_HDMI", "Connector_Hirose", "Connector_IDC", "Connector_JAE", "Connector_JST", "Connector_Molex", "Connector_PCBEdge", "Connector_Phoenix_GMSTB", "Connector_Phoenix_MC", "Connector_Phoenix_MC_HighVoltage", "Connector_Phoenix_MSTB", "Connector_Phoenix_SPT", "Connector_Pin", "Connector_PinHeader_1.00mm", "Connector_PinHeader_1.27mm", "Connector_PinHeader_2.00mm", "Connector_PinHeader_2.54mm", "Connector_PinSocket_1.00mm", "Connector_PinSocket_1.27mm", "Connector_PinSocket_2.00mm", "Connector_PinSocket_2.54mm", "Connector_RJ", "Connector_SATA_SAS", "Connector_Samtec", "Connector_Stocko", "Connector_TE-Connectivity", "Connector_USB", "Connector_Wago", "Connector_Wire", "Connector_Wuerth", "Converter_ACDC", "Converter_DCDC", "Crystal", "Diode_SMD", "Diode_THT", "Display", "Display_7Segment", "Fiducial", "Filter", "Fuse", "Heatsink", "Inductor_SMD", "Inductor_SMD_Wurth", "Inductor_THT", "Jumper", "LED_SMD", "LED_THT", "Module", "MountingEquipment", "MountingHole", "Mounting_Wuerth", "Motors", "NetTie", "OptoDevice", "Oscillator", "Package_BGA", "Package_CSP", "Package_DFN_QFN", "Package_DIP", "Package_DirectFET", "Package_LCC", "Package_LGA", "Package_QFP", "Package_SIP", "Package_SO", "Package_SON", "Package_TO_SOT_SMD", "Package_TO_SOT_THT", "Potentiometer_SMD", "Potentiometer_THT", "Relay_SMD", "Relay_THT", "Resistor_SMD", "Resistor_THT", "RF", "RF_Antenna", "RF_Converter", "RF_GPS", "RF_GSM", "RF_Mini-Circuits", "RF_Module", "RF_Shielding", "RF_WiFi", "Rotary_Encoder", "Sensor", "Sensor_Audio", "Sensor_Current", "Sensor_Distance", "Sensor_Humidity", "Sensor_Motion", "Sensor_Pressure", "Sensor_Voltage", "Socket", "Symbol", "TerminalBlock", "TerminalBlock_Altech", "TerminalBlock_CUI", "TerminalBlock_Dinkle", "TerminalBlock_MetzConnect", "TerminalBlock_Philmore", "TerminalBlock_Phoenix", "TerminalBlock_RND", "TerminalBlock_TE-Connectivity", "TerminalBlock_WAGO", "TerminalBlock_Wuerth", "TerminalBlock_Xinya", "TestPoint", "Transformer_SMD", "Transformer_THT", "Transistor_Power", "Transistor_Power_Module", "Valve", "Varistor"])

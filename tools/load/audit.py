@@ -19,7 +19,6 @@ from psycopg.rows import dict_row
 
 from tools import named_queries as queries
 
-
 #: The tool's own reads wait this long for a database that restarts under them.
 DATABASE_PATIENCE_S = 60.0
 

@@ -15,14 +15,23 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from app.jsonlog import capture_library_logs
 from tools.load import profiles, report
 from tools.load.phases import LoadRun
-from tools.load.settings import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PASSED, EXIT_REFUSED, EXIT_USAGE, Refusal,
-                                 UsageError, parse, require_confirmation)
+from tools.load.settings import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_PASSED,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    Refusal,
+    UsageError,
+    parse,
+    require_confirmation,
+)
 from tools.load.stack import Stack
 from tools.report_file import default_report_path, write_private_json
 

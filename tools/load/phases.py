@@ -33,8 +33,8 @@ import orjson
 import psycopg
 from psycopg.rows import dict_row
 
-from tools import named_queries as queries
 from app.web.session_auth import SESSION_COOKIE
+from tools import named_queries as queries
 from tools.load import audit as audit_module
 from tools.load.runner import WorkflowRunner
 from tools.load.settings import LoadSettings
@@ -429,7 +429,7 @@ class LoadRun:
                         await response.read()
                         if response.status == 200:
                             ready = time.time()
-                except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+                except (TimeoutError, aiohttp.ClientError, OSError):
                     await asyncio.sleep(0.05)
         drained_ms = round((drained - ended) * 1000, 1) if drained else None
         ready_ms = round((ready - ended) * 1000, 1) if ready else None

@@ -148,7 +148,7 @@ async def run_profile(run, settings, host_timeout_ms: int) -> list[dict]:
     for number in range(1, rounds(settings) + 1):
         fault = fault_for(settings.profile, number, host_timeout_ms)
 
-        def at(phase: str):
+        def at(phase: str, fault=fault):
             return fault if fault is not None and fault.phase == phase else None
 
         _, delivery_ids = await run.intake(number, at("intake"))

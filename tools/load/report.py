@@ -28,7 +28,7 @@ class ProgressDisplay:
         self.progress = Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), console=self.console)
 
-    def __enter__(self) -> "ProgressDisplay":
+    def __enter__(self) -> ProgressDisplay:
         self.progress.start()
         return self
 

@@ -81,7 +81,7 @@ class WorkflowRunner:
                 # (0.1 s up to 500 runs, 0.3 s at 1500), so that listing does not crowd out the service.
                 try:
                     await asyncio.wait_for(stop.wait(), max(POLL_S, len(self.handled) / 5000))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
             if self.tasks:
                 await asyncio.gather(*list(self.tasks))
@@ -103,7 +103,7 @@ class WorkflowRunner:
                         answer = await response.read()
                         status = response.status
                         code = _code(answer) or str(status)
-                except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+                except (TimeoutError, aiohttp.ClientError, OSError):
                     pass
                 self.samples.append(Sample(started, time.time(), status))
                 waited = time.monotonic() - first

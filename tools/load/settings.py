@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 PROFILES = ("representative", "soak-recovery", "database-interruption", "worker-process-interruption",
             "worker-fleet-interruption", "github-api-interruption")

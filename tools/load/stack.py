@@ -97,7 +97,7 @@ class Database:
         self.url = settings.database_url
         self.version = ""
 
-    def open(self) -> "Database":
+    def open(self) -> Database:
         if self.url is None:
             warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")  # as app/embedded_pg.py
             bindir = embedded_bindir(REQUIRED_MAJOR)
@@ -192,7 +192,7 @@ class Stack:
         return delivery["status"]
 
     # -- start and stop ---------------------------------------------------------
-    def start(self) -> "Stack":
+    def start(self) -> Stack:
         self.database.open()
         bind = _free_bind()
         base_url = f"http://{bind}"

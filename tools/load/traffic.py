@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Iterable
 
 from tools.bench_intake import percentile
 
@@ -101,7 +101,7 @@ async def closed_loop(items: list, concurrency: int, send: Callable[[object], Aw
                 started = time.time()
                 try:
                     status = await send(item)
-                except (asyncio.TimeoutError, OSError, ConnectionError):
+                except (TimeoutError, OSError, ConnectionError):
                     status = None
                 except Exception as exc:  # aiohttp's client errors are not all OSErrors
                     if type(exc).__module__.startswith("aiohttp"):

@@ -4,8 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
-import falcon
-
 from app.web.pages.rendering import render
 from app.web.sign_in import RETURN_TO
 

@@ -38,7 +38,7 @@ def _when(value) -> str:
     if value is None:
         return ""
     moment = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
-    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 _environment.filters["when"] = _when

@@ -226,4 +226,4 @@ def last_moment_of(day: str) -> str:
         date = dt.date.fromisoformat(day)
     except ValueError:
         raise ApiError(400, "invalid_expires_at", "the last day must be a date (YYYY-MM-DD)") from None
-    return dt.datetime.combine(date, dt.time(23, 59, 59), dt.timezone.utc).isoformat()
+    return dt.datetime.combine(date, dt.time(23, 59, 59), dt.UTC).isoformat()
