@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -108,15 +109,13 @@ def test_a_missing_file_skips_the_entry(tiny_corpus, capsys):
     assert "not in the cache" in capsys.readouterr().out
 
 
-def _repository(root: Path, files: dict[str, bytes], links: dict[str, str] = {}) -> Path:
+def _repository(root: Path, files: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
     """A fetched repository as tools/corpus.py finds it: <owner>+<name>/repo with a git directory."""
-    import subprocess
-
     work = root / "owner+name" / "repo"
     for path, data in files.items():
         (work / path).parent.mkdir(parents=True, exist_ok=True)
         (work / path).write_bytes(data)
-    for path, target in links.items():
+    for path, target in (links or {}).items():
         (work / path).symlink_to(target)
     git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     subprocess.run([*git, "init", "-q"], check=True)
