@@ -276,8 +276,14 @@ class _Reader:
 
 def _operator_actor_id(r: _Reader) -> str | None:
     """SERVICE_OPERATOR_ACTOR_ID, audited as `operator:<id>`: an id written with
-    that prefix already (operator:alice) is taken as alice, not operator:operator:alice."""
-    value = r.matching_text("SERVICE_OPERATOR_ACTOR_ID", OPERATOR_ACTOR_ID)
+    that prefix already (operator:alice) is taken as alice, not operator:operator:alice.
+    Absent, the operator API is off; present but invalid, the service is not
+    ready (readiness names it), since the operator's actions would be audited
+    under no name."""
+    value = r.text("SERVICE_OPERATOR_ACTOR_ID")
+    if value is not None and not OPERATOR_ACTOR_ID.fullmatch(value):
+        r.missing.append("SERVICE_OPERATOR_ACTOR_ID")
+        return None
     if value and value.startswith("operator:"):
         value = value[len("operator:"):] or None
     return value

@@ -57,6 +57,19 @@ def test_missing_configuration_names_absent_and_invalid_variables(pool):
     assert testing.TestClient(create_app(config, pool)).simulate_get("/api/health/live").status_code == 200
 
 
+def test_an_invalid_operator_actor_id_is_reported_by_readiness(pool):
+    """Set but invalid (a space, too long), the operator's audit name would be
+    lost: readiness names the variable (never its value)."""
+    for bad in ("has a space", "x" * 201):
+        config = make_config(SERVICE_OPERATOR_ACTOR_ID=bad)
+        result = testing.TestClient(create_app(config, pool)).simulate_get("/api/health/ready")
+        assert result.status_code == 503
+        assert (result.json["reason"], result.json["missing"]) == ("missing-configuration",
+                                                                  ["SERVICE_OPERATOR_ACTOR_ID"])
+        assert bad not in result.text
+        assert_documented("/api/health/ready", result)
+
+
 def test_ttl_must_be_an_integer(pool):
     for bad in ("abc", "-5", "1.5"):
         config = make_config(SERVICE_ARTIFACT_CAPABILITY_TTL_SECONDS=bad)
