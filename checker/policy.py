@@ -199,13 +199,15 @@ def _under(model, base: _Side, base_config: CheckerConfig, options):
 def _rule_findings(model) -> list[Finding]:
     """The checker's own findings of one model, at its policy (the runner's steps, without
     KiCad's reports: both sides are judged alike)."""
+    from .isolation import run_module
     from .runner import BOARD_RULE_MODULES, RULE_MODULES, _default_severities, _settle
 
     made: list[Finding] = []
     for name in RULE_MODULES:
         if model.board is None and name in BOARD_RULE_MODULES:
             continue
-        made += import_module(f".{name}", __package__).check(model)
+        # Isolated as in the runner: a failing rule is a checker.rule-failed finding on both sides.
+        made += run_module(name, lambda m, name=name: import_module(f".{name}", __package__).check(m), model)
     _default_severities(made)
     made = apply_project_settings(made, read_project_settings(model.pro))
     _settle(made, model.config)
