@@ -35,7 +35,7 @@ class HostKit:
             "action": action, "number": pr["number"],
             "installation": {"id": self.installation["id"]},
             "repository": {"id": self.repository["id"], "name": REPOSITORY.split("/")[1], "full_name": REPOSITORY,
-                           "private": True},
+                           "private": True, "default_branch": self.repository.get("default_branch", "main")},
             "pull_request": {"number": pr["number"], "state": "open", "draft": pr.get("draft", False),
                              "head": {"sha": pr["head"]["sha"], "ref": pr["head"]["ref"]},
                              "base": {"ref": pr["base"]["ref"]}},
