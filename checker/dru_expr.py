@@ -18,15 +18,15 @@ wildcards on the right; a property the item does not have (``A.Pad_Type`` of a t
 (PCBEXPR_VAR_REF::GetValue, LIBEVAL::VALUE::EqualTo/NotEqualTo).
 
 Evaluation is vectorised: an ``ItemSet`` gives each property or function as one numpy
-array over the items (or pairs) being checked, ``None``/NaN for undefined.
+array over the items (or pairs) being checked, ``None``/NaN for undefined. numpy is imported
+by the functions that evaluate, not by the module: the rule book compiles a project's
+conditions on every check, a schematic-only check included, which never evaluates one.
 """
 from __future__ import annotations
 
 import fnmatch
 import re
 from dataclasses import dataclass
-
-import numpy as np
 
 
 class ConditionError(ValueError):
@@ -111,6 +111,7 @@ class Condition:
     def evaluate(self, a, b=None):
         """A boolean (or boolean array) for the items ``a`` and ``b`` (``ItemSet``s, or dicts of
         property -> value/array as the copper rules give them)."""
+        import numpy as np
         a = _as_items(a)
         b = _as_items(b) if b is not None else a
         result = _truth(_eval(self.tree, a, b))
@@ -375,6 +376,8 @@ def _eval(node: tuple, a: ItemSet, b: ItemSet):
     if kind == "neg":
         return -_numeric(_eval(node[1], a, b))
     if kind == "arith":
+        import numpy as np
+
         left, right = _numeric(_eval(node[2], a, b)), _numeric(_eval(node[3], a, b))
         with np.errstate(divide="ignore", invalid="ignore"):
             return {"+": left + right, "-": left - right, "*": left * right, "/": left / right}[node[1]]
@@ -397,6 +400,7 @@ class _Text(str):
 
 
 def _truth(value):
+    import numpy as np
     if isinstance(value, np.ndarray):
         if value.dtype == bool:
             return value
@@ -407,6 +411,7 @@ def _truth(value):
 
 
 def _scalar_truth(value) -> bool:
+    import numpy as np
     if value is None:
         return False
     if isinstance(value, (bool, np.bool_)):
@@ -417,10 +422,12 @@ def _scalar_truth(value) -> bool:
 
 
 def _negate(value):
+    import numpy as np
     return ~value if isinstance(value, np.ndarray) else not value
 
 
 def _numeric(value):
+    import numpy as np
     if isinstance(value, np.ndarray):
         if value.dtype == object:
             return np.array([v if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
@@ -432,6 +439,7 @@ def _numeric(value):
 
 
 def _compare(op: str, left, right):
+    import numpy as np
     if isinstance(left, _Text) and not isinstance(right, _Text):
         left, right = right, left          # the quoted string is the pattern
     if op in ("==", "!="):
@@ -447,6 +455,7 @@ def _compare(op: str, left, right):
 def _equal(left, right):
     """(equal, both defined) for two values, scalar or array: strings case-insensitively, a
     quoted right-hand string with * or ? as a wildcard; numbers within 1 nm."""
+    import numpy as np
     if isinstance(right, _Text):
         pattern = str(right).lower()
         wildcard = "*" in pattern or "?" in pattern
@@ -469,6 +478,7 @@ def _equal(left, right):
 
 
 def _equal_scalar(x, y):
+    import numpy as np
     undefined = (x is None or y is None or isinstance(x, float) and np.isnan(x)
                  or isinstance(y, float) and np.isnan(y))
     if undefined:
@@ -483,6 +493,7 @@ def _equal_scalar(x, y):
 
 
 def _map2(one, values):
+    import numpy as np
     if isinstance(values, np.ndarray):
         pairs = [one(v) for v in values]
         return np.array([p[0] for p in pairs], dtype=bool), np.array([p[1] for p in pairs], dtype=bool)
