@@ -59,7 +59,8 @@ from app import config as config_module
 from app import runtime
 from app.jsonlog import capture_library_logs
 from app.serve import Service
-from tools import demo_board, demo_setup, demo_supply
+from checker import TOOL_VERSION
+from tools import build_checker, demo_board, demo_setup, demo_supply
 from tools import named_queries as queries
 from tools.demo_setup import say, step
 
@@ -428,6 +429,11 @@ def main(argv: list[str] | None = None) -> None:
         retired = demo_setup.retire_earlier_waivers(url, REPOSITORY)
     if retired:
         say(f"   {retired} waiver(s) from an earlier demo revoked, so this run decides as the first did")
+    checker_dir = Path(data_dir) / "checker"
+    if not list(checker_dir.glob(f"boardready_checker-{TOOL_VERSION}-*.whl")):
+        # As at deploy (bin/build-checker --out $SERVICE_DATA_DIR/checker): the runner installs it from /simple/.
+        with step("the checker distribution: building the wheel the service's index serves at /simple/"):
+            build_checker.build_wheel(checker_dir)
     log_path = os.path.join(config.data_dir, "demo-service.log")
     base_url = f"http://{env['SERVICE_BIND']}"
 
