@@ -131,11 +131,24 @@ def test_kicad_cli_older_than_8_or_unreadable_is_not_run(copy_project, stand_in,
     assert outcome.result["readiness"] == "ready"  # as without kicad-cli: nothing was claimed
 
 
-def test_kicad_8_is_new_enough(copy_project, stand_in):
-    folder = copy_project("v9/kicad_bot_examples/minimal")
+def test_kicad_8_is_new_enough_for_files_kicad_8_can_read(copy_project, stand_in):
+    folder = copy_project("v6/pic_programmer")       # saved by KiCad 6
     stand_in.plan(version="8.0.0")
     _run(folder)
     assert [call[:2] for call in stand_in.calls()] == [["version"], ["sch", "erc"], ["pcb", "drc"]]
+
+
+def test_kicad_cli_older_than_the_files_is_not_run(copy_project, stand_in):
+    # KiCad refuses a file a newer KiCad saved (KiCad 9's board has tokens KiCad 8's parser lacks,
+    # e.g. legacy_teardrops), so both steps would fail: said once at info, as with no kicad-cli.
+    folder = copy_project("v9/kicad_bot_examples/minimal")
+    stand_in.plan(version="8.0.0")
+    outcome = _run(folder)
+    assert stand_in.calls() == [["version"]]
+    unusable = [f for f in outcome.findings if f.rule_id == "kicad.cli-unusable"]
+    assert len(unusable) == 1 and unusable[0].severity == "info"
+    assert "saved by KiCad 9" in unusable[0].message
+    assert not any(f.source.startswith("kicad-") for f in outcome.findings)
 
 
 @pytest.mark.parametrize("erc, reason", [
