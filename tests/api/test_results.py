@@ -209,6 +209,18 @@ def test_another_workflow(client, owner, dispatched):
             401, "oidc_wrong_workflow")
 
 
+def test_the_job_must_run_the_workflow_of_the_default_branch(client, owner, dispatched):
+    """job_workflow_ref names the workflow file the job ran and the ref it came from (issue 36)."""
+    for job_ref in (f"{REPOSITORY}/.github/workflows/readiness-runner.yml@refs/heads/authors-branch",
+                    f"{REPOSITORY}/.github/workflows/other.yml@refs/heads/main",
+                    f"someone/else/.github/workflows/readiness-runner.yml@refs/heads/main", None):
+        token = dispatched.token(claims={"job_workflow_ref": job_ref})
+        refused(owner, dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha)),
+                                       token), 403, "workflow_ref_mismatch")
+    accepted = dispatched.post(client, envelope(dispatched.attempt_ref, make_result(dispatched.head_sha)))
+    assert accepted.status_code == 200, accepted.text
+
+
 def test_superseded_attempt(kit, client, pool, db_url, owner, dispatched):
     pushed = kit.host.synchronize_pull_request(REPOSITORY, dispatched.pr["number"])
     DispatchedRun(kit, client, pool, db_url, owner, pr=pushed, action="synchronize")
