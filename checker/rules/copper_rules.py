@@ -982,7 +982,8 @@ def _hole_uuid(owner) -> str:
 def _hole_label(owner) -> str:
     if isinstance(owner, tuple):
         footprint, pad = owner
-        return f"the hole of pad {pad.number} of {footprint.reference or footprint.lib_id}"
+        what = f"pad {pad.number}" if pad.number else "an unnumbered pad"
+        return f"the hole of {what} of {footprint.reference or footprint.lib_id}"
     return f"the hole of a via of net {owner.net or '(no net)'}"
 
 
