@@ -72,12 +72,12 @@ def test_the_wheel_holds_the_checker_alone(wheel):
     assert not [name for name in SERVICE_ONLY if name in required], required
 
 
-def test_action_and_workflow_install_the_released_checker_alone():
-    pin = f"boardready-checker=={TOOL_VERSION}"
+def test_action_and_workflow_install_the_checker_from_the_services_index_by_its_hash():
     for path in (REPO_ROOT / "action.yml", REPO_ROOT / "workflow" / "readiness-runner.yml"):
         text = path.read_text()
-        assert pin in text, path
-        assert "git+" not in text and "boardready @" not in text, path
+        assert '--require-hashes --no-deps' in text and '--index-url "$index"' in text, path
+        assert '"${index}boardready-checker/requirements.txt"' in text and "pip check" in text, path
+        assert "git+" not in text and "boardready @" not in text and "boardready-checker==" not in text, path
 
 
 @pytest.mark.parametrize("version", ["3.11", "3.12"])

@@ -1,8 +1,8 @@
 """workflow/readiness-runner.yml as shipped, run step by step in the emulated
 runner (tools/workflow_runner.py) for the demo repository's pull request: the
-service URL and audience come from the repository variables, the pinned
-boardready-checker is installed alone (the wheel bin/build-checker makes,
-found through PIP_FIND_LINKS), kicad-cli's DRC and ERC JSON reports are fed to
+service URL and audience come from the repository variables, the
+boardready-checker wheel bin/build-checker made into the service's data folder
+is installed from the service's own index (/simple/, --require-hashes), kicad-cli's DRC and ERC JSON reports are fed to
 the checker when kicad-cli is installed (and skipped, said so, when not), and
 the signed result completes the check run."""
 from __future__ import annotations
@@ -31,7 +31,10 @@ def test_the_template_takes_its_settings_from_repository_variables_and_pins_the_
     (job,) = document["jobs"].values()
     assert job["env"]["SERVICE_URL"] == "${{ vars.BOARDREADY_URL }}"
     assert job["env"]["SERVICE_OIDC_AUDIENCE"] == "${{ vars.BOARDREADY_AUDIENCE }}"
-    assert job["env"]["BOARDREADY_CHECKER"] == f"boardready-checker=={TOOL_VERSION}"
+    # The checker comes from the service's own index, pinned by the SHA-256 the service states.
+    [install] = [step["run"] for step in job["steps"] if step.get("name") == "Install the boardready checker"]
+    assert "--require-hashes" in install and '--index-url "$index"' in install and "/simple/" in install
+    assert "pip check" in install and "boardready-checker==" not in install
     # The teams the runner serves save their boards with KiCad 10: its image, its kicad-cli.
     assert re.fullmatch(r"docker\.io/kicad/kicad:10(\.\d+)*", job["container"]["image"])
     steps = " ".join(step.get("run", "") for step in job["steps"])
@@ -41,12 +44,12 @@ def test_the_template_takes_its_settings_from_repository_variables_and_pins_the_
 
 
 def test_the_template_runs_in_the_emulated_runner(db_url, tmp_path):
-    wheels = tmp_path / "dist"
-    build_checker.build_wheel(wheels)
+    data = tmp_path / "service-data"
+    build_checker.build_wheel(data / "checker")   # as at deploy: bin/build-checker --out $SERVICE_DATA_DIR/checker
     kicad_cli = shutil.which("kicad-cli")
     # The demo board is KiCad 10's: a kicad-cli before 10 cannot load it (the workflow's image has 10).
     reads_kicad10 = kicad_cli is not None and (KicadCli.parse(kicad_cli).major() or 0) >= 10
-    with served_for_the_emulator(db_url) as (host, service):
+    with served_for_the_emulator(db_url, lambda host: {"SERVICE_DATA_DIR": str(data)}) as (host, service):
         installation = host.create_installation("acme-hw", deliver=True)
         content = demo_board.write(tmp_path / "blinky-board")
         (content / ".github" / "workflows").mkdir(parents=True)
@@ -55,8 +58,7 @@ def test_the_template_runs_in_the_emulated_runner(db_url, tmp_path):
                                deliver=True)
         variables = {"BOARDREADY_URL": service.base_url, "BOARDREADY_AUDIENCE": OIDC_AUDIENCE}
         host.set_run_mode(REPOSITORY, mode="execute", runner_command=[sys.executable, "-m", "tools.workflow_runner"],
-                          runner_env={"BOARDREADY_RUNNER_VARS": json.dumps(variables), "PYTHONPATH": str(ROOT),
-                                      "PIP_FIND_LINKS": str(wheels)},
+                          runner_env={"BOARDREADY_RUNNER_VARS": json.dumps(variables), "PYTHONPATH": str(ROOT)},
                           timeout_seconds=900)
         pull = host.open_pull_request(REPOSITORY, title="Rev B", deliver=True)
         completed = wait_for(lambda: [c for c in host.check_runs(REPOSITORY)
