@@ -70,6 +70,9 @@ def test_the_wheel_holds_the_checker_alone(wheel):
     assert metadata["Requires-Python"] == ">=3.11"           # no upper cap
     required = " ".join(metadata.get_all("Requires-Dist")).lower()
     assert not [name for name in SERVICE_ONLY if name in required], required
+    # Offline verification of a signed release record travels with the checker.
+    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/entry_points.txt")))
+    assert b"boardready-verify = checker.verify:main" in entry_points and "cryptography" in required
 
 
 def test_action_and_workflow_install_the_checker_from_the_services_index_by_its_hash():
