@@ -45,18 +45,20 @@ class _KeyingBackend(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def _test_certificate(folder: Path) -> tuple[Path, Path]:
+def _test_certificate(folder: Path, ip_address: str | None = None) -> tuple[Path, Path]:
     cert, key = folder / "fullchain.pem", folder / "privkey.pem"
+    names = ["-addext", f"subjectAltName=IP:{ip_address}"] if ip_address else []
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
-                    "/CN=boardready.example.com", "-keyout", str(key), "-out", str(cert)],
+                    "/CN=boardready.example.com", *names, "-keyout", str(key), "-out", str(cert)],
                    check=True, capture_output=True)
     return cert, key
 
 
-def nginx_site(folder: Path, https_port: int, http_port: int, upstream_port: int) -> Path:
+def nginx_site(folder: Path, https_port: int, http_port: int, upstream_port: int,
+               ip_address: str | None = None) -> Path:
     """deploy/nginx.conf as shipped, with the test's certificate, ports and upstream
     in place of the example's, inside the smallest main configuration."""
-    cert, key = _test_certificate(folder)
+    cert, key = _test_certificate(folder, ip_address)
     site = (ROOT / "deploy" / "nginx.conf").read_text()
     site = site.replace("/etc/letsencrypt/live/boardready.example.com/fullchain.pem", str(cert))
     site = site.replace("/etc/letsencrypt/live/boardready.example.com/privkey.pem", str(key))
