@@ -147,6 +147,9 @@ class Config:
     # of capability links; without the key, reports are neither taken nor served.
     artifact_max_bytes: int = DEFAULT_ARTIFACT_MAX_BYTES
     artifact_signing_key: Secret | None = None
+    # Release records (app/attestation.py): Ed25519 PEM files, the active key
+    # first, then retired keys whose public halves stay published (rotation).
+    attestation_keys: tuple[str, ...] = ()
     # Who may decide (docs/security.md): how long a session's rights from the
     # code host are trusted before a change re-reads them, how long a token
     # minted from a session may live, the sign-in and decision rate limits,
@@ -469,6 +472,7 @@ def load(env: Mapping[str, str] | None = None) -> Config:
     return Config(
         database_url=r.text("SERVICE_DATABASE_URL"),
         data_dir=r.text("SERVICE_DATA_DIR") or ".data",
+        attestation_keys=tuple(p for p in (r.text("SERVICE_ATTESTATION_KEY") or "").split(":") if p),
         pool_max=r.integer("SERVICE_DATABASE_POOL_MAX", DEFAULT_POOL_MAX, minimum=2, maximum=50),
         db_acquire_timeout_ms=r.integer("SERVICE_DATABASE_ACQUIRE_TIMEOUT_MS", 5000, minimum=10, maximum=60_000),
         readiness_db_timeout_ms=r.integer("SERVICE_READINESS_DB_TIMEOUT_MS", DEFAULT_READINESS_DB_TIMEOUT_MS,

@@ -102,6 +102,11 @@ GROUPS: list[tuple[str, dict[str, Variable]]] = [
         "SERVICE_DATA_DIR": Variable(
             "where the embedded cluster lives (`<dir>/pg`); an unusable folder stops start-up with a clear message",
             default="`.data`", values="a folder"),
+        "SERVICE_ATTESTATION_KEY": Variable(
+            "Ed25519 private key files (PEM) that sign release records, `:`-separated: the first signs, the "
+            "others are retired keys still published at /api/v1/attestation-keys (docs/release-record.md)",
+            default="unset: no keys published", values="PEM file paths", secret=True,
+            example="/etc/boardready/attestation-key.pem"),
         "SERVICE_DATABASE_POOL_MAX": Variable(
             "connections for the whole service; `bin/serve` splits it between the web processes and the "
             "worker, and a web process never holds more than its threads + 1"),

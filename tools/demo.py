@@ -55,8 +55,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 import emulator
+from app import attestation, runtime
 from app import config as config_module
-from app import runtime
 from app.jsonlog import capture_library_logs
 from app.serve import Service
 from checker import TOOL_VERSION
@@ -418,6 +418,10 @@ def main(argv: list[str] | None = None) -> None:
             say("   (SERVICE_DATABASE_URL is set: that database is not emptied, only the folder)")
     kept = demo_setup.demo_secrets(data_dir)
     env.update(demo_setup.service_variables(kept))
+    # The key that signs release records, generated into the data folder (docs/release-record.md).
+    env.setdefault("SERVICE_ATTESTATION_KEY", os.environ.get("SERVICE_ATTESTATION_KEY")
+                   or os.path.join(data_dir, "attestation-key.pem"))
+    attestation.ensure_key(env["SERVICE_ATTESTATION_KEY"].split(":")[0])
     config = config_module.load({**os.environ, **env})
     embedded = not config.database_url
     with step("the database: " + ("starting the embedded PostgreSQL in " + os.path.join(data_dir, "pg")

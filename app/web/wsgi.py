@@ -17,6 +17,7 @@ from app.jsonlog import capture_library_logs
 from app.oidc import OidcVerifier
 from app.queueing import worker_identity
 from app.web import checker_index, errors, legal_holds, operator, pages, paid, reviews, runs, sign_in, watched_board
+from app.web.attestation_keys import AttestationKeys
 from app.web.bearer_auth import BearerAuth
 from app.web.bodies import AuthenticateBeforeBody, authenticates_before_body, max_body_bytes
 from app.web.contract import OpenApiDocument
@@ -58,6 +59,7 @@ def create_app(config, pool) -> falcon.App:
     app.add_route("/health/ready", ready)  # the path the spec's operational guidance names
     app.add_route("/api/openapi.json", OpenApiDocument())
     checker_index.add_routes(app, config)   # the runner's checker, from this service (PEP 503)
+    app.add_route("/api/v1/attestation-keys", AttestationKeys(config))   # verifies release records
     app.add_route("/api/host/webhook", LifecycleWebhook(config, pool))
     add_access_routes(app, config, pool)
     add_result_routes(app, config, pool)
