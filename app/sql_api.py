@@ -1222,6 +1222,20 @@ def session_permission_replace(conn: Connection, *, session_id: UUID | str, repo
                     p_role=role, **given(p_now=now))
 
 
+class SessionsPermissionsStaleRow(TypedDict):
+    sessions_marked: int
+
+
+def sessions_permissions_stale(conn: Connection, *, repository_ids: list[int]) -> SessionsPermissionsStaleRow:
+    """A repository's permissions changed on the code host for people the delivery
+    does not name (a team's access to it edited, added or removed): every session
+    reaching it has its rights read again before its next change, whatever
+    SERVICE_PERMISSION_TTL_SECONDS says (tokens minted by people are read again
+    before every change anyway).
+    """
+    return call_one(conn, "sessions_permissions_stale", p_repository_ids=repository_ids)
+
+
 class SignInBeginRow(TypedDict):
     outcome: SignInBeginOutcome
     expires_at: datetime
@@ -1620,6 +1634,7 @@ PUBLIC_FUNCTIONS: dict[str, str] = {
     "session_create_v2": "p_token_sha256 bytea, p_viewer_id bigint, p_viewer_login text, p_installation_ids bigint[], p_repository_ids bigint[], p_admin_repository_ids bigint[], p_write_repository_ids bigint[], p_ttl_hours integer, p_now timestamp with time zone",
     "session_delete": "p_token_sha256 bytea",
     "session_permission_replace": "p_session_id uuid, p_repository_id bigint, p_role text, p_now timestamp with time zone",
+    "sessions_permissions_stale": "p_repository_ids bigint[]",
     "sign_in_begin": "p_cookie_sha256 bytea, p_state text, p_return_to text, p_ttl_seconds integer, p_now timestamp with time zone",
     "sign_in_finish": "p_cookie_sha256 bytea, p_state text, p_now timestamp with time zone",
     "slo_snapshot": "p_deadline_seconds integer, p_acceptance_window_seconds integer, p_failure_window_seconds integer, p_now timestamp with time zone",

@@ -48,7 +48,7 @@ ALWAYS_DELIVERED = {"installation", "installation_repositories", "ping", "meta"}
 #: The permission that carries each event the intake may handle.
 EVENT_PERMISSION = {
     "pull_request": "pull_requests",
-    "organization": "members", "member": "members", "membership": "members",
+    "organization": "members", "member": "members", "membership": "members", "team": "members",
 }
 WEBHOOK_PATH = "/api/host/webhook"
 CALLBACK_PATH = "/auth/callback"

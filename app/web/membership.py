@@ -22,7 +22,9 @@ the sessions' rights (their tokens are cut to it at each change,
 app/web/authority.py). The same re-read follows a change that may only have
 lowered rights (`member` edited, team `membership` added or removed). When
 the code host cannot be asked, a removal is applied as delivered (fail
-closed). Suspend and unsuspend are read back from the code host too
+closed). A team's access to a repository edited, added or removed (`team`
+events name no person) makes every session reaching the repository read its
+rights again before its next change. Suspend and unsuspend are read back from the code host too
 (`GET /app/installations/{id}`), and the installation's status set from its
 answer at once (sql/functions/sessions.sql, installation_suspension_set).
 """
@@ -37,7 +39,7 @@ from app.payload import optional_id, positive_id
 from app.web import authority, db
 
 #: Events the app must subscribe to (besides the lifecycle's) for access to end at once.
-EVENTS = ("organization", "member", "membership")
+EVENTS = ("organization", "member", "membership", "team")
 #: Removals and edits of one person's access: re-read from the code host before acting.
 PERSONAL = ("organization.member_removed", "organization.member_added", "member.removed", "member.edited",
             "membership.added", "membership.removed")
@@ -74,6 +76,11 @@ def removal(event: str, action: str | None, payload: dict, normalized: dict) -> 
         repositories = [scope] if event == "member" else None
         return AccessRemoval(f"{event}.{action}", person_id, None if event == "member" else scope,
                              optional_id(payload, "installation.id"), repositories)
+    if event == "team" and action in ("edited", "added_to_repository", "removed_from_repository"):
+        repository = optional_id(payload, "repository.id")
+        # A team's access to a repository changed: whom it concerns, the delivery does not say.
+        return None if repository is None else AccessRemoval(
+            f"team.{action}", None, None, optional_id(payload, "installation.id"), [repository])
     if event == "installation_repositories" and normalized.get("repositoriesRemoved"):
         return AccessRemoval("installation_repositories.removed", None, None, normalized["installation"]["id"],
                              [r["id"] for r in normalized["repositoriesRemoved"]])
@@ -85,6 +92,12 @@ def removal(event: str, action: str | None, payload: dict, normalized: dict) -> 
 
 
 def apply(pool, config, change: AccessRemoval, delivery_id: str) -> None:
+    if change.reason.startswith("team."):
+        row = db.call(pool, config, sql_api.sessions_permissions_stale, idempotent=True,
+                      repository_ids=change.repository_ids)
+        log("access.permissions_stale", deliveryId=delivery_id, reason=change.reason,
+            repositoryIds=change.repository_ids, sessions=row["sessions_marked"])
+        return
     if change.reason in PERSONAL:
         try:
             recheck(pool, config, change, delivery_id)

@@ -326,3 +326,18 @@ BEGIN
   END LOOP;
   RETURN QUERY SELECT v_updated, v_ended;
 END $$;
+
+-- A repository's permissions changed on the code host for people the delivery
+-- does not name (a team's access to it edited, added or removed): every session
+-- reaching it has its rights read again before its next change, whatever
+-- SERVICE_PERMISSION_TTL_SECONDS says (tokens minted by people are read again
+-- before every change anyway).
+CREATE OR REPLACE FUNCTION boardready.sessions_permissions_stale(p_repository_ids bigint[])
+RETURNS TABLE (sessions_marked integer)
+LANGUAGE sql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+  WITH marked AS (
+    UPDATE sessions s SET permissions_checked_at = NULL
+     WHERE s.repository_ids && p_repository_ids AND s.permissions_checked_at IS NOT NULL
+    RETURNING 1)
+  SELECT count(*)::integer FROM marked
+$$;

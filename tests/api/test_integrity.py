@@ -234,3 +234,21 @@ def test_a_team_membership_change_ends_what_the_person_lost(stack, owner, pool):
     stored = owner.execute("SELECT write_repository_ids FROM sessions").fetchone()["write_repository_ids"]
     assert lost["id"] not in stored and kept["id"] in stored
     assert httpx.get(f"{stack.base}/api/v1/runs", headers=bearer(token), timeout=10).status_code == 200
+
+
+def test_a_teams_repository_permission_change_makes_sessions_read_their_rights_again(stack, owner, pool):
+    """team edited names no person: every session on the repository re-reads before its next change,
+    without waiting SERVICE_PERMISSION_TTL_SECONDS (300 here)."""
+    repo = stack.repos[0]
+    person = stack.sign_in("tess", default_role="admin")
+    settings = f"/api/v1/repositories/{repo['id']}/settings"
+    assert person.send("PUT", settings, {"tokenPublishedResults": True}).status_code == 200
+    stack.host.set_permission("tess", repository=repo["full_name"], role="push")   # the team's grant lowered
+    payload = {"action": "edited", "changes": {"repository": {"permissions": {"from": {"admin": True}}}},
+               "team": {"id": 1, "name": "hardware", "slug": "hardware"},
+               "repository": {"id": repo["id"], "full_name": repo["full_name"]},
+               "organization": {"id": repo["owner"]["id"], "login": ORG},
+               "installation": {"id": stack.installation["id"]}, "sender": {"id": 1, "login": ORG}}
+    assert _deliver(stack, "team", payload).status_code == 202
+    refused = person.send("PUT", settings, {"tokenPublishedResults": False})
+    assert refused.status_code == 403 and refused.json()["code"] == "insufficient_scope"

@@ -74,7 +74,7 @@ def test_the_manifest_asks_for_what_the_service_uses_and_never_contents():
     assert {"checks": "write", "actions": "write", "metadata": "read"}.items() <= permissions.items()
     assert "contents" not in permissions and "administration" not in permissions
     # Every event the intake handles that must be asked for, and nothing else.
-    assert set(document["default_events"]) == (set(HANDLED_EVENTS) | {"organization", "member", "membership"}) \
+    assert set(document["default_events"]) == (set(HANDLED_EVENTS) | {"organization", "member", "membership", "team"}) \
         - register_app.ALWAYS_DELIVERED
     for event in document["default_events"]:
         assert register_app.EVENT_PERMISSION[event] in permissions
