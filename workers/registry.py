@@ -40,6 +40,10 @@ class Queues:
         return [self.lifecycle, self.outbox, self.reconciliation, self.supply, self.schedules]
 
 
+#: How often the board_refresh schedule comes round while supply tracking is off.
+SUPPLY_DISABLED_INTERVAL_MS = 86_400_000
+
+
 def build_queues(config, url: str, pool, stop: threading.Event) -> Queues:
     host = host_client.from_config(config)
     reconciliations = build_reconciliations(config, pool, host, stop)
@@ -61,6 +65,8 @@ def build_queues(config, url: str, pool, stop: threading.Event) -> Queues:
         return "evaluated" if slo.evaluate_once() is not None else "snapshot_failed"
 
     def enqueue_boards(pool, item) -> str:
+        if not supply_settings.enabled:
+            return "supply_disabled"
         with database.connection(pool) as conn:
             made = sql_api.supply_boards_enqueue(conn)
         return "enqueued" if made else "nothing_due"
@@ -69,12 +75,11 @@ def build_queues(config, url: str, pool, stop: threading.Event) -> Queues:
         "reconciliation_detect": (detect, config.reconciliation.detect_interval_ms),
         "retention_sweep": (sweep, config.retention.interval_ms),
         "slo_evaluate": (evaluate, config.slo_snapshot_interval_ms),
+        # With supply tracking off the schedule comes round once a day, not every
+        # poll interval: it only logs "supply_disabled" (it was 100,000 lines a day).
+        "board_refresh": (enqueue_boards, supply_settings.poll_ms if supply_settings.enabled
+                          else SUPPLY_DISABLED_INTERVAL_MS),
     }
-    if supply_settings.enabled:
-        # Not claimed at all when supply tracking is off: otherwise it fires every
-        # poll interval only to log "supply_disabled" (100,000 lines a day); the
-        # start-up line worker.supply_disabled says it once.
-        ticks["board_refresh"] = (enqueue_boards, supply_settings.poll_ms)
     schedules = ScheduleQueue(config, ticks)
     return Queues(lifecycle=LifecycleQueue(config), outbox=OutboxQueue(config, host),
                   reconciliation=ReconciliationQueue(config, reconciliations), supply=supply, schedules=schedules,

@@ -84,6 +84,5 @@ def test_the_worker_process_runs_every_queue_in_the_one_loop(db_url):
     assert all(type(w) is QueueWorker for w in workers)
     assert {"lifecycle", "reconcile", "schedules"} <= {w.queue.name for w in workers}
     [schedules] = [w.queue for w in workers if w.queue.name == "schedules"]
-    # board_refresh only with supply tracking on (make_config's is off: it would only log supply_disabled).
-    assert set(schedules.handlers) == {"reconciliation_detect", "retention_sweep", "slo_evaluate"}
+    assert set(schedules.handlers) == {"reconciliation_detect", "retention_sweep", "slo_evaluate", "board_refresh"}
     workers[0].pool.close()
