@@ -25,13 +25,13 @@ import numpy as np
 import shapely
 
 from ..board import Board
-from ..copper import PAD, SHAPE, TRACK, ARC, VIA, ZONE, Copper, Holes, build_copper, build_holes, components
+from ..copper import ARC, PAD, SHAPE, TRACK, VIA, ZONE, Copper, Holes, build_copper, build_holes, components
 from ..dru_items import CopperItems, TrackItems
 from ..findings import Finding
 from ..geometry import box_pairs
-from ..ratsnest import tree_edges
 from ..model import ProjectModel
-from ..rulebook import DEFAULT_NETCLASS, BoardRules, coupled_gap, diff_pair_complement
+from ..ratsnest import tree_edges
+from ..rulebook import BoardRules, coupled_gap, diff_pair_complement
 from .hole_rules import hole_clearance_findings
 from .mask_rules import mask_bridge_findings, mask_shape_findings
 from .thermal_rules import min_resolved_spokes, starved_thermal_findings
@@ -493,7 +493,7 @@ def _group(board: Board, copper: Copper, violations: list[Violation]) -> list[Fi
         nets = tuple(sorted((_net(copper, violation.a), _net(copper, violation.b))))
         groups[(violation.rule, violation.severity, nets)].append(violation)
     findings = []
-    for (rule, severity, nets), group in groups.items():
+    for (_rule, _severity, nets), group in groups.items():
         group.sort(key=lambda v: v.distance)
         if len(group) > GROUP_AFTER:
             worst = group[0]
@@ -677,7 +677,6 @@ def _dangling_findings(board: Board, copper: Copper) -> list[Finding]:
     # Start and end of every track (an arc's polyline ends where the arc does).
     ends = np.concatenate([copper.anchor[tracks], shapely.get_coordinates(shapely.get_point(copper.core[tracks], -1))])
     end_item = np.concatenate([tracks, tracks])
-    end_radius = copper.radius[end_item]
     # Most ends lie exactly on another track's end or a via's centre of their net and layer:
     # those join without geometry. The rest are measured against the copper around them.
     connected = _on_a_track_end_or_via(copper, ends, end_item)
