@@ -84,6 +84,11 @@ def unit_environment(name: str, data_dir: Path) -> dict[str, str]:
     env["PYTHONPATH"] = str(ROOT)             # /opt/boardready there
     if "SERVICE_DATA_DIR" in env:
         env["SERVICE_DATA_DIR"] = str(data_dir)   # /var/lib/boardready there
+    if "PROMETHEUS_MULTIPROC_DIR" in env:
+        # The unit's RuntimeDirectory= (/run/boardready/metrics), shared by the API and the workers.
+        metrics = data_dir / "run-metrics"
+        metrics.mkdir(mode=0o700, exist_ok=True)
+        env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
     return env
 
 
