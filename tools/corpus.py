@@ -142,7 +142,16 @@ def verify(entry: Entry) -> list[str]:
             problems.append(f"{path}: missing")
         elif sha256(local.read_bytes()) != digest:
             problems.append(f"{path}: SHA-256 differs")
+    problems += [f"{path}: not in the manifest" for path in _extra_files(entry)]
     return problems
+
+
+def _extra_files(entry: Entry) -> list[str]:
+    """Files in the entry's cache folder the manifest does not list (KiCad and the checker would read them)."""
+    if not entry.folder.is_dir():
+        return []
+    return sorted(str(p.relative_to(entry.folder)) for p in entry.folder.rglob("*")
+                  if p.is_file() and str(p.relative_to(entry.folder)) not in entry.files)
 
 
 # -- the fetched repositories (bare git directories) --
@@ -186,6 +195,8 @@ def materialize(entry: Entry, mirror: Path = MIRROR) -> list[str]:
     directory = git_dir(entry.repository, mirror)
     if directory is None:
         return [f"{entry.repository} is not fetched under {mirror}"]
+    for path in _extra_files(entry):
+        (entry.folder / path).unlink()
     problems = []
     for path, digest in entry.files.items():
         data = blob(directory, entry.commit, path)
