@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--erc-report", type=Path, help="import a kicad-cli ERC JSON report")
     parser.add_argument("--drc-report", type=Path, help="import a kicad-cli DRC JSON report")
     parser.add_argument("--no-kicad-cli", action="store_true", help="do not run kicad-cli even when installed")
+    parser.add_argument("--fab-package", type=Path, metavar="DIR",
+                        help="also make the fabrication package with kicad-cli into DIR and check it with gerbonara")
     parser.add_argument("--trigger", choices=("pull_request", "push", "manual", "schedule", "release"),
                         default="manual", help="triggerKind in the result")
     parser.add_argument("--repository", help="owner/name in the result")
@@ -61,6 +63,33 @@ def build_parser() -> argparse.ArgumentParser:
                         help="readiness-workflow mode: inputs from the runner, result to the OIDC callback")
     parser.add_argument("--no-color", action="store_true")
     return parser
+
+
+def _fab_package(outcome, out: Path) -> int:
+    """Make and check each board's package (DIR, or DIR/<project> for several); 0 when all are accepted."""
+    from .kicad_reports import find_kicad_cli
+
+    cli, why_not = find_kicad_cli()
+    if cli is None:
+        print(f"error: --fab-package needs kicad-cli 8 or later: {why_not or 'kicad-cli is not installed'}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    from . import fab_package
+
+    boards = [m for m in outcome.models if m.board is not None and m.files.board is not None]
+    for model in boards:
+        where = out if len(boards) == 1 else out / model.files.name
+        fab_package.make_package(model.files.board, model.board, where, cli.executable, model.files.schematic)
+        expected_bom = None
+        if model.schematic is not None and model.files.schematic is not None:
+            from .bom_export import bom_lines
+            expected_bom = {ref: line["value"] for line in bom_lines(model, 1_000_000) for ref in line["references"]}
+        problems = fab_package.check_package(where, model.board, expected_bom)
+        if problems:
+            print(f"error: the fab package in {where} is refused: " + "; ".join(problems), file=sys.stderr)
+            return EXIT_INPUT
+        print(f"boardready: fab package {where}: accepted ({fab_package.MANIFEST} lists its files)", file=sys.stderr)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         if errors:
             raise AssertionError(f"run result violates the contract: {errors[0].message}")
     _write_report(args, result)
+    if args.fab_package is not None:
+        refused = _fab_package(outcome, args.fab_package)
+        if refused:
+            return refused
     if args.html:
         from .report_html import write_html
 

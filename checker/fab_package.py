@@ -11,7 +11,7 @@ names. `fab-manifest.json` lists each file with its SHA-256 and size.
 `check_package(out, board)` reads the package with gerbonara (not our parser):
 every copper layer of the board has its Gerber (by the X2 FileFunction), the
 outline's extent matches the board's Edge.Cuts within 0.01 mm, the drill hits
-match the board's holes (drilled pads and vias). It answers the problems found;
+match the board's holes (drilled pads and vias; an oval hole is one routed slot). It answers the problems found;
 an empty list accepts the package. gerbonara is a dev and runner dependency,
 imported only here.
 """
@@ -42,8 +42,10 @@ def make_package(board_file: Path, board: Board, out: Path, kicad_cli: str, sche
     layers = ",".join(board.copper_order() + list(TECHNICAL_LAYERS))
     _run(kicad_cli, "pcb", "export", "gerbers", "-o", str(out / "gerbers"), "--no-protel-ext", "-l", layers,
          str(board_file))
+    # Oval holes as routed slots (G00/M15/G01/M16), which every Excellon reader takes;
+    # KiCad's default G85 form is one few read.
     _run(kicad_cli, "pcb", "export", "drill", "-o", str(out / "drill") + "/", "--format", "excellon",
-         "--generate-map", "--map-format", "gerberx2", str(board_file))
+         "--excellon-oval-format", "route", "--generate-map", "--map-format", "gerberx2", str(board_file))
     _run(kicad_cli, "pcb", "export", "pos", "-o", str(out / "assembly" / "pick-and-place.csv"), "--format", "csv",
          "--units", "mm", str(board_file))
     if schematic is not None:
@@ -90,22 +92,53 @@ def _outline_extent(gerber) -> tuple[float, float, float, float] | None:
     return (min(xs), min(ys), max(xs), max(ys)) if xs else None
 
 
-def check_package(out: Path, board: Board) -> list[str]:
-    """The problems an independent reader (gerbonara) finds; empty when accepted."""
+def bom_problems(out: Path, expected: dict[str, str]) -> list[str]:
+    """KiCad's BOM (assembly/bom.csv) against the schematic as the checker read it
+    (reference -> value, checker/bom_export.py): the same references, each with its value."""
+    import csv
+
+    from .bom import split_references
+
+    path = out / "assembly" / "bom.csv"
+    if not path.is_file():
+        return ["no BOM (assembly/bom.csv) in the package"]
+    exported: dict[str, str] = {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            for reference in split_references(row.get("Refs") or row.get("Reference") or ""):
+                exported[reference] = row.get("Value", "")
+    problems = []
+    if set(exported) != set(expected):
+        missing, extra = sorted(set(expected) - set(exported)), sorted(set(exported) - set(expected))
+        problems.append(f"BOM references differ from the schematic: missing {missing[:10]}, extra {extra[:10]}")
+    wrong = sorted(r for r in set(exported) & set(expected) if exported[r] != expected[r])
+    if wrong:
+        problems.append(f"BOM values differ from the schematic for {wrong[:10]}")
+    return problems
+
+
+def check_package(out: Path, board: Board, expected_bom: dict[str, str] | None = None) -> list[str]:
+    """The problems an independent reader (gerbonara) finds; empty when accepted. With
+    ``expected_bom`` (reference -> value from the schematic) the BOM is compared too."""
     from gerbonara import ExcellonFile, GerberFile
 
-    problems = []
-    copper, outline = {}, None
+    problems: list[str] = []
+    copper, outline, hits = {}, None, 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for path in sorted((out / "gerbers").glob("*.gbr")):
-            gerber = GerberFile.open(path)
-            function = gerber.file_attrs.get(".FileFunction", ())
-            if function and function[0] == "Copper":
-                copper[function[1]] = path.name
-            elif function and function[0] == "Profile":
-                outline = gerber
-        hits = sum(len(list(ExcellonFile.open(path).drills())) for path in sorted((out / "drill").glob("*.drl")))
+        try:
+            for path in sorted((out / "gerbers").glob("*.gbr")):
+                gerber = GerberFile.open(path)
+                function = gerber.file_attrs.get(".FileFunction", ())
+                if function and function[0] == "Copper":
+                    copper[function[1]] = path.name
+                elif function and function[0] == "Profile":
+                    outline = gerber
+            for path in sorted((out / "drill").glob("*.drl")):
+                # A hole is a flash, a routed slot one line.
+                hits += sum(type(o).__name__ in ("Flash", "Line") for o in ExcellonFile.open(path).objects)
+        except (SyntaxError, ValueError, OSError) as error:
+            return [f"the independent reader cannot read the package: {error}"]
     wanted = [f"L{index + 1}" for index in range(len(board.copper_order()))]
     missing = [layer for layer, position in zip(board.copper_order(), wanted, strict=True) if position not in copper]
     if missing:
@@ -119,4 +152,6 @@ def check_package(out: Path, board: Board) -> list[str]:
     holes = sum(1 for f in board.footprints for pad in f.pads if pad.drill) + sum(1 for v in board.vias if v.drill)
     if hits != holes:
         problems.append(f"the drill files have {hits} hits, the board {holes} holes")
+    if expected_bom is not None:
+        problems += bom_problems(out, expected_bom)
     return problems

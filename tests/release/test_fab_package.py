@@ -83,3 +83,33 @@ def test_the_signed_record_names_the_package_and_boardready_verify_checks_it(pac
     (copy / "drill" / "ecc83-pp.drl").write_bytes((copy / "drill" / "ecc83-pp.drl").read_bytes() + b"\n")
     assert boardready_verify(args) == 1
     assert "drill/ecc83-pp.drl: SHA-256 differs" in capsys.readouterr().err
+
+
+def test_bin_check_fab_package_makes_and_accepts_a_four_layer_boards_package_with_its_bom(tmp_path, capsys):
+    from checker.cli import main as bin_check
+
+    out = tmp_path / "fab"
+    code = bin_check([str(FIXTURES / "kicad-multilayer"), "--no-kicad-cli", "--fail-on", "never", "--format", "json",
+                      "-o", str(tmp_path / "result.json"), "--fab-package", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert "fab package" in capsys.readouterr().err and (out / "assembly" / "bom.csv").is_file()
+    copper = sorted((out / "gerbers").glob("*_layer.gbr"))
+    assert len(copper) == 4
+    # A BOM line whose value is not the schematic's is refused.
+    bom = out / "assembly" / "bom.csv"
+    rows = bom.read_text().splitlines()
+    first = rows[1].split('","')
+    expected = {first[0].strip('"'): first[1]}
+    assert fab_package.bom_problems(out, expected) == [
+        f"BOM references differ from the schematic: missing [], extra {sorted(set(_refs(bom)) - set(expected))[:10]}"]
+    bom.write_text("\n".join([rows[0], rows[1].replace(f'"{first[1]}"', '"10k"', 1)] + rows[2:]) + "\n")
+    assert fab_package.bom_problems(out, {**{r: "x" for r in _refs(bom)}, **expected})[-1] \
+        .startswith("BOM values differ from the schematic for")
+
+
+def _refs(bom: Path) -> list[str]:
+    import csv
+
+    from checker.bom import split_references
+    with bom.open(newline="") as handle:
+        return [r for row in csv.DictReader(handle) for r in split_references(row["Refs"])]
