@@ -130,6 +130,45 @@ def test_nginx_loads_the_config_and_a_spoofed_forwarded_for_changes_nothing(tmp_
 
 
 @pytest.mark.skipif(not shutil.which("caddy"), reason="caddy is not installed (apt-get install caddy)")
+def test_caddy_runs_the_caddyfile_and_a_spoofed_forwarded_for_changes_nothing(tmp_path):
+    """deploy/Caddyfile with the test's address (plain HTTP on a high port: no
+    certificate authority to ask) in place of the example's name."""
+    backend = ThreadingHTTPServer(("127.0.0.1", 0), _KeyingBackend)
+    threading.Thread(target=backend.serve_forever, daemon=True).start()
+    port = _free_port()
+    site = (ROOT / "deploy" / "Caddyfile").read_text()
+    site = site.replace("boardready.example.com {", f"{{\n\tadmin off\n}}\n\nhttp://127.0.0.1:{port} {{", 1)
+    site = site.replace("reverse_proxy 127.0.0.1:8000", f"reverse_proxy 127.0.0.1:{backend.server_address[1]}")
+    (tmp_path / "Caddyfile").write_text(site)
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path),
+           "PATH": "/usr/bin:/bin"}
+    proxy = subprocess.Popen(["caddy", "run", "--adapter", "caddyfile", "--config", str(tmp_path / "Caddyfile")],
+                             env=env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "caddy.log").open("w"))
+    try:
+        def key(forwarded_for: str | None) -> dict:
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/")
+            if forwarded_for is not None:
+                request.add_header("X-Forwarded-For", forwarded_for)
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    return json.load(urllib.request.urlopen(request, timeout=5))
+                except OSError:
+                    if proxy.poll() is not None or time.monotonic() > deadline:
+                        raise AssertionError((tmp_path / "caddy.log").read_text()[-2000:]) from None
+                    time.sleep(0.2)
+
+        honest = key(None)
+        assert honest["key"] == "127.0.0.1" and honest["forwarded_for"] == "127.0.0.1"
+        for spoof in ("203.0.113.7", "203.0.113.7, 198.51.100.1", "garbage"):
+            assert key(spoof) == honest, spoof
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=30)
+        backend.shutdown()
+
+
+@pytest.mark.skipif(not shutil.which("caddy"), reason="caddy is not installed (apt-get install caddy)")
 def test_caddy_validates_the_caddyfile(tmp_path):
     done = subprocess.run(["caddy", "validate", "--adapter", "caddyfile", "--config",
                            str(ROOT / "deploy" / "Caddyfile")], capture_output=True, text=True, timeout=120,
