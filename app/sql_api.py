@@ -97,6 +97,8 @@ WatchedBoardWatchOutcome = Literal["watched", "unchanged", "repository_not_found
                                    "plan_limit_watched_boards"]
 WatchedBoardUnwatchOutcome = Literal["unwatched", "not_watched"]
 WaiverCreateV2Outcome = Literal["created", "not_found", "waiver_exists", "invalid_expires_at", "rate_limited"]
+WaiverCreateV3Outcome = Literal["created", "not_found", "waiver_exists", "invalid_expires_at", "rate_limited",
+                                "finding_not_waivable"]
 WaiverDeleteOutcome = Literal["deleted", "already_deleted", "not_found"]
 InstallationSuspensionSetOutcome = Literal["changed", "unchanged"]
 
@@ -1037,10 +1039,34 @@ class WaiverCreateV2Row(TypedDict):
 def waiver_create_v2(conn: Connection, *, repository_id: int, repository_ids: list[int], fingerprint: str, reason: str,
                      expires_at: datetime, actor: str, max_days: int, limit: int,
                      now: datetime = DEFAULT) -> WaiverCreateV2Row:
-    """A waiver (waiver_store): the decisions limit as for approvals, and
-    an expiry at most p_max_days ahead (invalid_expires_at, nothing stored).
+    """Release 0.7.0's waiver (its code has no answer for finding_not_waivable):
+    waiver_create_v3 without that refusal.
     """
     return call_one(conn, "waiver_create_v2", p_repository_id=repository_id, p_repository_ids=repository_ids,
+                    p_fingerprint=fingerprint, p_reason=reason, p_expires_at=expires_at, p_actor=actor,
+                    p_max_days=max_days, p_limit=limit, **given(p_now=now))
+
+
+class WaiverCreateV3Row(TypedDict):
+    outcome: WaiverCreateV3Outcome
+    waiver_id: int
+    created_at: datetime
+    decisions_changed: int
+    retry_after_seconds: int
+
+
+def waiver_create_v3(conn: Connection, *, repository_id: int, repository_ids: list[int], fingerprint: str, reason: str,
+                     expires_at: datetime, actor: str, max_days: int, limit: int,
+                     now: datetime = DEFAULT) -> WaiverCreateV3Row:
+    """A waiver (waiver_store): the decisions limit as for approvals, and
+    an expiry at most p_max_days ahead (invalid_expires_at, nothing stored).
+    A fingerprint the repository's runs report as checker.rule-failed (a rule
+    that did not run: the check is incomplete) is never waived
+    (finding_not_waivable, nothing stored), as the checker refuses to let the
+    repository's .boardready.toml lower it: what a rule did not look at cannot
+    be accepted as looked at.
+    """
+    return call_one(conn, "waiver_create_v3", p_repository_id=repository_id, p_repository_ids=repository_ids,
                     p_fingerprint=fingerprint, p_reason=reason, p_expires_at=expires_at, p_actor=actor,
                     p_max_days=max_days, p_limit=limit, **given(p_now=now))
 
@@ -1650,6 +1676,7 @@ PUBLIC_FUNCTIONS: dict[str, str] = {
     "token_revoke_v2": "p_token_id uuid, p_admin_repository_ids bigint[], p_own_repository_ids bigint[], p_person_id bigint, p_actor text, p_now timestamp with time zone",
     "token_verify_v2": "p_token_sha256 bytea, p_now timestamp with time zone",
     "waiver_create_v2": "p_repository_id bigint, p_repository_ids bigint[], p_fingerprint text, p_reason text, p_expires_at timestamp with time zone, p_actor text, p_max_days integer, p_limit integer, p_now timestamp with time zone",
+    "waiver_create_v3": "p_repository_id bigint, p_repository_ids bigint[], p_fingerprint text, p_reason text, p_expires_at timestamp with time zone, p_actor text, p_max_days integer, p_limit integer, p_now timestamp with time zone",
     "waiver_delete": "p_repository_id bigint, p_repository_ids bigint[], p_waiver_id bigint, p_actor text, p_now timestamp with time zone",
     "watched_board_get": "p_repository_id bigint, p_now timestamp with time zone",
     "watched_board_supply": "p_board_id bigint, p_bom_run_id bigint, p_after_ordinal integer, p_limit integer",

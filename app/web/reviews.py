@@ -183,7 +183,7 @@ def create_waiver(pool, config, auth, repository: int, body: dict) -> tuple[str,
     reason = _text(body, "reason", 1000, "invalid_reason")
     expires_at = _expires_at(body, config.waiver_max_days)
     auth = authority.current(pool, config, auth, repository, "reviews:write", decision=True)
-    row = db.call(pool, config, sql_api.waiver_create_v2, idempotent=False, repository_id=repository,
+    row = db.call(pool, config, sql_api.waiver_create_v3, idempotent=False, repository_id=repository,
                   repository_ids=sorted(auth.repository_ids), fingerprint=fingerprint, reason=reason,
                   expires_at=expires_at, actor=auth.person, max_days=config.waiver_max_days,
                   limit=config.decisions_per_minute)
@@ -195,6 +195,9 @@ def create_waiver(pool, config, auth, repository: int, body: dict) -> tuple[str,
         raise ApiError(404, "not_found", "no such repository among your repositories")
     if row["outcome"] == "waiver_exists":
         raise ApiError(409, "waiver_exists", "a standing waiver already covers this fingerprint; delete it first")
+    if row["outcome"] == "finding_not_waivable":
+        raise ApiError(409, "finding_not_waivable",
+                       "a checker.rule-failed finding marks an incomplete check; it cannot be waived, only fixed")
     log("review.waiver_created", waiverId=row["waiver_id"], repositoryId=repository, actor=auth.person,
         decisionsChanged=row["decisions_changed"])
     return falcon.HTTP_201, {"ok": True, "waiver": waiver_item({

@@ -417,6 +417,46 @@ END $$;
 
 -- A waiver (waiver_store): the decisions limit as for approvals, and
 -- an expiry at most p_max_days ahead (invalid_expires_at, nothing stored).
+-- A fingerprint the repository's runs report as checker.rule-failed (a rule
+-- that did not run: the check is incomplete) is never waived
+-- (finding_not_waivable, nothing stored), as the checker refuses to let the
+-- repository's .boardready.toml lower it: what a rule did not look at cannot
+-- be accepted as looked at.
+CREATE OR REPLACE FUNCTION boardready.waiver_create_v3(
+  p_repository_id bigint, p_repository_ids bigint[], p_fingerprint text, p_reason text, p_expires_at timestamptz,
+  p_actor text, p_max_days integer, p_limit integer, p_now timestamptz DEFAULT now())
+RETURNS TABLE (outcome text, waiver_id bigint, created_at timestamptz, decisions_changed integer,
+               retry_after_seconds integer)
+LANGUAGE plpgsql ROWS 1 SECURITY DEFINER SET search_path = boardready, pg_temp AS $$
+DECLARE
+  v_rate record;
+BEGIN
+  IF p_expires_at IS NOT NULL
+     AND (p_expires_at <= p_now OR p_expires_at > p_now + make_interval(days => p_max_days)) THEN
+    RETURN QUERY SELECT 'invalid_expires_at'::text, NULL::bigint, NULL::timestamptz, 0, NULL::integer;
+    RETURN;
+  END IF;
+  IF p_repository_id = ANY (p_repository_ids) THEN
+    IF EXISTS (SELECT FROM run_results r
+                 JOIN run_findings f ON f.run_result_id = r.id
+                WHERE r.repository_id = p_repository_id AND f.fingerprint = p_fingerprint
+                  AND f.rule_id = 'checker.rule-failed') THEN
+      RETURN QUERY SELECT 'finding_not_waivable'::text, NULL::bigint, NULL::timestamptz, 0, NULL::integer;
+      RETURN;
+    END IF;
+    SELECT * INTO v_rate FROM rate_take('decisions', p_actor || '@' || p_repository_id, p_limit, p_now);
+    IF NOT v_rate.allowed THEN
+      RETURN QUERY SELECT 'rate_limited'::text, NULL::bigint, NULL::timestamptz, 0, v_rate.retry_after_seconds;
+      RETURN;
+    END IF;
+  END IF;
+  RETURN QUERY SELECT w.outcome, w.waiver_id, w.created_at, w.decisions_changed, NULL::integer
+    FROM boardready_private.waiver_store(p_repository_id, p_repository_ids, p_fingerprint, p_reason, p_expires_at,
+                                         p_actor, p_now) w;
+END $$;
+
+-- Release 0.7.0's waiver (its code has no answer for finding_not_waivable):
+-- waiver_create_v3 without that refusal.
 CREATE OR REPLACE FUNCTION boardready.waiver_create_v2(
   p_repository_id bigint, p_repository_ids bigint[], p_fingerprint text, p_reason text, p_expires_at timestamptz,
   p_actor text, p_max_days integer, p_limit integer, p_now timestamptz DEFAULT now())

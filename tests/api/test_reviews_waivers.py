@@ -124,6 +124,18 @@ def test_a_standing_waiver_for_the_fingerprint_is_a_conflict(client, owner, pool
     assert count(owner, "waivers") == 1
 
 
+def test_a_check_incomplete_finding_is_never_waived(client, owner, pool, repos):
+    # checker.rule-failed: a rule did not run. The checker refuses to let .boardready.toml lower it;
+    # a reviewer cannot waive it either, in this run or any later one.
+    incomplete = {**finding(2, "error"), "ruleId": "checker.rule-failed"}
+    run = decided_run(owner, pool, repos[0], readiness="blocked", findings=[incomplete])
+    refused = waive(client, Session(pool, repos), repos[0], fingerprint=incomplete["fingerprint"])
+    assert refused.status_code == 409 and refused.json["code"] == "finding_not_waivable"
+    assert count(owner, "waivers") == 0 and decision(owner, run) == "FAIL"
+    elsewhere = waive(client, Session(pool, repos), repos[1], fingerprint=incomplete["fingerprint"])
+    assert elsewhere.status_code == 201      # another repository's runs never reported it
+
+
 def test_bearer_tokens_need_the_review_scopes_of_the_repository(client, owner, pool, repos):
     writer, token_id = create_token(pool, repos[0], scopes=["reviews:write"])
     made = client.simulate_post(path(repos[0]), json={"fingerprint": "abc", "reason": "known issue"},
