@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from checker import TOOL_VERSION
 from app.web.wsgi import create_app
+from checker import TOOL_VERSION
 from tests.helpers.service import make_config
 from tests.helpers.sessions import served
 from tools import build_checker
