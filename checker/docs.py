@@ -17,9 +17,9 @@ BEYOND_KICAD = {
                        "reference makes the BOM and the board disagree, so it always blocks.",
     "sch.duplicate-reference": "As above: two parts with one reference cannot both be placed or ordered, "
                                "whatever the project's ERC settings.",
-    "board.duplicate-reference": "KiCad 9's duplicate_footprints is a warning by default; two footprints "
-                                 "with one reference break assembly (pick-and-place and BOM), so it blocks.",
-    "board.unannotated": "A footprint with a '?' reference cannot be assembled; KiCad has no board check for it.",
+    "board.unannotated": "A footprint with pads and a '?' reference cannot be assembled, but KiCad 9's DRC has "
+                         "no check for it and does not block: high (at-risk; the gate waits for a reviewer's "
+                         "waiver or approval), never blocked.",
     "sch.footprint-no-library": "KiCad cannot resolve a footprint with no library on any machine; its ERC "
                                 "only warns (footprint_link_issues).",
     "format.legacy": "KiCad 5 and older files are converted on load, and what KiCad 9 checks is then the "

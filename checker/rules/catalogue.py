@@ -153,10 +153,16 @@ _RULES = [
          "edge-connector pads (pad type connector, or surface pads when the board sets an edge connector), "
          "castellated pads and edge-mount footprints. One finding per net and limit, listing every item.",
          "DRC copper_edge_clearance", "Move the copper away from the edge."),
-    Rule("board.duplicate-reference", "error", "Duplicate board reference",
+    # KiCad 9 rates duplicate_footprints from the project's rule_severities, a warning by default
+    # (BOARD_DESIGN_SETTINGS::BOARD_DESIGN_SETTINGS, pcbnew/board_design_settings.cpp:
+    # m_DRCSeverities[ DRCE_DUPLICATE_FOOTPRINT ] = RPT_SEVERITY_WARNING); so does this rule.
+    Rule("board.duplicate-reference", "medium", "Duplicate board reference",
          "Two footprints on the board carry the same reference.",
-         "DRC duplicate_footprints", "Re-annotate and update the board from the schematic."),
-    Rule("board.unannotated", "error", "Unannotated board reference",
+         "DRC duplicate_footprints", "Re-annotate and update the board from the schematic.",
+         kicad_type="duplicate_footprints"),
+    # KiCad 9's DRC has no type for an unannotated footprint: high puts it before a reviewer
+    # (at-risk, the gate waits for a waiver or an approval) without blocking what KiCad passes.
+    Rule("board.unannotated", "high", "Unannotated board reference",
          "A footprint with pads whose reference ends in '?' or '*' or has no number (a footprint of "
          "graphics only, such as a logo, is not a part).",
          "-", "Annotate the schematic and update the board, or set a reference."),

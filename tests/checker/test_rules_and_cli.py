@@ -42,6 +42,41 @@ def test_duplicate_and_unannotated_references_per_instance(copy_project):
     assert outcome.result["readiness"] == "blocked"
 
 
+def _board_references(copy_project, name: str, duplicate_footprints: str | None = None):
+    """ecc83's board with R2 renamed R1 and C2 renamed C?, at the project's duplicate_footprints severity."""
+    folder = copy_project("v6/ecc83", name)
+    for other in folder.glob("ecc83-pp_v2.*"):
+        other.unlink()
+    board = folder / "ecc83-pp.kicad_pcb"
+    text = board.read_text()
+    text = text.replace('(fp_text reference "R2"', '(fp_text reference "R1"', 1)
+    text = text.replace('(fp_text reference "C2"', '(fp_text reference "C?"', 1)
+    board.write_text(text)
+    if duplicate_footprints:
+        project_file = folder / "ecc83-pp.kicad_pro"
+        project = json.loads(project_file.read_text())
+        project["board"]["design_settings"]["rule_severities"]["duplicate_footprints"] = duplicate_footprints
+        project_file.write_text(json.dumps(project))
+    return [f for f in _run(folder).findings
+            if f.rule_id in ("board.duplicate-reference", "board.unannotated")]
+
+
+def test_board_references_are_rated_as_kicad_9_rates_them(copy_project):
+    """kicad-cli 9.0.8 (pcb drc --schematic-parity) on this board reports the two R1 as one
+    duplicate_footprints warning (the project's severity, KiCad's default) and C? only as an
+    extra_footprint warning: the duplicate takes KiCad's severity like every KiCad-typed rule; the
+    unannotated footprint is high (a reviewer looks), not blocking."""
+    by_rule = {f.rule_id: f for f in _board_references(copy_project, "default")}
+    assert "R1" in by_rule["board.duplicate-reference"].message
+    assert by_rule["board.duplicate-reference"].kicad_type == "duplicate_footprints"
+    assert by_rule["board.duplicate-reference"].severity == "medium"
+    assert by_rule["board.unannotated"].severity == "high"
+    as_error = {f.rule_id: f.severity for f in _board_references(copy_project, "error", "error")}
+    assert as_error == {"board.duplicate-reference": "error", "board.unannotated": "high"}
+    ignored = {f.rule_id for f in _board_references(copy_project, "ignore", "ignore")}
+    assert ignored == {"board.unannotated"}
+
+
 def test_open_outline_and_narrow_tracks(copy_project):
     folder = copy_project("v9/kicad_bot_examples/drc-violation")
     board = folder / "drc-violation.kicad_pcb"
