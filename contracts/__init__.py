@@ -6,20 +6,20 @@ against the same documents, so the two can never drift apart silently.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 
 RUN_RESULT_SCHEMA_VERSION = 1
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> dict:
     """Return a contract document (``run-result.schema.json``, ``openapi.json``) by file name."""
-    from importlib import resources     # here: a checker run that imports this for the version reads no document
+    from importlib import resources  # here: a checker run that imports this for the version reads no document
 
     return json.loads(resources.files(__package__).joinpath(name).read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def run_result_validator():
     from jsonschema import Draft202012Validator
 

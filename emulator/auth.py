@@ -14,9 +14,9 @@ import time
 from datetime import timedelta
 
 import jwt
-from jwt import api_jws as jws
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt import api_jws as jws
 
 from emulator.errors import HostError, bad_credentials, not_found
 from emulator.state import App, Repository, State, Token, User, utcnow

@@ -41,9 +41,7 @@ class Fault:
             return False
         if self.operation_id and self.operation_id != operation_id:
             return False
-        if self.path and not _path_matches(self.path, path):
-            return False
-        return True
+        return not self.path or _path_matches(self.path, path)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -16,7 +16,7 @@ import hashlib
 import hmac
 import secrets
 import time
-from urllib.parse import urlencode, urlsplit, urlunsplit, parse_qsl
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from emulator.auth import random_token
 from emulator.errors import HostError

@@ -16,8 +16,9 @@ import secrets
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FunctionType
-from typing import Any, Callable, Iterator
+from typing import Any
 from urllib.parse import parse_qs
 
 from emulator.errors import HostError

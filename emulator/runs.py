@@ -20,8 +20,8 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from emulator import shapes
 from emulator.auth import issue_installation_token

@@ -85,7 +85,7 @@ class _RequestHandler(WSGIRequestHandler):
     def log_message(self, format, *args):
         # Quiet by default: paths can carry OAuth codes. --verbose prints method, path and status.
         if not self.quiet:
-            sys.stderr.write("emulator: %s\n" % (format % args).split("?", 1)[0])
+            sys.stderr.write(f"emulator: {(format % args).split('?', 1)[0]}\n")
 
 
 class _ThreadingServer(socketserver.ThreadingMixIn, WSGIServer):
@@ -148,7 +148,7 @@ class Emulator(Controller):
         if self._own_state_dir:
             shutil.rmtree(self.state_dir, ignore_errors=True)
 
-    def __enter__(self) -> "Emulator":
+    def __enter__(self) -> Emulator:
         return self
 
     def __exit__(self, *exc) -> None:

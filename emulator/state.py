@@ -14,14 +14,14 @@ import itertools
 import secrets
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 DEFAULT_WORKFLOW = "readiness-runner.yml"
 RUN_MODES = ("manual", "auto", "execute")
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def iso(moment: datetime | None) -> str | None:

@@ -12,6 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["app", "workers", "checker", "tools"]
+#: ruff also reads the code host stand-in and the contracts loader; mypy does not yet.
+LINTED = [*PACKAGES, "emulator", "contracts"]
 
 
 def run(module: str, *args: str) -> subprocess.CompletedProcess:
@@ -23,7 +25,7 @@ def run(module: str, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_ruff_finds_nothing():
-    done = run("ruff", "check", "--no-cache", *PACKAGES)
+    done = run("ruff", "check", "--no-cache", *LINTED)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
 
 

@@ -2,7 +2,7 @@
 running emulator it works on, and the lookups by name and number."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from emulator import webhooks
 from emulator.faults import FaultSwitches

@@ -175,7 +175,7 @@ class CheckRunRoutes(RouteGroup):
             check = self._check_of(repo, ctx)
             if check.app_id is not None and check.app_id != token.app_id:
                 # Only the app that created a check run may update it.
-                raise HostError(403, "Invalid app_id `%s` - check run can only be modified by its creator." % token.app_id)
+                raise HostError(403, f"Invalid app_id `{token.app_id}` - check run can only be modified by its creator.")
             self._apply_check_body(check, body, creating=False)
             return Reply(200, self._check_shape(ctx, repo, check))
 

@@ -6,7 +6,7 @@ operationId of the REST description)`` (emulator.routing).
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 from emulator.auth import require_repository_access
@@ -40,8 +40,8 @@ def parse_time(value, field: str) -> datetime:
     except ValueError:
         raise invalid_request(f"Invalid value for '{field}'.") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).replace(microsecond=0)
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).replace(microsecond=0)
 
 
 def paginate(ctx: RequestContext, items: list) -> tuple[list, dict]:

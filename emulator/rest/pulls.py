@@ -7,7 +7,6 @@ from emulator.rest.common import RouteGroup
 from emulator.routing import Reply, RequestContext, route
 
 
-
 class PullRequestRoutes(RouteGroup):
     @route("GET", "/repos/{owner}/{repo}/pulls/{pull_number}", "pulls/get")
     def get_pull(self, ctx: RequestContext) -> Reply:

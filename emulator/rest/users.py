@@ -8,7 +8,6 @@ from emulator.rest.common import RouteGroup, paginate
 from emulator.routing import Reply, RequestContext, route
 
 
-
 class UserRoutes(RouteGroup):
     @route("GET", "/repos/{owner}/{repo}/collaborators/{username}/permission",
            "repos/get-collaborator-permission-level")
